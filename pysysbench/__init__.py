@@ -1,0 +1,1 @@
+"""pysysbench: a sysbench-compatible OLTP benchmark."""
