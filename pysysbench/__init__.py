@@ -1,1 +1,4 @@
 """pysysbench: a sysbench-compatible OLTP benchmark."""
+
+__version__ = "0.1.0"
+__all__ = ["__version__"]

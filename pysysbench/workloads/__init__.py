@@ -1,0 +1,51 @@
+"""Workloads, registered by name; a test name may also be a user's ``.py`` file."""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import os
+
+from ..errors import WorkloadError
+from .base import REGISTRY, Env, ThreadContext, Workload, register
+from . import bulk_insert, oltp, select_random  # noqa: F401  (registration side effect)
+
+__all__ = ["REGISTRY", "Env", "ThreadContext", "Workload", "register", "find_workload"]
+
+
+def find_workload(name: str) -> type[Workload]:
+    """Resolve a test name: a bundled workload (also given as sysbench's script
+    path, e.g. /usr/share/sysbench/oltp_read_write.lua), or a Python file."""
+    if name.endswith(".py"):
+        return _load_file(name)
+    stem = os.path.basename(name)
+    if stem.endswith(".lua"):
+        stem = stem[:-4]
+    if stem in REGISTRY:
+        return REGISTRY[stem]
+    if stem == "oltp_common":
+        raise WorkloadError("oltp_common is meant to be included by other OLTP scripts and should not be "
+                            "called directly.")
+    raise WorkloadError(f"Cannot find benchmark '{name}': no such built-in test or file "
+                        f"(built-in tests: {', '.join(sorted(REGISTRY))})")
+
+
+def _load_file(path: str) -> type[Workload]:
+    if not os.path.isfile(path):
+        raise WorkloadError(f"Cannot find benchmark '{path}': no such file")
+    mod_name = "pysysbench_user_" + os.path.splitext(os.path.basename(path))[0].replace("-", "_")
+    spec = importlib.util.spec_from_file_location(mod_name, path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        raise WorkloadError(f"cannot load workload file '{path}': {type(exc).__name__}: {exc}") from None
+    found = [obj for obj in vars(module).values()
+             if inspect.isclass(obj) and issubclass(obj, Workload) and obj.__module__ == mod_name]
+    if len(found) != 1:
+        raise WorkloadError(f"workload file '{path}' must define exactly one subclass of "
+                            f"pysysbench.workloads.Workload (found {len(found)})")
+    cls = found[0]
+    if not cls.name:
+        cls.name = os.path.splitext(os.path.basename(path))[0]
+    return cls

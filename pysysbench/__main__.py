@@ -1,0 +1,7 @@
+"""``python -m pysysbench``."""
+
+import sys
+
+from .cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,211 @@
+"""The sysbench command-line surface: general options, deprecated aliases,
+help text, and the two-phase parse that turns argv into a :class:`Invocation`.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+
+from .. import __version__
+from ..drivers import DB_OPTIONS, REGISTRY as DRIVERS
+from ..errors import ConfigError, InvalidOption, UsageError
+from ..options import Option, OptType, RawOption, Registry, Values, apply_options, help_block, split_argv
+from ..rand import DISTRIBUTIONS
+from ..workloads import find_workload
+from ..workloads.base import Workload
+
+G = "General options"
+R = "Pseudo-Random Numbers Generator options"
+L = "Log options"
+
+GENERAL_OPTIONS = [
+    Option("threads", OptType.INT, 1, "number of threads to use", G),
+    Option("events", OptType.INT, 0, "limit for total number of events", G),
+    Option("time", OptType.INT, 10, "limit for total execution time in seconds", G),
+    Option("warmup-time", OptType.INT, 0, "execute events for this many seconds with statistics disabled "
+           "before the actual benchmark run with statistics enabled", G),
+    Option("forced-shutdown", OptType.STRING, "off", "number of seconds to wait after the --time limit before "
+           "forcing shutdown, or 'off' to disable", G),
+    Option("thread-stack-size", OptType.SIZE, 64 * 1024, "size of stack per thread (accepted, unused)", G,
+           show_default=False),
+    Option("thread-init-timeout", OptType.INT, 30, "wait time in seconds for worker threads to initialize", G),
+    Option("rate", OptType.INT, 0, "average transactions rate. 0 for unlimited rate", G),
+    Option("report-interval", OptType.INT, 0, "periodically report intermediate statistics with a specified "
+           "interval in seconds. 0 disables intermediate reports", G),
+    Option("report-checkpoints", OptType.LIST, [], "dump full statistics and reset all counters at specified "
+           "points in time. The argument is a list of comma-separated values representing the amount of time "
+           "in seconds elapsed from start of test when report checkpoint(s) must be performed. Report "
+           "checkpoints are off by default.", G),
+    Option("debug", OptType.BOOL, False, "print more debugging info (and tracebacks)", G),
+    Option("validate", OptType.BOOL, False, "perform validation checks where possible", G),
+    Option("help", OptType.BOOL, False, "print help and exit", G),
+    Option("version", OptType.BOOL, False, "print version and exit", G),
+    Option("config-file", OptType.FILE, "", "File containing command line options", G),
+    Option("result-file", OptType.STRING, "", "write a JSON document of the run to this file", G),
+    Option("test", OptType.STRING, "", "deprecated: the test name or script path", G, show_default=False),
+    Option("tx-rate", OptType.INT, 0, "deprecated alias for --rate", G, alias_for="rate"),
+    Option("max-requests", OptType.INT, 0, "deprecated alias for --events", G, alias_for="events"),
+    Option("max-time", OptType.INT, 0, "deprecated alias for --time", G, alias_for="time"),
+    Option("num-threads", OptType.INT, 1, "deprecated alias for --threads", G, alias_for="threads"),
+]
+
+RAND_OPTIONS = [
+    Option("rand-type", OptType.STRING, "special", "random numbers distribution {" + ",".join(DISTRIBUTIONS) + "}", R),
+    Option("rand-spec-iter", OptType.INT, 12, "number of iterations used for numbers generation", R),
+    Option("rand-spec-pct", OptType.DOUBLE, 1.0, "percentage of values to be treated as 'special' (for special "
+           "distribution)", R),
+    Option("rand-spec-res", OptType.DOUBLE, 75.0, "percentage of 'special' values to use (for special "
+           "distribution)", R),
+    Option("rand-seed", OptType.INT, 0, "seed for random number generator. When 0, the current time is used as "
+           "a RNG seed.", R),
+    Option("rand-pareto-h", OptType.DOUBLE, 0.2, "parameter h for pareto distribution", R),
+    Option("rand-zipfian-exp", OptType.DOUBLE, 0.8, "shape parameter (exponent, theta) for the Zipfian "
+           "distribution", R),
+]
+
+LOG_OPTIONS = [
+    Option("verbosity", OptType.INT, 3, "verbosity level {5 - debug, 0 - only critical messages}", L),
+    Option("percentile", OptType.INT, 95, "percentile to calculate in latency statistics (1-100). Use the "
+           "special value of 0 to disable percentile calculations", ""),
+    Option("histogram", OptType.BOOL, False, "print latency histogram in report", ""),
+]
+
+# deprecated alias -> (new name, condition under which the alias is used) (spec 1.2)
+ALIASES = {
+    "num_threads": lambda v: v > 1,
+    "max_requests": lambda v: v > 0,
+    "max_time": lambda v: v > 0,
+    "tx_rate": lambda v: v > 0,
+}
+
+COMMANDS = ("prepare", "run", "cleanup", "help", "prewarm")
+
+
+def base_registry() -> Registry:
+    reg = Registry(GENERAL_OPTIONS + RAND_OPTIONS + LOG_OPTIONS + DB_OPTIONS)
+    for drv in DRIVERS.values():
+        reg.extend(drv.options)
+    return reg
+
+
+@dataclass
+class Invocation:
+    """The parsed command line."""
+
+    values: Values
+    test: str | None
+    command: str | None
+    workload_cls: type[Workload] | None = None
+    warnings: list[str] = field(default_factory=list)       # stdout, before the header
+    stderr_warnings: list[str] = field(default_factory=list)
+
+
+def parse(argv: list[str]) -> Invocation:
+    raw, words = split_argv(argv)
+    values = Values(base_registry())
+    rest = apply_options(values, raw, strict=False)
+    inv = Invocation(values, None, None)
+    if values.test:
+        inv.stderr_warnings.append("WARNING: the --test option is deprecated. You can pass a script name or "
+                                   "path on the command line without any options.")
+        words.insert(0, values.test)
+    if len(words) > 2:
+        raise UsageError(f"Unrecognized command line argument: {words[2]}")
+    inv.test = words[0] if words else None
+    inv.command = words[1] if len(words) > 1 else None
+    _apply_aliases(inv)
+    if inv.test is None:
+        _reject_unknown(rest)
+        return inv
+    inv.workload_cls = find_workload(inv.test)
+    values.registry.extend(inv.workload_cls.options)
+    apply_options(values, rest, strict=True)
+    return inv
+
+
+def _reject_unknown(rest: list[RawOption]) -> None:
+    if rest:
+        r = rest[0]
+        raise InvalidOption(f"invalid option: --{r.name}{r.origin} (see 'pysysbench --help')")
+
+
+def _apply_aliases(inv: Invocation) -> None:
+    v = inv.values
+    for alias, used in ALIASES.items():
+        if not v.is_set(alias):
+            continue
+        value = getattr(v, alias)
+        if not used(value):
+            continue
+        opt = v.registry.get(alias)
+        target = v.registry.get(opt.alias_for)
+        v.set(target, value)
+        inv.warnings.append(f"WARNING: --{opt.name} is deprecated, use --{target.name} instead")
+
+
+def choose_driver(values: Values) -> str:
+    """--db-driver, else the family of any --mysql-*/--pgsql-* option given, else sqlite."""
+    if values.is_set("db_driver"):
+        name = values.db_driver
+        if name not in DRIVERS:
+            raise ConfigError(f"invalid database driver name: '{name}' (available: {', '.join(DRIVERS)})")
+        return name
+    families = {key.split("_", 1)[0] for key in values.explicit
+                if key.startswith(("mysql_", "pgsql_")) and key != "mysql_storage_engine"}
+    if len(families) > 1:
+        raise ConfigError("both --mysql-* and --pgsql-* options were given: choose one with --db-driver")
+    if families:
+        return families.pop().replace("pgsql", "pgsql")
+    return "sqlite"
+
+
+def validate(values: Values) -> None:
+    """Checks sysbench makes after parsing, with its messages."""
+    if not 0 <= values.percentile <= 100:
+        raise ConfigError(f"Invalid value for --percentile: {values.percentile}")
+    if values.histogram and values.percentile == 0:
+        raise ConfigError("--histogram cannot be used with --percentile=0")
+    if values.rand_type not in DISTRIBUTIONS:
+        raise ConfigError(f"Invalid random numbers distribution: {values.rand_type}.")
+    for name in ("threads",):
+        if values.get(name) < 1:
+            raise ConfigError(f"Invalid value for the '{name}' option: {values.get(name)} (must be >= 1)")
+    for name in ("events", "time", "rate", "report_interval", "warmup_time", "thread_init_timeout"):
+        if values.get(name) < 0:
+            raise ConfigError(f"Invalid value for the '{name}' option: {values.get(name)} (must be >= 0)")
+    for x in values.report_checkpoints:
+        try:
+            if float(x) <= 0:
+                raise ValueError
+        except ValueError:
+            raise ConfigError(f"Invalid value for --report-checkpoints: '{x}' (seconds > 0)") from None
+
+
+def general_help() -> str:
+    reg = base_registry()
+    groups = reg.groups()
+    out = ["Usage:", "  pysysbench [options]... [testname] [command]", "",
+           "Commands implemented by most tests: prepare run cleanup help prewarm", ""]
+    out.append(help_block("General options:", [o for o in groups[G] if o.name != "test"]))
+    out.append(help_block(R + ":", groups[R]))
+    out.append(help_block(L + ":", groups[L]))
+    out.append(help_block(None, groups[""]))
+    out.append(help_block("General database options:\n", groups["General database options"]) + "\n")
+    out.append("Compiled-in database drivers:")
+    out.extend(f"  {name} - {cls.description}" for name, cls in DRIVERS.items())
+    out.append("")
+    for name, cls in DRIVERS.items():
+        out.append(help_block(f"{name} options:", cls.options))
+    from ..workloads import REGISTRY
+    out.append("Built-in tests:")
+    out.extend(f"  {name} - {(cls.__doc__ or '').strip().splitlines()[0]}" for name, cls in sorted(REGISTRY.items()))
+    out.append("")
+    out.append("See 'pysysbench <testname> help' for a list of options for each test.")
+    return "\n".join(out) + "\n"
+
+
+def header() -> str:
+    impl = sys.implementation.name
+    impl = "CPython" if impl == "cpython" else impl
+    return f"pysysbench {__version__} (using {impl} {'.'.join(map(str, sys.version_info[:3]))})\n"

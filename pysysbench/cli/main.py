@@ -1,0 +1,200 @@
+"""``pysysbench`` entry point: parse, build, call the library, render, map
+exceptions to exit codes.  Only this module prints or exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import traceback
+from typing import Any, Coroutine
+
+from .. import __version__
+from .. import results
+from ..drivers import REGISTRY as DRIVERS
+from ..errors import PySysbenchError, UsageError, WorkloadError
+from ..engine.local import Hooks, RunOutcome, forced_shutdown_s, run_benchmark
+from ..options import help_block
+from ..output import text
+from ..workloads.base import Env, Workload
+from .compat import COMMANDS, Invocation, choose_driver, general_help, header, parse, validate
+
+
+class Printer:
+    """Unbuffered line output, like sysbench's stdout."""
+
+    def __init__(self, stream=None):
+        self.stream = stream or sys.stdout
+
+    def __call__(self, line: str = "") -> None:
+        self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def raw(self, chunk: str) -> None:
+        self.stream.write(chunk)
+        self.stream.flush()
+
+
+def run_async(coro: Coroutine[Any, Any, Any]) -> Any:
+    """uvloop when installed (it is a dependency), the stdlib loop otherwise."""
+    try:
+        import uvloop
+        return uvloop.run(coro)
+    except ImportError:
+        return asyncio.run(coro)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    out = Printer()
+    debug = any(a.split("=", 1)[0] == "--debug" and a.split("=", 1)[-1] not in ("off", "0", "false")
+                for a in argv)
+    try:
+        return dispatch(argv, out)
+    except UsageError as exc:
+        print(str(exc), file=sys.stderr)
+        return 1
+    except PySysbenchError as exc:
+        if debug:
+            traceback.print_exc()
+        out(f"FATAL: {exc}")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        out("FATAL: interrupted")
+        return 130
+    except Exception as exc:   # a bug: one line, the traceback with --debug
+        if debug:
+            traceback.print_exc()
+        out(f"FATAL: internal error: {type(exc).__name__}: {exc} (rerun with --debug for a traceback "
+            "and please report it)")
+        return 1
+
+
+def dispatch(argv: list[str], out: Printer) -> int:
+    inv = parse(argv)
+    v = inv.values
+    for line in inv.stderr_warnings:
+        print(line, file=sys.stderr)
+    if v.version:
+        out(f"pysysbench {__version__}")
+        return 0
+    if v.help or inv.test is None:
+        out.raw(general_help())
+        return 0 if v.help else 1
+    for line in inv.warnings:
+        out(line)
+    out(header())
+    cls = inv.workload_cls
+    if inv.command is None:
+        raise WorkloadError("Command is required. Supported commands: " + ", ".join(cls.commands))
+    if inv.command not in COMMANDS and inv.command not in cls.commands:
+        raise UsageError(f"Unknown command: {inv.command}")
+    if inv.command == "help":
+        return print_workload_help(cls, out)
+    if inv.command not in cls.commands:
+        raise WorkloadError(f"'{cls.name}' test does not implement the '{inv.command}' command.")
+    validate(v)
+    driver_name = choose_driver(v)
+    driver = DRIVERS[driver_name](v)
+    driver.check()
+    workload = cls(v, driver)
+    if inv.command == "run":
+        return command_run(inv, workload, driver, out, argv)
+    env = Env(driver=driver, values=v, say=out, seed=v.rand_seed or None)
+    run_async(getattr(workload, inv.command)(env))
+    return 0
+
+
+def print_workload_help(cls: type[Workload], out: Printer) -> int:
+    if not cls.options:
+        raise WorkloadError(f"'{cls.name}' test does not implement the 'help' command.")
+    if cls.__doc__:
+        out(cls.__doc__.strip() + "\n")
+    out.raw(help_block(f"{cls.name} options:", list(cls.options), sort=True) + "\n")
+    return 0
+
+
+def banner(inv: Invocation, out: Printer) -> None:
+    v = inv.values
+    out("Running the test with following options:")
+    out(f"Number of threads: {v.threads}")
+    if v.rate:
+        out(f"Target transaction rate: {v.rate}/sec")
+    if v.report_interval:
+        out(f"Report intermediate results every {v.report_interval} second(s)")
+    if v.report_checkpoints:
+        out(f"Report checkpoint(s) at {', '.join(v.report_checkpoints)} seconds")
+    if v.debug:
+        out("Debug mode enabled.\n")
+    if v.validate:
+        out("Validation checks: on.\n")
+    if v.rand_seed:
+        out(f"Initializing random number generator from seed ({v.rand_seed}).\n")
+    else:
+        out("Initializing random number generator from current time\n")
+    grace = forced_shutdown_s(v)
+    if grace is not None:
+        out(f"Forcing shutdown in {int(v.time + grace)} seconds\n")
+    if v.warmup_time:
+        out(f"Warmup time: {v.warmup_time}s")
+    if not v.time and not v.events:
+        out("WARNING: Both event and time limits are disabled, running an endless test")
+    out()
+
+
+def command_run(inv: Invocation, workload: Workload, driver, out: Printer, argv: list[str]) -> int:
+    v = inv.values
+    banner(inv, out)
+
+    def interval(st) -> None:
+        out(text.intermediate_line(st))
+        if st.queue_length is not None:
+            out(text.rate_line(st))
+
+    def checkpoint(t: float, summary) -> None:
+        out(text.checkpoint_header(t))
+        out.raw(text.summary_block(summary))
+
+    hooks = Hooks(say=out, interval=interval, checkpoint=checkpoint)
+
+    async def go() -> tuple[RunOutcome, str]:
+        version = ""
+        if v.result_file:
+            try:
+                version = await driver.server_version()
+            except PySysbenchError:
+                version = ""   # the run itself will report the connection problem
+        return await run_benchmark(v, workload, driver, hooks), version
+
+    outcome, server_version = run_async(go())
+    if outcome.error is None:
+        if v.histogram:
+            out.raw(text.histogram_block(outcome.summary.hist))
+        out.raw(text.summary_block(outcome.summary))
+        if v.debug:
+            _per_thread_debug(outcome, out)
+    else:
+        if v.debug and outcome.traceback is not None:
+            traceback.print_exception(outcome.traceback)
+        out(f"FATAL: {outcome.error}")
+    if v.result_file:
+        doc = results.build(values=v, argv=argv, test=workload.name, command="run", driver=driver.name,
+                            server_version=server_version, started_at=outcome.started_at,
+                            summary=outcome.summary, intervals=outcome.intervals, exit_code=outcome.exit_code,
+                            error=outcome.error, version=__version__)
+        results.save(v.result_file, doc)
+    return outcome.exit_code
+
+
+def _per_thread_debug(outcome: RunOutcome, out: Printer) -> None:
+    s = outcome.summary
+    out("DEBUG: Verbose per-thread statistics:\n")
+    for tid, (n, lat) in enumerate(zip(s.thread_events, s.thread_lat_ns)):
+        avg = lat / n / 1e9 if n else 0.0
+        out(f"DEBUG:     thread #{tid:3d}: events: {n}  avg: {avg:.4f}s")
+        out(f"DEBUG:                  total time taken by event execution: {lat / 1e9:.4f}s")
+    out()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

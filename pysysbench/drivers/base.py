@@ -1,0 +1,175 @@
+"""Driver API: what workloads and the engine may ask of a database.
+
+A driver is a name, its prefixed options, capabilities and a dialect (data, not
+code paths: generic code asks ``caps``/``dialect`` instead of comparing names),
+and ``connect()``.  A :class:`Connection` executes statements, classifies every
+result as read / write / other (spec 5.11) into the :class:`Counters` it was
+given, and classifies every error at the edge as ignorable, reconnect or fatal
+(spec 5.10): the worker acts on the exception class, never on error codes.
+
+Statements are callables: ``stmt = await conn.prepare(sql)`` then
+``await stmt(arg1, arg2)``.  ``sql`` always uses ``?`` placeholders; the driver
+rewrites them for its server.  With ``--db-ps-mode=disable`` a statement sends the
+literal text of spec 3.2 instead (integers in decimal, strings single-quoted
+without escaping, exactly as sysbench).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Sequence
+
+from ..errors import SQLError
+from ..options import Option, OptType, Values
+
+Statement = Callable[..., Awaitable[None]]
+
+DB_GROUP = "General database options"
+DB_OPTIONS = [
+    Option("db-driver", OptType.STRING, "sqlite",
+           "specifies database driver to use ('help' to get list of available drivers)", DB_GROUP),
+    Option("db-ps-mode", OptType.STRING, "auto", "prepared statements usage mode {auto, disable}", DB_GROUP,
+           choices=("auto", "disable")),
+    Option("db-debug", OptType.BOOL, False, "print database-specific debug information", DB_GROUP),
+]
+
+
+class Counters:
+    """Per-worker statement counters (single writer, no locks).
+
+    ``errors_by_code`` lets the result file say which errors were ignored."""
+
+    __slots__ = ("reads", "writes", "others", "errors", "reconnects", "errors_by_code")
+
+    def __init__(self) -> None:
+        self.reads = self.writes = self.others = 0
+        self.errors = self.reconnects = 0
+        self.errors_by_code: dict[str, int] = {}
+
+    def count_error(self, code: str, reconnect: bool = False) -> None:
+        if reconnect:
+            self.reconnects += 1
+        else:
+            self.errors += 1
+        self.errors_by_code[code] = self.errors_by_code.get(code, 0) + 1
+
+
+@dataclass(frozen=True)
+class DriverCaps:
+    """What a driver can do; workloads and the engine ask, never sniff names."""
+
+    server_prepare: bool          # real server-side prepared statements
+    blocking: bool = False        # statements run synchronously on the event loop (SQLite)
+    auto_inc_insert_omits_id: bool = False   # oltp_insert with auto_inc sends no id column
+    needs_commit_for_load: bool = False      # wrap bulk loads in explicit transactions
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """DDL and literal details that differ between servers."""
+
+    id_auto_inc: str              # column definition of an auto-increment id
+    id_plain: str = "INTEGER NOT NULL"
+    engine_clause: Callable[[Values], str] = field(default=lambda v: "")
+    table_exists_sql: str = ""    # one ? placeholder: the table name
+    # statements that read table N into the server's caches (None: no prewarm)
+    prewarm_sql: Callable[[int, int], list[str]] | None = None
+
+
+def literal(value: Any) -> str:
+    """sysbench's text substitution for --db-ps-mode=disable (no escaping)."""
+    if isinstance(value, str):
+        return "'" + value + "'"
+    if value is None:
+        return "NULL"
+    return str(value)
+
+
+def split_placeholders(sql: str) -> list[str]:
+    """Split SQL on '?' placeholders (none of our statements quote a '?')."""
+    return sql.split("?")
+
+
+def substitute(parts: Sequence[str], args: Sequence[Any]) -> str:
+    if len(args) != len(parts) - 1:
+        raise SQLError(f"statement expects {len(parts) - 1} parameters, got {len(args)}")
+    out = [parts[0]]
+    for value, part in zip(args, parts[1:]):
+        out.append(literal(value))
+        out.append(part)
+    return "".join(out)
+
+
+class Connection:
+    """One database session.  Subclasses implement the abstract methods."""
+
+    counters: Counters
+
+    async def prepare(self, sql: str) -> Statement:
+        """A callable statement honouring --db-ps-mode."""
+        raise NotImplementedError
+
+    async def query(self, sql: str) -> None:
+        """Send plain text, counted and classified (never prepared)."""
+        raise NotImplementedError
+
+    async def fetchall(self, sql: str) -> list[tuple]:
+        """Plain text query returning rows; not counted (tooling, checks)."""
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        raise NotImplementedError
+
+    async def reconnect(self) -> None:
+        """Re-open the session to the same server; statements must be re-prepared."""
+        raise NotImplementedError
+
+    async def table_exists(self, table: str) -> bool:
+        rows = await self.fetchall(self.dialect.table_exists_sql.replace("?", literal(table)))
+        return bool(rows and rows[0][0])
+
+    dialect: Dialect
+
+
+class Driver:
+    """A database driver: subclasses set the class attributes and ``connect``."""
+
+    name: str = ""
+    description: str = ""
+    options: list[Option] = []
+    caps: DriverCaps
+    dialect: Dialect
+
+    def __init__(self, values: Values):
+        self.values = values
+        self.ps_mode = values.db_ps_mode
+
+    def target(self) -> str:
+        """Human description of where we connect, for messages (no secrets)."""
+        raise NotImplementedError
+
+    async def connect(self, counters: Counters | None = None, index: int = 0) -> Connection:
+        """Open connection number ``index`` (drivers with host lists rotate on it)."""
+        raise NotImplementedError
+
+    async def server_version(self) -> str:
+        conn = await self.connect()
+        try:
+            return await self._version(conn)
+        finally:
+            await conn.close()
+
+    async def _version(self, conn: Connection) -> str:
+        rows = await conn.fetchall("SELECT version()")
+        return str(rows[0][0]) if rows else ""
+
+    def check(self) -> None:
+        """Validate driver options after parsing; raise ConfigError."""
+
+
+REGISTRY: dict[str, type[Driver]] = {}
+
+
+def register(cls: type[Driver]) -> type[Driver]:
+    REGISTRY[cls.name] = cls
+    return cls

@@ -1,0 +1,285 @@
+"""MySQL / MariaDB driver on asyncmy (server-side prepared statements, binary protocol).
+
+Host/port/socket lists rotate per new connection, host-major (spec 8.2).  Errors
+listed in ``--mysql-ignore-errors`` (or ``all``) restart the event; lost-connection
+errors in that list reconnect to the same server first (spec 5.10).
+"""
+
+from __future__ import annotations
+
+import os
+import ssl
+from typing import Any
+
+from ..errors import (ConfigError, ConnectError, FatalSQLError, IgnorableError, MissingTableError,
+                      ReconnectError, TableExistsError)
+from ..options import Option, OptType
+from .base import (Connection, Counters, Dialect, Driver, DriverCaps, register, split_placeholders,
+                   substitute)
+
+GROUP = "mysql options"
+DEFAULT_SOCKETS = ("/run/mysqld/mysqld.sock", "/var/run/mysqld/mysqld.sock", "/tmp/mysql.sock")
+LOST_CONNECTION = {"2013", "2006", "2011", "2055"}
+ER_NO_SUCH_TABLE = "1146"
+ER_TABLE_EXISTS = "1050"
+ER_UNSUPPORTED_PS = "1295"
+SSL_MODES = ("off", "on", "disabled", "preferred", "required", "verify_ca", "verify_identity")
+
+OPTIONS = [
+    Option("mysql-host", OptType.LIST, ["localhost"], "MySQL server host", GROUP),
+    Option("mysql-port", OptType.LIST, ["3306"], "MySQL server port", GROUP),
+    Option("mysql-socket", OptType.LIST, [], "MySQL socket", GROUP, show_default=False),
+    Option("mysql-user", OptType.STRING, "sbtest", "MySQL user", GROUP),
+    Option("mysql-password", OptType.STRING, "", "MySQL password (or env PYSYSBENCH_MYSQL_PASSWORD)", GROUP, secret=True),
+    Option("mysql-db", OptType.STRING, "sbtest", "MySQL database name", GROUP),
+    Option("mysql-ssl", OptType.STRING, "off",
+           "SSL mode {off, on, required, verify_ca, verify_identity}; 'on' uses client-key.pem, "
+           "client-cert.pem and cacert.pem from the working directory when present", GROUP, choices=SSL_MODES),
+    Option("mysql-ssl-ca", OptType.STRING, "", "CA certificate file for SSL", GROUP),
+    Option("mysql-ssl-cert", OptType.STRING, "", "client certificate file for SSL", GROUP),
+    Option("mysql-ssl-key", OptType.STRING, "", "client key file for SSL", GROUP),
+    Option("mysql-ssl-cipher", OptType.STRING, "", "use specific cipher for SSL connections", GROUP),
+    Option("mysql-compression", OptType.BOOL, False, "use compression, if available in the client library", GROUP),
+    Option("mysql-debug", OptType.BOOL, False, "trace all client library calls", GROUP),
+    Option("mysql-ignore-errors", OptType.LIST, ["1213", "1020", "1205"], "list of errors to ignore, or \"all\"", GROUP),
+    Option("mysql-dry-run", OptType.BOOL, False,
+           "Dry run, pretend that all MySQL client API calls are successful without executing them", GROUP),
+]
+
+PREWARM_SESSION_BYTES = 2 * 1024**3   # tmp_table_size / max_heap_table_size (spec 2.7)
+
+
+def _prewarm_sql(table: int, size: int) -> list[str]:
+    return [f"SET SESSION tmp_table_size={PREWARM_SESSION_BYTES}",
+            f"SET SESSION max_heap_table_size={PREWARM_SESSION_BYTES}",
+            f"ANALYZE TABLE sbtest{table}",
+            f"SELECT AVG(id) FROM (SELECT * FROM sbtest{table} FORCE KEY (PRIMARY) LIMIT {size}) t",
+            f"SELECT COUNT(*) FROM (SELECT * FROM sbtest{table} WHERE k LIKE '%0%' LIMIT {size}) t"]
+
+
+DIALECT = Dialect(
+    id_auto_inc="INTEGER NOT NULL AUTO_INCREMENT",
+    engine_clause=lambda v: f"/*! ENGINE = {v.mysql_storage_engine} */",
+    table_exists_sql="SELECT count(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?",
+    prewarm_sql=_prewarm_sql,
+)
+
+
+def _errno(exc: BaseException) -> str:
+    args = getattr(exc, "args", ())
+    if args and isinstance(args[0], int) and args[0] > 0:
+        return str(args[0])
+    return "2013"   # socket-level failures: the connection is gone
+
+
+def _message(exc: BaseException) -> str:
+    args = getattr(exc, "args", ())
+    return str(args[1]) if len(args) > 1 else str(exc) or type(exc).__name__
+
+
+class MySQLConnection(Connection):
+    dialect = DIALECT
+
+    def __init__(self, driver: "MySQLDriver", counters: Counters, endpoint: dict[str, Any]):
+        self.driver = driver
+        self.counters = counters
+        self.endpoint = endpoint
+        self.conn: Any = None
+
+    async def open(self) -> None:
+        import asyncmy
+        try:
+            self.conn = await asyncmy.connect(**self.endpoint)
+        except Exception as exc:  # asyncmy raises several unrelated classes here
+            raise ConnectError(self.driver.connect_message(self.endpoint, exc)) from None
+
+    def _fail(self, exc: BaseException, sql: str, count: bool = True) -> None:
+        code = _errno(exc)
+        msg = _message(exc)
+        ignore = self.driver.ignore
+        listed = "all" in ignore or code in ignore
+        c = self.counters
+        if listed and code in LOST_CONNECTION:
+            c.count_error(code, reconnect=True)
+            raise ReconnectError(f"MySQL error {code} ({msg})", code, sql) from None
+        c.count_error(code)
+        if listed:
+            raise IgnorableError(f"Ignoring error {code} {msg}", code, sql) from None
+        if code == ER_NO_SUCH_TABLE:
+            raise MissingTableError(f"MySQL error 1146: {msg}: run prepare first", code, sql) from None
+        if code == ER_TABLE_EXISTS:
+            raise TableExistsError(f"MySQL error 1050: {msg}: run cleanup first", code, sql) from None
+        raise FatalSQLError(f"MySQL error {code} ({msg}) for query '{sql}'", code, sql) from None
+
+    async def prepare(self, sql: str):
+        if self.driver.ps_mode == "disable":
+            return self._text_statement(sql)
+        try:
+            ps = await self.conn.prepare(sql)
+        except Exception as exc:
+            if _errno(exc) == ER_UNSUPPORTED_PS:   # as sysbench: emulate this one statement
+                return self._text_statement(sql)
+            self._fail(exc, sql)
+        execute = ps.execute
+        c = self.counters
+        fail = self._fail
+
+        async def stmt(*args: Any) -> None:
+            try:
+                r = await execute(args)
+            except Exception as exc:
+                fail(exc, sql)
+            if r.field_count:
+                c.reads += 1
+            elif r.affected_rows:
+                c.writes += 1
+            else:
+                c.others += 1
+        return stmt
+
+    def _text_statement(self, sql: str):
+        parts = split_placeholders(sql)
+        query = self.query
+
+        async def text_stmt(*args: Any) -> None:
+            await query(substitute(parts, args))
+        return text_stmt
+
+    async def query(self, sql: str) -> None:
+        conn = self.conn
+        c = self.counters
+        try:
+            affected = await conn.query(sql)
+        except Exception as exc:
+            self._fail(exc, sql)
+        if conn._result.field_count:
+            c.reads += 1
+        elif affected:
+            c.writes += 1
+        else:
+            c.others += 1
+
+    async def fetchall(self, sql: str) -> list[tuple]:
+        try:
+            async with self.conn.cursor() as cur:
+                await cur.execute(sql)
+                return list(await cur.fetchall())
+        except Exception as exc:
+            self._fail(exc, sql)
+            raise  # unreachable
+
+    async def close(self) -> None:
+        if self.conn is not None:
+            try:
+                await self.conn.ensure_closed()
+            except Exception:   # closing a dead socket is not an error worth reporting
+                self.conn.close()
+            self.conn = None
+
+    async def reconnect(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+        await self.open()
+
+
+@register
+class MySQLDriver(Driver):
+    name = "mysql"
+    description = "MySQL driver (MySQL, MariaDB, TiDB, PolarDB-X, ... via asyncmy)"
+    options = OPTIONS
+    caps = DriverCaps(server_prepare=True)
+    dialect = DIALECT
+
+    def __init__(self, values):
+        super().__init__(values)
+        self.ignore = {e.strip().lower() for e in values.mysql_ignore_errors}
+        self.endpoints = self._endpoints()
+        self.password = values.mysql_password or os.environ.get("PYSYSBENCH_MYSQL_PASSWORD", "")
+        self._ssl = self._ssl_context()
+
+    def check(self) -> None:
+        for e in self.ignore:
+            if e != "all" and not e.isdigit():
+                raise ConfigError(f"Invalid value in --mysql-ignore-errors: '{e}' (expected error numbers or 'all')")
+
+    def _endpoints(self) -> list[dict[str, Any]]:
+        v = self.values
+        if v.mysql_socket:
+            return [{"unix_socket": s} for s in v.mysql_socket]
+        try:
+            ports = [int(p) for p in v.mysql_port] or [3306]
+        except ValueError:
+            raise ConfigError(f"Invalid value for the 'mysql-port' option: '{','.join(v.mysql_port)}'") from None
+        out = []
+        for host in v.mysql_host or ["localhost"]:
+            for port in ports:
+                sock = _default_socket() if host == "localhost" else None
+                out.append({"unix_socket": sock} if sock else {"host": host, "port": port})
+        return out
+
+    def _ssl_context(self) -> ssl.SSLContext | None:
+        v = self.values
+        mode = v.mysql_ssl.lower()
+        if mode in ("off", "disabled", ""):
+            return None
+        ca = v.mysql_ssl_ca or ("cacert.pem" if mode == "on" and os.path.exists("cacert.pem") else "")
+        ctx = ssl.create_default_context(cafile=ca or None)
+        ctx.check_hostname = mode == "verify_identity"
+        if mode not in ("verify_ca", "verify_identity"):
+            ctx.verify_mode = ssl.CERT_NONE
+        cert = v.mysql_ssl_cert or ("client-cert.pem" if mode == "on" and os.path.exists("client-cert.pem") else "")
+        key = v.mysql_ssl_key or ("client-key.pem" if mode == "on" and os.path.exists("client-key.pem") else "")
+        if cert:
+            ctx.load_cert_chain(cert, key or None)
+        if v.mysql_ssl_cipher:
+            ctx.set_ciphers(v.mysql_ssl_cipher)
+        return ctx
+
+    def describe(self, endpoint: dict[str, Any]) -> str:
+        if "unix_socket" in endpoint:
+            return f"socket '{endpoint['unix_socket']}'"
+        return f"host '{endpoint['host']}', port {endpoint['port']}"
+
+    def target(self) -> str:
+        return "MySQL server on " + ", ".join(self.describe(e) for e in self.endpoints)
+
+    def connect_message(self, endpoint: dict[str, Any], exc: BaseException) -> str:
+        code, msg = _errno(exc), _message(exc)
+        where = self.describe(endpoint)
+        v = self.values
+        if code == "1045":
+            hint = "check --mysql-user and --mysql-password"
+        elif code == "1049":
+            hint = f"create it (CREATE DATABASE {v.mysql_db}) or pass --mysql-db"
+        elif code in ("2003", "2002", "2013"):
+            hint = "is the server running? check --mysql-host/--mysql-port/--mysql-socket"
+        elif code == "1040":
+            hint = "raise the server's max_connections or use fewer --threads"
+        else:
+            hint = "check the connection options"
+        return f"unable to connect to MySQL server on {where}: error {code}: {msg}; {hint}"
+
+    def endpoint(self, index: int) -> dict[str, Any]:
+        v = self.values
+        ep = dict(self.endpoints[index % len(self.endpoints)])
+        ep.update(user=v.mysql_user, password=self.password, db=v.mysql_db, autocommit=True,
+                  charset="utf8mb4", local_infile=True)
+        if self._ssl is not None:
+            ep["ssl"] = self._ssl
+        return ep
+
+    async def connect(self, counters: Counters | None = None, index: int = 0) -> Connection:
+        if self.values.mysql_dry_run:
+            from .dryrun import DryRunConnection
+            return DryRunConnection(counters or Counters(), DIALECT)
+        conn = MySQLConnection(self, counters or Counters(), self.endpoint(index))
+        await conn.open()
+        return conn
+
+
+def _default_socket() -> str | None:
+    """sysbench's 'localhost' means the client library's default Unix socket."""
+    for path in DEFAULT_SOCKETS:
+        if os.path.exists(path):
+            return path
+    return None

@@ -1,0 +1,238 @@
+"""PostgreSQL driver on asyncpg (prepared statements, binary protocol).
+
+Ignorable SQLSTATEs default to sysbench's three (40P01 deadlock, 23505 unique
+violation, 40001 serialization failure): a ROLLBACK is sent (not counted) and
+the event restarts.  ``--pgsql-ignore-errors`` extends the list (sysbench issue
+334); listing a connection-failure class (08xxx, 57P0x) or ``all`` makes a lost
+connection reconnect instead of ending the run.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..errors import (ConfigError, ConnectError, FatalSQLError, IgnorableError, MissingTableError,
+                      ReconnectError, TableExistsError)
+from ..options import Option, OptType
+from .base import Connection, Counters, Dialect, Driver, DriverCaps, register, split_placeholders, substitute
+
+GROUP = "pgsql options"
+READ_TAGS = ("SELECT", "FETCH", "SHOW")
+LOST_CONNECTION_CODE = "08006"
+SSL_MODES = ("disable", "allow", "prefer", "require", "verify-ca", "verify-full")
+
+OPTIONS = [
+    Option("pgsql-host", OptType.LIST, ["localhost"], "PostgreSQL server host (a list spreads connections over nodes)", GROUP),
+    Option("pgsql-port", OptType.LIST, ["5432"], "PostgreSQL server port (a list spreads connections over nodes)", GROUP),
+    Option("pgsql-user", OptType.STRING, "sbtest", "PostgreSQL user", GROUP),
+    Option("pgsql-password", OptType.STRING, "", "PostgreSQL password (or env PYSYSBENCH_PGSQL_PASSWORD)", GROUP, secret=True),
+    Option("pgsql-db", OptType.STRING, "sbtest", "PostgreSQL database name", GROUP),
+    Option("pgsql-sslmode", OptType.STRING, "prefer", "SSL mode {disable, allow, prefer, require, verify-ca, verify-full}",
+           GROUP, choices=SSL_MODES),
+    Option("pgsql-ignore-errors", OptType.LIST, ["40P01", "23505", "40001"],
+           "SQLSTATEs to ignore (restart the event), or \"all\"; a connection-failure code (08006) also reconnects",
+           GROUP),
+]
+
+
+
+def _prewarm_sql(table: int, size: int) -> list[str]:
+    """pg_prewarm loads heap and indexes when the extension is installed; the
+    reads after it do the same job when it is not (they are cheap once warm)."""
+    return ["DO $$ BEGIN IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_prewarm') THEN "
+            f"PERFORM pg_prewarm('sbtest{table}'); END IF; END $$",
+            f"ANALYZE sbtest{table}",
+            f"SELECT AVG(id) FROM (SELECT * FROM sbtest{table} ORDER BY id LIMIT {size}) t",
+            f"SELECT COUNT(*) FROM (SELECT * FROM sbtest{table} WHERE k::text LIKE '%0%' LIMIT {size}) t"]
+
+
+DIALECT = Dialect(
+    id_auto_inc="SERIAL",
+    table_exists_sql="SELECT to_regclass(?) IS NOT NULL",
+    prewarm_sql=_prewarm_sql,
+)
+
+
+def _sqlstate(exc: BaseException) -> str:
+    code = getattr(exc, "sqlstate", None)
+    if code:
+        return str(code)
+    return LOST_CONNECTION_CODE   # OSError, InterfaceError, ...: the connection is gone
+
+
+def _is_connection_failure(code: str) -> bool:
+    return code.startswith("08") or code in ("57P01", "57P02", "57P03")
+
+
+def _placeholders(sql: str) -> str:
+    parts = sql.split("?")
+    out = [parts[0]]
+    for i, part in enumerate(parts[1:], 1):
+        out.append(f"${i}")
+        out.append(part)
+    return "".join(out)
+
+
+class PgConnection(Connection):
+    dialect = DIALECT
+
+    def __init__(self, driver: "PgDriver", counters: Counters, endpoint: dict[str, Any]):
+        self.driver = driver
+        self.counters = counters
+        self.endpoint = endpoint
+        self.conn: Any = None
+
+    async def open(self) -> None:
+        import asyncpg
+        try:
+            self.conn = await asyncpg.connect(**self.endpoint)
+        except Exception as exc:
+            raise ConnectError(self.driver.connect_message(self.endpoint, exc)) from None
+
+    async def _fail(self, exc: BaseException, sql: str) -> None:
+        code = _sqlstate(exc)
+        ignore = self.driver.ignore
+        listed = "all" in ignore or code in ignore or (
+            _is_connection_failure(code) and LOST_CONNECTION_CODE in ignore)
+        c = self.counters
+        if listed and _is_connection_failure(code):
+            c.count_error(code, reconnect=True)
+            raise ReconnectError(f"PostgreSQL error {code}: {exc}", code, sql) from None
+        c.count_error(code)
+        if listed:
+            try:
+                await self.conn.execute("ROLLBACK")
+            except Exception:
+                pass   # the restarted event will surface a broken connection
+            raise IgnorableError(f"Ignoring error {code} {exc}", code, sql) from None
+        if code == "42P01":
+            raise MissingTableError(f"PostgreSQL error 42P01: {exc}: run prepare first", code, sql) from None
+        if code == "42P07":
+            raise TableExistsError(f"PostgreSQL error 42P07: {exc}: run cleanup first", code, sql) from None
+        raise FatalSQLError(f"PostgreSQL error {code} ({exc}) for query '{sql}'", code, sql) from None
+
+    async def prepare(self, sql: str):
+        if self.driver.ps_mode == "disable":
+            parts = split_placeholders(sql)
+            query = self.query
+
+            async def text_stmt(*args: Any) -> None:
+                await query(substitute(parts, args))
+            return text_stmt
+        try:
+            ps = await self.conn.prepare(_placeholders(sql))
+        except Exception as exc:
+            await self._fail(exc, sql)
+        fetch = ps.fetch
+        status = ps.get_statusmsg
+        is_read = bool(ps.get_attributes())
+        c = self.counters
+        fail = self._fail
+
+        async def stmt(*args: Any) -> None:
+            try:
+                await fetch(*args)
+            except Exception as exc:
+                await fail(exc, sql)
+            if is_read:
+                c.reads += 1
+                return
+            rows = status().rpartition(" ")[2]
+            if rows.isdigit() and rows != "0":
+                c.writes += 1
+            else:
+                c.others += 1
+        return stmt
+
+    async def query(self, sql: str) -> None:
+        c = self.counters
+        try:
+            tag = await self.conn.execute(sql)
+        except Exception as exc:
+            await self._fail(exc, sql)
+        word, _, count = tag.rpartition(" ")
+        if tag.startswith(READ_TAGS):
+            c.reads += 1
+        elif count.isdigit() and int(count) > 0:
+            c.writes += 1
+        else:
+            c.others += 1
+
+    async def fetchall(self, sql: str) -> list[tuple]:
+        try:
+            return [tuple(r) for r in await self.conn.fetch(sql)]
+        except Exception as exc:
+            await self._fail(exc, sql)
+            raise  # unreachable
+
+    async def close(self) -> None:
+        if self.conn is not None:
+            try:
+                await self.conn.close(timeout=5)
+            except Exception:
+                self.conn.terminate()
+            self.conn = None
+
+    async def reconnect(self) -> None:
+        if self.conn is not None:
+            self.conn.terminate()
+        await self.open()
+
+
+@register
+class PgDriver(Driver):
+    name = "pgsql"
+    description = "PostgreSQL driver (PostgreSQL, KunlunBase, CockroachDB, ... via asyncpg)"
+    options = OPTIONS
+    caps = DriverCaps(server_prepare=True, auto_inc_insert_omits_id=True)
+    dialect = DIALECT
+
+    def __init__(self, values):
+        super().__init__(values)
+        self.ignore = {e.strip().upper() if e.strip().lower() != "all" else "all"
+                       for e in values.pgsql_ignore_errors}
+        self.password = values.pgsql_password or os.environ.get("PYSYSBENCH_PGSQL_PASSWORD", "")
+        self.endpoints = self._endpoints()
+
+    def _endpoints(self) -> list[dict[str, Any]]:
+        v = self.values
+        try:
+            ports = [int(p) for p in v.pgsql_port] or [5432]
+        except ValueError:
+            raise ConfigError(f"Invalid value for the 'pgsql-port' option: '{','.join(v.pgsql_port)}'") from None
+        return [{"host": h, "port": p} for h in (v.pgsql_host or ["localhost"]) for p in ports]
+
+    def describe(self, endpoint: dict[str, Any]) -> str:
+        return f"host '{endpoint['host']}', port {endpoint['port']}"
+
+    def target(self) -> str:
+        return "PostgreSQL server on " + ", ".join(self.describe(e) for e in self.endpoints)
+
+    def connect_message(self, endpoint: dict[str, Any], exc: BaseException) -> str:
+        code = getattr(exc, "sqlstate", None) or ""
+        v = self.values
+        if code == "3D000":
+            hint = f"create it (CREATE DATABASE {v.pgsql_db}) or pass --pgsql-db"
+        elif code in ("28000", "28P01"):
+            hint = "check --pgsql-user and --pgsql-password"
+        elif code == "53300":
+            hint = "raise the server's max_connections or use fewer --threads"
+        elif isinstance(exc, OSError):
+            hint = "is the server running? check --pgsql-host/--pgsql-port"
+        else:
+            hint = "check the connection options"
+        text = str(exc) or type(exc).__name__
+        return f"unable to connect to PostgreSQL server on {self.describe(endpoint)}: {text}; {hint}"
+
+    def endpoint(self, index: int) -> dict[str, Any]:
+        v = self.values
+        ep = dict(self.endpoints[index % len(self.endpoints)])
+        ep.update(user=v.pgsql_user, password=self.password or None, database=v.pgsql_db,
+                  ssl=v.pgsql_sslmode, timeout=30)
+        return ep
+
+    async def connect(self, counters: Counters | None = None, index: int = 0) -> Connection:
+        conn = PgConnection(self, counters or Counters(), self.endpoint(index))
+        await conn.open()
+        return conn

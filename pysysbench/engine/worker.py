@@ -1,0 +1,248 @@
+"""One worker: an asyncio event loop owning a share of the connections.
+
+Each benchmark thread is a coroutine running ``workload.event`` in a loop
+(spec 5.1, step 6): check limits, [take an arrival in rate mode], time the event,
+restart it on ignorable errors (reconnecting first when the connection was lost),
+record its latency.  Counters and the histogram belong to this worker alone
+(single writer, no locks); the aggregator reads them as :class:`Snapshot` copies
+once per report interval, so the same code can later run in several processes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from dataclasses import dataclass
+from time import perf_counter_ns
+
+from ..drivers.base import Counters, Driver
+from ..errors import DatabaseError, IgnorableError, PySysbenchError, ReconnectError, RunAborted
+from ..options import Values
+from ..stats.histogram import LN_MIN_MS, M, N_BUCKETS
+from ..stats.records import Snapshot
+from ..workloads.base import ThreadContext, Workload
+from ..workloads.oltp_common import make_rand
+
+CONNECT_CONCURRENCY = 32          # connections opened at once: do not storm the server
+LN_NS_PER_MS = math.log(1e6)
+_LAST_BUCKET = N_BUCKETS - 1
+NS = 1_000_000_000
+
+
+class Recorder:
+    """Latency and event accounting of one worker (hot path: ``record``)."""
+
+    __slots__ = ("counters", "events", "lat_sum", "lat_min", "lat_max", "hist", "thread_events", "thread_lat")
+
+    def __init__(self, counters: Counters):
+        self.counters = counters
+        self.events = 0
+        self.lat_sum = 0
+        self.lat_min = 0
+        self.lat_max = 0
+        self.hist = [0] * N_BUCKETS
+        self.thread_events: dict[int, int] = {}
+        self.thread_lat: dict[int, int] = {}
+
+    def record(self, tid: int, lat_ns: int) -> None:
+        self.events += 1
+        self.lat_sum += lat_ns
+        if lat_ns > self.lat_max:
+            self.lat_max = lat_ns
+        if lat_ns < self.lat_min or not self.lat_min:
+            self.lat_min = lat_ns
+        # sysbench's 1024-bucket log histogram index, inlined (spec 5.7)
+        if lat_ns > 0:
+            i = int((math.log(lat_ns) - LN_NS_PER_MS - LN_MIN_MS) * M + 0.5)
+            self.hist[0 if i < 0 else _LAST_BUCKET if i > _LAST_BUCKET else i] += 1
+        else:
+            self.hist[0] += 1
+        self.thread_events[tid] = self.thread_events.get(tid, 0) + 1
+        self.thread_lat[tid] = self.thread_lat.get(tid, 0) + lat_ns
+
+    def reset_minmax(self) -> None:
+        self.lat_min = self.lat_max = 0
+
+    def snapshot(self) -> Snapshot:
+        c = self.counters
+        return Snapshot(events=self.events, reads=c.reads, writes=c.writes, others=c.others, errors=c.errors,
+                        reconnects=c.reconnects, lat_sum_ns=self.lat_sum, lat_min_ns=self.lat_min,
+                        lat_max_ns=self.lat_max, hist=list(self.hist), thread_events=dict(self.thread_events),
+                        thread_lat_ns=dict(self.thread_lat), error_codes=dict(c.errors_by_code))
+
+
+@dataclass
+class Limits:
+    """Run limits shared by this worker's threads."""
+
+    deadline_ns: int = 0            # 0 = no time limit
+    max_events: int = 0             # 0 = unlimited
+    issued: int = 0                 # events started (counted after warm-up)
+    warming: bool = False
+    stop: bool = False
+
+
+class Worker:
+    """Runs threads ``tids`` of one benchmark on the current event loop."""
+
+    def __init__(self, values: Values, workload: Workload, driver: Driver, tids: range, threads: int):
+        self.values = values
+        self.workload = workload
+        self.driver = driver
+        self.tids = tids
+        self.threads = threads
+        self.counters = Counters()
+        self.recorder = Recorder(self.counters)
+        self.limits = Limits()
+        self.contexts: list[ThreadContext] = []
+        self.tasks: list[asyncio.Task] = []
+        self.inflight = 0
+        self.arrivals: asyncio.Queue | None = None
+        self.fatal: BaseException | None = None
+        self.traceback: BaseException | None = None   # shown with --debug
+        self.reconnect_every = values.get("reconnect", 0) or 0
+
+    # --- start-up ---------------------------------------------------------------
+
+    def _seed(self, tid: int) -> int | None:
+        seed = self.values.rand_seed
+        return None if not seed else seed * 1_000_003 + tid
+
+    async def init_threads(self) -> None:
+        """Connect and run ``thread_init`` for every thread, a few at a time."""
+        gate = asyncio.Semaphore(CONNECT_CONCURRENCY)
+
+        async def init_one(tid: int) -> ThreadContext:
+            async with gate:
+                conn = await self.driver.connect(self.counters, index=tid)
+                ctx = ThreadContext(tid=tid, threads=self.threads, conn=conn,
+                                    rand=make_rand(self.values, self._seed(tid)), counters=self.counters,
+                                    values=self.values, driver=self.driver)
+                self.contexts.append(ctx)
+                await self.workload.thread_init(ctx)
+                return ctx
+
+        await asyncio.gather(*(init_one(t) for t in self.tids))
+        self.contexts.sort(key=lambda c: c.tid)
+
+    def start(self) -> None:
+        self.tasks = [asyncio.create_task(self._thread(ctx), name=f"thread-{ctx.tid}") for ctx in self.contexts]
+
+    # --- the event loop of one thread --------------------------------------------
+
+    async def _thread(self, ctx: ThreadContext) -> None:
+        try:
+            await self._loop(ctx)
+            await self.workload.thread_done(ctx)
+        except PySysbenchError as exc:
+            self.fail(exc)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:       # a bug in a user workload must stop the run cleanly
+            self.traceback = exc
+            self.fail(RunAborted(f"workload '{self.workload.name}' raised {type(exc).__name__}: {exc}"))
+
+    def fail(self, exc: BaseException) -> None:
+        """Record the first fatal error and stop every thread."""
+        if self.fatal is None:
+            self.fatal = exc
+        self.stop()
+
+    def stop(self) -> None:
+        self.limits.stop = True
+        self.wake_all()
+
+    def wake_all(self) -> None:
+        """Release threads waiting for a rate-mode arrival (None = stop)."""
+        q = self.arrivals
+        if q is None:
+            return
+        for _ in self.tasks:
+            if q.full():
+                q.get_nowait()
+            q.put_nowait(None)
+
+    async def _loop(self, ctx: ThreadContext) -> None:
+        lim = self.limits
+        event = self.workload.event
+        restart = self.workload.before_restart
+        record = self.recorder.record
+        tid = ctx.tid
+        arrivals = self.arrivals
+        blocking = self.driver.caps.blocking
+        reconnect_every = self.reconnect_every
+        done = 0
+        while not lim.stop:
+            if lim.deadline_ns and perf_counter_ns() >= lim.deadline_ns:
+                break
+            if lim.max_events and not lim.warming:
+                if lim.issued >= lim.max_events:
+                    break
+                lim.issued += 1
+            if arrivals is not None:
+                due = await arrivals.get()
+                if due is None:
+                    break
+                start = due
+            else:
+                start = perf_counter_ns()
+            self.inflight += 1
+            while True:
+                try:
+                    result = await event(ctx)
+                    break
+                except IgnorableError as exc:
+                    await restart(ctx, exc)
+                except ReconnectError as exc:
+                    if not await self._reconnect(ctx):
+                        self.inflight -= 1
+                        return
+                    await restart(ctx, exc)
+            self.inflight -= 1
+            record(tid, perf_counter_ns() - start)
+            if result:
+                break
+            done += 1
+            if reconnect_every and done % reconnect_every == 0:
+                self.counters.reconnects += 1
+                if not await self._reconnect(ctx):
+                    return
+            if blocking:
+                await asyncio.sleep(0)   # let the other connections and the reporter run
+
+    async def _reconnect(self, ctx: ThreadContext) -> bool:
+        """Re-open the connection (retrying while the server is away) and
+        re-prepare the workload's statements; False if the run stopped first."""
+        delay = 0.001
+        while not self.limits.stop:
+            try:
+                await ctx.conn.reconnect()
+                ctx.stmts.clear()
+                await self.workload.thread_init(ctx)
+                return True
+            except DatabaseError:
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
+        return False
+
+    # --- shutdown -------------------------------------------------------------------
+
+    def running(self) -> int:
+        return sum(1 for t in self.tasks if not t.done())
+
+    async def close(self) -> None:
+        for ctx in self.contexts:
+            try:
+                await asyncio.wait_for(ctx.conn.close(), 5)
+            except Exception:
+                pass   # a connection that cannot close cleanly is simply dropped
+
+    def snapshot(self) -> Snapshot:
+        return self.recorder.snapshot()
+
+
+def worker_error(exc: BaseException) -> PySysbenchError:
+    if isinstance(exc, PySysbenchError):
+        return exc
+    return RunAborted(f"{type(exc).__name__}: {exc}")
+

@@ -1,0 +1,90 @@
+"""One exception tree for the whole program.
+
+    PySysbenchError                 base; ``str(e)`` is the one line shown to the user
+     +-- UsageError                 bad command line / config file (exit 1)
+     |    +-- InvalidOption         unknown option or unparsable value
+     +-- ConfigError                inconsistent settings found after parsing (exit 1)
+     +-- WorkloadError              a workload cannot be loaded or refuses a command
+     +-- DatabaseError              anything a driver reports
+     |    +-- ConnectError          server unreachable, authentication, missing database
+     |    +-- SQLError              a statement failed; carries ``code`` and ``kind``
+     |         +-- IgnorableError   the event is restarted (deadlock, lock wait, ...)
+     |         +-- ReconnectError   the connection was lost; reconnect, then restart
+     |         +-- FatalSQLError    the run stops
+     |              +-- MissingTableError   "run prepare first"
+     |              +-- TableExistsError    "run cleanup first"
+     +-- RunAborted                 the run stopped early (init timeout, forced shutdown,
+                                    queue overflow); carries the exit code
+
+Library code raises; only the CLI prints and chooses exit codes.
+"""
+
+from __future__ import annotations
+
+
+class PySysbenchError(Exception):
+    """Base class; the message is a complete sentence for the user."""
+
+    exit_code = 1
+
+
+class UsageError(PySysbenchError):
+    """The command line or a config file cannot be understood."""
+
+
+class InvalidOption(UsageError):
+    """Unknown option name or a value of the wrong type."""
+
+
+class ConfigError(PySysbenchError):
+    """Options parse, but their combination is not usable."""
+
+
+class WorkloadError(PySysbenchError):
+    """A workload cannot be found, loaded or does not support a command."""
+
+
+class DatabaseError(PySysbenchError):
+    """Raised by drivers."""
+
+
+class ConnectError(DatabaseError):
+    """A connection could not be established."""
+
+
+class SQLError(DatabaseError):
+    """A statement failed.  ``code`` is the server's error code as a string
+    (MySQL errno, PostgreSQL SQLSTATE, SQLite result name)."""
+
+    def __init__(self, message: str, code: str = "", sql: str = ""):
+        super().__init__(message)
+        self.code = code
+        self.sql = sql
+
+
+class IgnorableError(SQLError):
+    """The event is restarted from its first statement."""
+
+
+class ReconnectError(SQLError):
+    """The connection is gone; the worker reconnects and restarts the event."""
+
+
+class FatalSQLError(SQLError):
+    """The run stops with exit code 1."""
+
+
+class MissingTableError(FatalSQLError):
+    """A benchmark table does not exist."""
+
+
+class TableExistsError(FatalSQLError):
+    """``prepare`` found a table that is already there."""
+
+
+class RunAborted(PySysbenchError):
+    """The run ended abnormally; ``exit_code`` follows sysbench (1 or 2)."""
+
+    def __init__(self, message: str, exit_code: int = 1):
+        super().__init__(message)
+        self.exit_code = exit_code

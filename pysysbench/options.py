@@ -1,0 +1,350 @@
+"""Option registry and the sysbench command-line grammar.
+
+Every option is declared once, next to the code that owns it (general options
+here, driver options in ``drivers/``, workload options in ``workloads/``), as an
+:class:`Option` with a name, type, default, help text and group.  Parsing runs in
+two phases like sysbench: the general and driver options first, then -- once the
+test name is known and the workload has registered its own options -- the rest.
+
+Precedence: defaults < config file < command line, where a config file counts at
+the position of ``--config-file`` on the command line (later options win).
+
+Deliberate deviations from sysbench 1.0.20, documented in the README:
+* workload options given in a config file take effect (sysbench silently resets them);
+* a boolean option in a config file honours its value (``histogram=off`` is off);
+* numeric workload options reject garbage instead of silently reading 0.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import shlex
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Iterable, Iterator
+
+from .errors import InvalidOption, UsageError
+
+BOOL_TRUE = ("on", "true", "yes", "1")
+BOOL_FALSE = ("off", "false", "no", "0")
+SIZE_SUFFIXES = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+INT_MAX = 2**63 - 1
+
+
+class OptType(Enum):
+    BOOL = "[=on|off]"
+    INT = "=N"
+    DOUBLE = "=N"
+    SIZE = "=SIZE"
+    STRING = "=STRING"
+    LIST = "=[LIST,...]"
+    FILE = "=FILENAME"
+
+
+@dataclass(frozen=True)
+class Option:
+    """One declared option.  ``name`` is the spelling shown in help."""
+
+    name: str
+    type: OptType
+    default: Any
+    help: str
+    group: str = "General options"
+    secret: bool = False          # never printed, logged or written to result files
+    show_default: bool = True
+    alias_for: str | None = None  # deprecated alias: value goes to this option
+    choices: tuple[str, ...] | None = None
+
+    @property
+    def key(self) -> str:
+        return canonical(self.name)
+
+
+def canonical(name: str) -> str:
+    """sysbench treats '-' and '_' in option names as the same character."""
+    return name.replace("-", "_").lower()
+
+
+def format_default(opt: Option) -> str:
+    value = opt.default
+    if opt.type is OptType.BOOL:
+        return "on" if value else "off"
+    if opt.type is OptType.LIST:
+        return ",".join(str(v) for v in value or ())
+    if value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer() and opt.type is not OptType.DOUBLE:
+        return str(int(value))
+    return str(value)
+
+
+# --- value parsing ----------------------------------------------------------------
+
+
+def parse_value(opt: Option, raw: str | None, *, origin: str = "") -> Any:
+    """Convert ``raw`` (None = bare ``--name``) to the option's type.
+
+    Messages follow sysbench's wording so existing wrappers see familiar text.
+    """
+    t = opt.type
+    if t is OptType.BOOL:
+        if raw is None or raw == "":
+            return True
+        low = raw.lower()
+        if low in BOOL_TRUE:
+            return True
+        if low in BOOL_FALSE:
+            return False
+        raise InvalidOption(f"invalid option: --{opt.name}={raw}{origin}"
+                            " (expected on/off, true/false or 1/0)")
+    if raw is None:
+        if t is OptType.STRING or t is OptType.LIST:
+            return "" if t is OptType.STRING else []
+        raise InvalidOption(f"Invalid value for the '{opt.name}' option: '' (a value is required){origin}")
+    if t is OptType.INT:
+        return _parse_int(opt, raw, origin)
+    if t is OptType.DOUBLE:
+        return _parse_double(opt, raw, origin)
+    if t is OptType.SIZE:
+        return _parse_size(opt, raw, origin)
+    if t is OptType.LIST:
+        return [v.strip() for v in raw.split(",") if v.strip() != ""]
+    if opt.choices is not None and raw not in opt.choices and raw != "":
+        raise InvalidOption(f"Invalid value for the '{opt.name}' option: '{raw}'"
+                            f" (choose one of: {', '.join(opt.choices)}){origin}")
+    return raw
+
+
+def _bad(opt: Option, raw: str, origin: str, what: str) -> InvalidOption:
+    return InvalidOption(f"Invalid value for the '{opt.name}' option: '{raw}' ({what}){origin}")
+
+
+def _parse_int(opt: Option, raw: str, origin: str) -> int:
+    text = raw.strip()
+    try:
+        return int(text, 10)
+    except ValueError:
+        pass
+    # sysbench declares script options as doubles, so "1e6" is a valid table size
+    try:
+        value = float(text)
+    except ValueError:
+        raise _bad(opt, raw, origin, "expected an integer") from None
+    if not math.isfinite(value) or not value.is_integer() or abs(value) > INT_MAX:
+        raise _bad(opt, raw, origin, "expected an integer")
+    return int(value)
+
+
+def _parse_double(opt: Option, raw: str, origin: str) -> float:
+    try:
+        value = float(raw.strip())
+    except ValueError:
+        raise _bad(opt, raw, origin, "expected a number") from None
+    if not math.isfinite(value):
+        raise _bad(opt, raw, origin, "expected a finite number")
+    return value
+
+
+def _parse_size(opt: Option, raw: str, origin: str) -> int:
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmMgGtT]?)[bB]?\s*", raw)
+    if not m:
+        raise _bad(opt, raw, origin, "expected a size such as 64K, 500M or 10G")
+    return int(float(m.group(1)) * SIZE_SUFFIXES[m.group(2).lower()])
+
+
+# --- registry ---------------------------------------------------------------------
+
+
+class Registry:
+    """Name-keyed options in declaration order, grouped for help output."""
+
+    def __init__(self, options: Iterable[Option] = ()):
+        self._by_key: dict[str, Option] = {}
+        for opt in options:
+            self.add(opt)
+
+    def add(self, opt: Option) -> None:
+        # a later declaration (e.g. a workload re-declaring a general option) wins
+        self._by_key[opt.key] = opt
+
+    def extend(self, options: Iterable[Option]) -> None:
+        for opt in options:
+            self.add(opt)
+
+    def get(self, name: str) -> Option | None:
+        return self._by_key.get(canonical(name))
+
+    def __iter__(self) -> Iterator[Option]:
+        return iter(self._by_key.values())
+
+    def groups(self) -> dict[str, list[Option]]:
+        out: dict[str, list[Option]] = {}
+        for opt in self._by_key.values():
+            out.setdefault(opt.group, []).append(opt)
+        return out
+
+
+def help_block(title: str | None, options: list[Option], *, sort: bool = False) -> str:
+    """Render one group the way sysbench does (Appendix B layout rule)."""
+    rows = sorted(options, key=lambda o: o.name) if sort else options
+    lefts = [f"  --{o.name}{o.type.value}" for o in rows]
+    width = max((len(s) for s in lefts), default=0) + 1
+    lines = [title] if title else []
+    for left, opt in zip(lefts, rows):
+        text = f"{left.ljust(width)}{opt.help}"
+        if opt.show_default and opt.type is not OptType.FILE:
+            text += f" [{format_default(opt)}]"
+        lines.append(text)
+    return "\n".join(lines) + "\n"
+
+
+# --- values -----------------------------------------------------------------------
+
+
+@dataclass
+class Values:
+    """Parsed option values with attribute access (``values.table_size``).
+
+    ``explicit`` records which keys the user set (command line or config file),
+    which the driver auto-selection and the deprecated-alias warnings need.
+    """
+
+    registry: Registry
+    data: dict[str, Any] = field(default_factory=dict)
+    explicit: set[str] = field(default_factory=set)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("registry", "data", "explicit"):
+            raise AttributeError(name)
+        key = canonical(name)
+        if key in self.data:
+            return self.data[key]
+        opt = self.registry.get(key)
+        if opt is None:
+            raise AttributeError(f"no option named {name!r}")
+        return opt.default
+
+    def get(self, name: str, default: Any = None) -> Any:
+        try:
+            return getattr(self, name)
+        except AttributeError:
+            return default
+
+    def set(self, opt: Option, value: Any) -> None:
+        self.data[opt.key] = value
+        self.explicit.add(opt.key)
+
+    def is_set(self, name: str) -> bool:
+        return canonical(name) in self.explicit
+
+    def public(self) -> dict[str, Any]:
+        """Effective options with secrets removed, for result files."""
+        out = {}
+        for opt in self.registry:
+            if opt.secret or opt.alias_for:
+                continue
+            out[opt.name] = self.get(opt.key)
+        return out
+
+
+# --- command line -------------------------------------------------------------------
+
+OPTION_RE = re.compile(r"^--([A-Za-z0-9][A-Za-z0-9_\-.]*)(?:=(.*))?$", re.S)
+
+
+@dataclass
+class RawOption:
+    name: str
+    value: str | None
+    origin: str = ""     # " (in FILE line N)" for config-file entries
+
+
+def split_argv(argv: list[str]) -> tuple[list[RawOption], list[str]]:
+    """Separate ``--name[=value]`` options from positional words, keeping order.
+
+    Config files are expanded in place, so precedence follows position.
+    """
+    options: list[RawOption] = []
+    words: list[str] = []
+    for arg in argv:
+        m = OPTION_RE.match(arg)
+        if not m:
+            if arg.startswith("--") or (arg.startswith("-") and len(arg) > 1):
+                raise InvalidOption(f"invalid option: {arg}")
+            words.append(arg)
+            continue
+        name, value = m.group(1), m.group(2)
+        if canonical(name) == "config_file":
+            if not value:
+                raise InvalidOption("invalid option: --config-file needs a file name (--config-file=FILE)")
+            options.append(RawOption(name, value))
+            options.extend(read_config_file(value))
+        else:
+            options.append(RawOption(name, value))
+    return options, words
+
+
+def read_config_file(path: str) -> list[RawOption]:
+    """Parse a sysbench config file: ``name=value`` per line, ``#`` comments,
+    quoted values, comma-separated lists.  Several ``name=value`` pairs on one
+    line and spaces around ``=`` are accepted too (reports often flatten files)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            lines = fh.read().splitlines()
+    except OSError as exc:
+        raise UsageError(f"cannot read config file '{path}': {exc.strerror}") from None
+    out: list[RawOption] = []
+    for lineno, line in enumerate(lines, 1):
+        origin = f" (in {os.path.basename(path)} line {lineno})"
+        try:
+            tokens = shlex.split(line, comments=True, posix=True)
+        except ValueError:
+            raise UsageError(f"config file '{path}': unexpected EOL on line {lineno} (unterminated quote)") from None
+        out.extend(_pairs(tokens, origin))
+    return out
+
+
+def _pairs(tokens: list[str], origin: str) -> Iterator[RawOption]:
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok.startswith("--"):
+            tok = tok[2:]  # tolerate "--name=value" lines (sysbench issue 228)
+        if "=" not in tok:
+            if i + 1 < len(tokens) and tokens[i + 1].startswith("="):
+                # "name = value" or "name =value"
+                rest = tokens[i + 1][1:]
+                if rest == "" and i + 2 < len(tokens):
+                    yield RawOption(tok, tokens[i + 2], origin)
+                    i += 3
+                else:
+                    yield RawOption(tok, rest, origin)
+                    i += 2
+                continue
+            i += 1  # sysbench skips lines without '='
+            continue
+        name, value = tok.split("=", 1)
+        if value == "" and i + 1 < len(tokens) and "=" not in tokens[i + 1]:
+            value = tokens[i + 1]  # "name= value"
+            i += 1
+        yield RawOption(name.strip(), value, origin)
+        i += 1
+
+
+def apply_options(values: Values, raw: list[RawOption], *, strict: bool) -> list[RawOption]:
+    """Parse the options the registry knows; return the ones it does not.
+
+    With ``strict`` an unknown option is an error (second phase)."""
+    unknown: list[RawOption] = []
+    for item in raw:
+        opt = values.registry.get(item.name)
+        if opt is None:
+            if strict:
+                raise InvalidOption(f"invalid option: --{item.name}{item.origin}"
+                                    " (see 'pysysbench --help' and 'pysysbench TESTNAME help')")
+            unknown.append(item)
+            continue
+        values.set(opt, parse_value(opt, item.value, origin=item.origin))
+    return unknown

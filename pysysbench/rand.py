@@ -1,0 +1,379 @@
+"""Random numbers for the benchmark: sysbench's distributions, strings and unique ids.
+
+Role: every id, ``k`` value, table pick and ``c``/``pad`` string a workload
+sends comes from here (spec sections 4.1, 4.4, 4.5). One :class:`Rand` lives in
+each benchmark connection/thread and is never shared, so the hot path needs
+no locking. :class:`Unique` is sysbench's process-wide ``random.unique()``
+permutation.
+
+Every distribution is computed in IEEE double with the same operation order
+as sysbench's C code and truncated to an integer, so that feeding the same
+uniform doubles yields the same results. All uniform doubles are drawn
+through the single attribute ``Rand._u`` (a zero-argument callable returning
+a float in [0, 1)); replacing it swaps the generator for every method at
+once, which is the seam for a bit-exact xoroshiro128+ source.
+
+Bounds are integers with ``a <= b`` that fit in uint32, as in sysbench.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+import struct
+from collections.abc import Callable
+
+__all__ = [
+    "C_TEMPLATE",
+    "DEFAULT_RAND_TYPE",
+    "DISTRIBUTIONS",
+    "PAD_TEMPLATE",
+    "Rand",
+    "Unique",
+]
+
+DISTRIBUTIONS = ("uniform", "gaussian", "special", "pareto", "zipfian")
+
+# Defaults of the --rand-* options (spec 4.1; zipf exponent from master).
+DEFAULT_RAND_TYPE = "special"
+DEFAULT_SPEC_ITER = 12
+DEFAULT_SPEC_PCT = 1.0
+DEFAULT_SPEC_RES = 75.0
+DEFAULT_PARETO_H = 0.2
+DEFAULT_ZIPF_EXP = 0.8
+
+# sysbench's oltp_common row templates: 10 (c) and 5 (pad) groups of 11 digits.
+_TEMPLATE_GROUP = "#" * 11
+C_TEMPLATE = "-".join([_TEMPLATE_GROUP] * 10)
+PAD_TEMPLATE = "-".join([_TEMPLATE_GROUP] * 5)
+
+_UINT32_MASK = 0xFFFFFFFF
+
+# Below this magnitude the zipfian helpers switch to Taylor series, because
+# log1p(x)/x and expm1(x)/x lose precision (and divide by zero) near 0.
+_ZIPF_TAYLOR_CUTOFF = 1e-8
+_ONE_THIRD = 0.33333333333333333
+
+# String template characters and the uniform(lo, hi) byte range each draws.
+_DIGIT_CHAR = "#"
+_LETTER_CHAR = "@"
+_DIGIT_LO, _DIGIT_HI = ord("0"), ord("9")
+_LETTER_LO, _LETTER_HI = ord("a"), ord("z")
+
+
+class Rand:
+    """Per-connection random source with sysbench 1.0.20 distributions.
+
+    ``default(a, b)`` is the distribution selected by ``rand_type`` (bound
+    once here, so there is no per-call dispatch). Instances are not
+    thread-safe; create one per connection.
+    """
+
+    __slots__ = (
+        "_rng",
+        "_u",
+        "_iter_range",
+        "_iter_mult",
+        "_pct_mult",
+        "_pct_2_mult",
+        "_res_mult",
+        "_pareto_power",
+        "_zipf_one_minus_exp",
+        "_zipf_neg_exp",
+        "_zipf_s",
+        "_zipf_h_x1",
+        "_zipf_cache",
+        "rand_type",
+        "default",
+    )
+
+    def __init__(
+        self,
+        seed: int | None,
+        *,
+        rand_type: str = DEFAULT_RAND_TYPE,
+        spec_iter: int = DEFAULT_SPEC_ITER,
+        spec_pct: float = DEFAULT_SPEC_PCT,
+        spec_res: float = DEFAULT_SPEC_RES,
+        pareto_h: float = DEFAULT_PARETO_H,
+        zipf_exp: float = DEFAULT_ZIPF_EXP,
+    ) -> None:
+        if rand_type not in DISTRIBUTIONS:
+            raise ValueError(f"Invalid random numbers distribution: {rand_type}.")
+        self._rng = random.Random(seed)
+        # The single source of uniform doubles in [0, 1); see module docstring.
+        self._u: Callable[[], float] = self._rng.random
+        self._init_special(spec_iter, spec_pct, spec_res)
+        self._init_pareto(pareto_h)
+        self._init_zipfian(zipf_exp)
+        self.rand_type = rand_type
+        self.default: Callable[[int, int], int] = getattr(self, rand_type)
+
+    # -- parameter set-up -------------------------------------------------
+
+    def _init_special(self, spec_iter: int, spec_pct: float, spec_res: float) -> None:
+        if spec_iter < 1:
+            # sysbench would divide by zero and return garbage; refuse instead.
+            raise ValueError("--rand-spec-iter must be >= 1")
+        self._iter_range = range(spec_iter)
+        # sysbench precomputes these multipliers; using them (rather than
+        # dividing per call) keeps the rounding identical to the C code.
+        self._iter_mult = 1.0 / spec_iter
+        self._pct_mult = spec_pct / 100.0
+        self._pct_2_mult = spec_pct / 200.0
+        spare = 100.0 - spec_res
+        # res = 100 gives +inf in C, which sends every draw to the band.
+        self._res_mult = 100.0 / spare if spare else math.inf
+
+    def _init_pareto(self, pareto_h: float) -> None:
+        if not 0.0 < pareto_h < 1.0:
+            raise ValueError("--rand-pareto-h must be between 0 and 1")
+        self._pareto_power = math.log(pareto_h) / math.log(1.0 - pareto_h)
+
+    def _init_zipfian(self, zipf_exp: float) -> None:
+        if zipf_exp < 0:
+            raise ValueError("--rand-zipfian-exp must be >= 0")
+        self._zipf_one_minus_exp = 1.0 - zipf_exp
+        self._zipf_neg_exp = -zipf_exp
+        h_int = self._zipf_h_integral
+        self._zipf_s = 2.0 - self._zipf_h_integral_inverse(h_int(2.5) - self._zipf_h(2.0))
+        self._zipf_h_x1 = h_int(1.5) - 1.0
+        # n -> (H(n + 1/2), X1 - H(n + 1/2)); bounds repeat, so compute once.
+        self._zipf_cache: dict[int, tuple[float, float]] = {}
+
+    # -- distributions ----------------------------------------------------
+
+    def uniform_double(self) -> float:
+        """One uniform double in [0, 1)."""
+        return self._u()
+
+    def uniform(self, a: int, b: int) -> int:
+        """Uniform integer in [a, b]: a + u*(b-a+1), all in double."""
+        return int(a + self._u() * (b - a + 1))
+
+    def gaussian(self, a: int, b: int) -> int:
+        """Mean of spec_iter uniform draws over [a, b] (approximately normal)."""
+        u = self._u
+        t = b - a + 1
+        total = 0.0
+        # Explicit loop: sum() of floats is compensated on Python >= 3.12,
+        # which would not round like sysbench's plain accumulation.
+        for _ in self._iter_range:
+            total += u() * t
+        return a + int(total * self._iter_mult)
+
+    def special(self, a: int, b: int) -> int:
+        """sysbench's 'special': res% of draws in a pct%-wide band near the middle.
+
+        t = b - a deliberately lacks the +1, and the band reuses the first
+        draw, exactly as sysbench 1.0.20 does.
+        """
+        t = b - a
+        rnd = self._u()
+        if rnd * (t * self._res_mult) < t:
+            u = self._u
+            total = 0.0
+            for _ in self._iter_range:
+                total += u()
+            return int(a + total * t * self._iter_mult)
+        return a + int(rnd * (t * self._pct_mult + 1) + (t / 2 - t * self._pct_2_mult))
+
+    def pareto(self, a: int, b: int) -> int:
+        """Pareto over [a, b] with shape h: a + (b-a+1) * u**p."""
+        return a + int((b - a + 1) * self._u() ** self._pareto_power)
+
+    def zipfian(self, a: int, b: int) -> int:
+        """Zipf over [a, b], P(a+k-1) ~ k**-zipf_exp (rejection-inversion sampler)."""
+        n = b - a + 1
+        try:
+            h_n, span = self._zipf_cache[n]
+        except KeyError:
+            h_n = self._zipf_h_integral(n + 0.5)
+            span = self._zipf_h_x1 - h_n
+            self._zipf_cache[n] = (h_n, span)
+        u = self._u
+        s = self._zipf_s
+        while True:
+            v = h_n + u() * span
+            x = self._zipf_h_integral_inverse(v)
+            k = int(x + 0.5)
+            # Rounding can push k just outside [1, n].
+            if k < 1:
+                k = 1
+            elif k > n:
+                k = n
+            # The cheap test k - x <= s accepts most draws without the exact one.
+            if k - x <= s or v >= self._zipf_h_integral(k + 0.5) - self._zipf_h(k):
+                return a + k - 1
+
+    # -- zipfian helpers: H(x) = (x**(1-e) - 1)/(1-e), h(x) = x**-e ------------
+
+    def _zipf_h_integral(self, x: float) -> float:
+        log_x = math.log(x)
+        return _expm1_over_x(self._zipf_one_minus_exp * log_x) * log_x
+
+    def _zipf_h(self, x: float) -> float:
+        return math.exp(self._zipf_neg_exp * math.log(x))
+
+    def _zipf_h_integral_inverse(self, x: float) -> float:
+        t = x * self._zipf_one_minus_exp
+        # Rounding can take t slightly below the domain limit of log1p.
+        if t < -1.0:
+            t = -1.0
+        return math.exp(_log1p_over_x(t) * x)
+
+    # -- strings ----------------------------------------------------------
+
+    def string(self, template: str) -> str:
+        """Fill a template: '#' -> digit, '@' -> lowercase letter, rest copied.
+
+        One draw per '#'/'@', left to right (sysbench's random.string()).
+        """
+        try:
+            render = _STRING_PLANS[template]
+        except KeyError:
+            render = _STRING_PLANS[template] = _compile_template(template)
+        return render(self._u)
+
+
+def _log1p_over_x(x: float) -> float:
+    """log(1 + x) / x, via a Taylor series near 0."""
+    if abs(x) > _ZIPF_TAYLOR_CUTOFF:
+        return math.log1p(x) / x
+    return 1.0 - x * (0.5 - x * (_ONE_THIRD - 0.25 * x))
+
+
+def _expm1_over_x(x: float) -> float:
+    """(exp(x) - 1) / x, via a Taylor series near 0."""
+    if abs(x) > _ZIPF_TAYLOR_CUTOFF:
+        return math.expm1(x) / x
+    return 1.0 + x * 0.5 * (1.0 + x * _ONE_THIRD * (1.0 + 0.25 * x))
+
+
+# -- string templates ---------------------------------------------------------
+#
+# A template is compiled once into a render(u) function and cached by its
+# text (the c and pad templates are rendered on every write).
+#
+# Each drawn character is uniform(lo, hi) = trunc(lo + u*(hi-lo+1)) computed
+# in double, as sysbench does. Note that lo + u*(hi-lo+1) can round up to
+# hi+1 when u is within a few ulps of 1 (':' for '#'); sysbench has the
+# same quirk and both render paths below reproduce it.
+
+_STRING_PLANS: dict[str, Callable[[Callable[[], float]], str]] = {}
+
+# Fast path for templates whose only drawn character is '#' (all of the
+# OLTP scripts' templates). It avoids ~110 int() calls per c string by
+# reading the truncated value straight out of the IEEE bits: every
+# x = 48 + u*10 lies in [32, 64), where the double's exponent is fixed and
+# trunc(x) = 32 + (mantissa >> 47). Those 5 mantissa bits are the low
+# nibble of byte 6 plus the top bit of byte 5 of the little-endian double,
+# so two bytes.translate() calls and one big-int addition turn all the
+# packed doubles into the character codes at once. Literal template
+# characters are packed as zero pad bytes (decoding to 32) and corrected by
+# a precomputed per-position addend.
+_DOUBLE_SIZE = 8
+_HIGH_BYTE = 6  # holds mantissa bits 48..51 (little-endian)
+_LOW_BYTE = 5  # its top bit is mantissa bit 47
+_BIT_BASE = 32  # the [32, 64) binade all packed values are in
+_HIGH_TABLE = bytes((_BIT_BASE + ((b & 0x0F) << 1)) & 0xFF for b in range(256))
+_LOW_TABLE = bytes(b >> 7 for b in range(256))
+_MAX_LATIN1 = 255
+
+
+def _compile_template(template: str) -> Callable[[Callable[[], float]], str]:
+    if _LETTER_CHAR not in template and _DIGIT_CHAR in template and _is_latin1(template):
+        return _compile_digit_template(template)
+    return _compile_generic_template(template)
+
+
+def _is_latin1(text: str) -> bool:
+    return all(ord(ch) <= _MAX_LATIN1 for ch in text)
+
+
+def _compile_digit_template(template: str) -> Callable[[Callable[[], float]], str]:
+    length = len(template)
+    draws = range(template.count(_DIGIT_CHAR))
+    lo = float(_DIGIT_LO)
+    width = float(_DIGIT_HI - _DIGIT_LO + 1)
+    layout = []
+    addend = 0
+    for pos, ch in enumerate(template):
+        if ch == _DIGIT_CHAR:
+            layout.append("d")
+        else:
+            layout.append(f"{_DOUBLE_SIZE}x")
+            addend += (ord(ch) - _BIT_BASE) << (8 * pos)
+    pack = struct.Struct("<" + "".join(layout)).pack
+    from_bytes = int.from_bytes
+
+    def render(u: Callable[[], float]) -> str:
+        raw = pack(*[lo + u() * width for _ in draws])
+        high = from_bytes(raw[_HIGH_BYTE::_DOUBLE_SIZE].translate(_HIGH_TABLE), "little")
+        low = from_bytes(raw[_LOW_BYTE::_DOUBLE_SIZE].translate(_LOW_TABLE), "little")
+        return (high + low + addend).to_bytes(length, "little").decode("latin-1")
+
+    return render
+
+
+def _compile_generic_template(template: str) -> Callable[[Callable[[], float]], str]:
+    """Any template: per-draw (lo, width) pairs fed into a %c format string."""
+    ranges = {
+        _DIGIT_CHAR: (float(_DIGIT_LO), float(_DIGIT_HI - _DIGIT_LO + 1)),
+        _LETTER_CHAR: (float(_LETTER_LO), float(_LETTER_HI - _LETTER_LO + 1)),
+    }
+    specs = tuple(ranges[ch] for ch in template if ch in ranges)
+    if not specs:
+        return lambda u: template
+    fmt = "".join("%c" if ch in ranges else ch.replace("%", "%%") for ch in template)
+
+    def render(u: Callable[[], float]) -> str:
+        return fmt % tuple([int(lo + u() * width) for lo, width in specs])
+
+    return render
+
+
+# -- unique numbers -----------------------------------------------------------
+
+# Largest prime below 2**32; x -> x**2 mod p is a bijection on [0, p) when
+# the upper half is reflected (the quadratic-residue permutation).
+_UNIQUE_PRIME = 4294967291
+_UNIQUE_HALF = _UNIQUE_PRIME // 2
+_UNIQUE_INDEX_SALT = 0x682F0161
+_UNIQUE_OFFSET_SALT = 0x46790905
+_UNIQUE_OUTPUT_XOR = 0x5BF03635
+
+
+def _permute(x: int) -> int:
+    if x >= _UNIQUE_PRIME:
+        return x  # the 5 values above the prime map to themselves
+    residue = x * x % _UNIQUE_PRIME
+    return residue if x <= _UNIQUE_HALF else _UNIQUE_PRIME - residue
+
+
+class Unique:
+    """sysbench's ``random.unique()``: a seeded bijection on uint32 values.
+
+    Successive ``next()`` calls return permute((permute(i) + offset) xor K)
+    for i = index0, index0 + 1, ... (mod 2**32), so no value repeats within
+    2**32 calls. One instance is shared process-wide.
+    """
+
+    __slots__ = ("_counter", "_offset")
+
+    def __init__(self, seed_index: int, seed_offset: int) -> None:
+        index0 = _permute((_permute(seed_index & _UINT32_MASK) + _UNIQUE_INDEX_SALT) & _UINT32_MASK)
+        self._offset = _permute((_permute(seed_offset & _UINT32_MASK) + _UNIQUE_OFFSET_SALT) & _UINT32_MASK)
+        # next() on itertools.count is atomic under the GIL, so concurrent
+        # callers still get distinct indexes without a lock.
+        self._counter = itertools.count(index0)
+
+    def next(self) -> int:
+        index = next(self._counter) & _UINT32_MASK
+        return _permute(((_permute(index) + self._offset) & _UINT32_MASK) ^ _UNIQUE_OUTPUT_XOR)
+
+    __next__ = next
+
+    def __iter__(self) -> Unique:
+        return self

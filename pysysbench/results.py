@@ -1,0 +1,141 @@
+"""Versioned result files: one JSON document per run (``--result-file``).
+
+Everything a report or a comparison needs, computed from the frozen stats
+records: every counter, min/avg/max and several percentiles, the per-interval
+series, the effective options with secrets removed, tool and server versions,
+start time.  Files are written atomically (temp file + rename).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import tempfile
+from typing import Any, Iterable
+
+from .errors import UsageError
+from .options import Values
+from .stats.records import IntervalStat, Summary
+
+FORMAT = "pysysbench-result"
+FORMAT_VERSION = 1
+RESULT_PERCENTILES = (50, 90, 95, 99, 99.9)
+MASK = "***"
+
+
+def _rate(count: int, seconds: float) -> float:
+    return count / seconds if seconds > 0 else 0.0
+
+
+def summary_dict(s: Summary) -> dict[str, Any]:
+    queries = s.reads + s.writes + s.others
+    return {
+        "total_time_s": s.total_time_s,
+        "elapsed_s": s.elapsed_s,
+        "threads": s.threads,
+        "events": s.events,
+        "tps": _rate(s.events, s.elapsed_s),
+        "queries": {"read": s.reads, "write": s.writes, "other": s.others, "total": queries},
+        "qps": _rate(queries, s.elapsed_s),
+        "errors": s.errors,
+        "errors_per_s": _rate(s.errors, s.elapsed_s),
+        "reconnects": s.reconnects,
+        "reconnects_per_s": _rate(s.reconnects, s.elapsed_s),
+        "errors_by_code": dict(s.error_codes),
+        "latency_ms": {
+            "min": s.lat_min_ns / 1e6,
+            "avg": s.lat_avg_ns / 1e6,
+            "max": s.lat_max_ns / 1e6,
+            "sum": s.lat_sum_ns / 1e6,
+            "percentile": s.percentile,
+            "percentile_value": s.latency_pct_ms,
+            **(s.percentiles_ms(RESULT_PERCENTILES) if s.events else {}),
+        },
+        "histogram": {str(i): n for i, n in enumerate(s.hist) if n},
+        "thread_events": list(s.thread_events),
+        "thread_latency_ms": [ns / 1e6 for ns in s.thread_lat_ns],
+        "unfinished": s.unfinished,
+    }
+
+
+def interval_dict(st: IntervalStat) -> dict[str, Any]:
+    q = st.reads + st.writes + st.others
+    d = {
+        "time_s": st.time_s, "interval_s": st.interval_s, "threads": st.threads_running,
+        "events": st.events, "tps": _rate(st.events, st.interval_s),
+        "reads": st.reads, "writes": st.writes, "others": st.others, "qps": _rate(q, st.interval_s),
+        "errors": st.errors, "reconnects": st.reconnects,
+        "latency_pct_ms": st.latency_pct_ms,
+    }
+    if st.queue_length is not None:
+        d.update(queue_length=st.queue_length, concurrency=st.concurrency)
+    return d
+
+
+def redact_argv(argv: Iterable[str], values: Values) -> list[str]:
+    """The command line with secret option values masked."""
+    secret = {o.key for o in values.registry if o.secret}
+    out = []
+    for arg in argv:
+        if arg.startswith("--") and "=" in arg:
+            name, _ = arg[2:].split("=", 1)
+            if name.replace("-", "_").lower() in secret:
+                arg = f"--{name}={MASK}"
+        out.append(arg)
+    return out
+
+
+def build(*, values: Values, argv: list[str], test: str, command: str, driver: str, server_version: str,
+          started_at: str, summary: Summary | None, intervals: list[IntervalStat], exit_code: int,
+          error: str | None, version: str) -> dict[str, Any]:
+    return {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "tool": {"name": "pysysbench", "version": version, "python": platform.python_version()},
+        "client": {"hostname": platform.node(), "platform": platform.platform(), "cpus": os.cpu_count()},
+        "command_line": redact_argv(argv, values),
+        "test": test,
+        "command": command,
+        "driver": driver,
+        "server_version": server_version,
+        "started_at": started_at,
+        "options": values.public(),
+        "summary": summary_dict(summary) if summary is not None else None,
+        "intervals": [interval_dict(st) for st in intervals],
+        "exit_code": exit_code,
+        "error": error,
+    }
+
+
+def save(path: str, doc: dict[str, Any]) -> None:
+    """Atomic write: a reader never sees half a file."""
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        os.makedirs(directory, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".pysysbench-", suffix=".tmp", dir=directory)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(doc, fh, indent=1, sort_keys=False)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise UsageError(f"cannot write result file '{path}': {exc.strerror}") from None
+
+
+def load(path: str) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except OSError as exc:
+        raise UsageError(f"cannot read result file '{path}': {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"'{path}' is not a pysysbench result file (invalid JSON at line {exc.lineno})") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise UsageError(f"'{path}' is not a pysysbench result file")
+    if doc.get("format_version", 0) > FORMAT_VERSION:
+        raise UsageError(f"'{path}' has result format version {doc.get('format_version')}; this pysysbench "
+                         f"reads up to {FORMAT_VERSION}: upgrade pysysbench")
+    return doc
+
+
+__all__ = ["build", "save", "load", "redact_argv", "FORMAT_VERSION"]

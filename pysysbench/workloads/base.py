@@ -1,0 +1,114 @@
+"""Workload API: the seam where benchmarks plug in.
+
+A workload is a class with a ``name``, a docstring (shown by ``help``), declared
+``options``, a statement table (name -> SQL with ``?`` placeholders and
+``{table}`` for the table number) and ``event(ctx)``.  Optional hooks:
+``prepare``, ``cleanup``, ``prewarm`` (run once with an :class:`Env`),
+``thread_init``, ``thread_done`` and ``before_restart`` (per connection, with a
+:class:`ThreadContext`).  Per-connection state lives on ``ctx``, never in module
+globals, so the engine can run thousands of connections per process.
+
+A user workload is a ``.py`` file passed as the test name that defines one
+subclass of :class:`Workload` (see ``examples/custom_workload.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..drivers.base import Connection, Counters, Driver
+from ..errors import WorkloadError
+from ..options import Option, Values
+from ..rand import Rand
+
+Say = Callable[[str], None]
+
+
+@dataclass
+class Env:
+    """What ``prepare``/``cleanup``/``prewarm`` get: the driver, the options and
+    a ``say`` function for the progress lines sysbench prints."""
+
+    driver: Driver
+    values: Values
+    say: Say
+    seed: int | None = None
+
+
+@dataclass(eq=False)
+class ThreadContext:
+    """Per-connection state of one benchmark thread."""
+
+    tid: int
+    threads: int
+    conn: Connection
+    rand: Rand
+    counters: Counters
+    values: Values
+    driver: Driver
+    stmts: dict[str, list[Any]] = field(default_factory=dict)
+    state: dict[str, Any] = field(default_factory=dict)   # free for user workloads
+
+    async def prepare(self, name: str, sql: str, tables: int | None = None) -> None:
+        """Prepare ``sql`` once, or once per table 1..tables when ``tables`` is
+        given (``{table}`` in the SQL); handles land in ``self.stmts[name]``,
+        indexed by table number (index 0 unused)."""
+        if tables is None:
+            self.stmts[name] = [await self.conn.prepare(sql)]
+            return
+        handles: list[Any] = [None]
+        for t in range(1, tables + 1):
+            handles.append(await self.conn.prepare(sql.format(table=t)))
+        self.stmts[name] = handles
+
+
+class Workload:
+    """Base class of every workload; subclasses override what they need."""
+
+    name: str = ""
+    options: list[Option] = []
+    commands: tuple[str, ...] = ("prepare", "run", "cleanup", "help")
+    uses_tables: bool = True    # run checks that sbtest tables exist first
+
+    def __init__(self, values: Values, driver: Driver):
+        self.values = values
+        self.driver = driver
+        self.configure()
+
+    def configure(self) -> None:
+        """Read options into attributes once (the hot path never parses)."""
+
+    def required_tables(self) -> list[str]:
+        return []
+
+    async def prepare(self, env: Env) -> None:
+        raise WorkloadError(f"'{self.name}' test does not implement the 'prepare' command.")
+
+    async def cleanup(self, env: Env) -> None:
+        raise WorkloadError(f"'{self.name}' test does not implement the 'cleanup' command.")
+
+    async def prewarm(self, env: Env) -> None:
+        raise WorkloadError(f"'{self.name}' test does not implement the 'prewarm' command.")
+
+    async def thread_init(self, ctx: ThreadContext) -> None:
+        """Prepare statements; default: nothing."""
+
+    async def event(self, ctx: ThreadContext) -> Any:
+        """One event (a "transaction" in the report).  Return a true value to
+        stop this thread."""
+        raise NotImplementedError
+
+    async def thread_done(self, ctx: ThreadContext) -> None:
+        """Flush per-thread buffers; the engine closes the connection."""
+
+    async def before_restart(self, ctx: ThreadContext, error: Exception) -> None:
+        """Called before an event is restarted after an ignorable error."""
+
+
+REGISTRY: dict[str, type[Workload]] = {}
+
+
+def register(cls: type[Workload]) -> type[Workload]:
+    REGISTRY[cls.name] = cls
+    return cls

@@ -1,0 +1,199 @@
+"""The sbtest data set shared by the OLTP workloads: options, schema, prepare,
+cleanup, prewarm (spec section 2 and 3.1).
+
+``prepare`` is sysbench's: tables striped over ``--threads`` connections, rows
+generated in sysbench's draw order (c, pad, k) and sent as multi-row INSERTs of
+at most 512 KiB, the secondary index created after the load.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from ..errors import TableExistsError
+from ..options import Option, OptType, Values
+from ..rand import C_TEMPLATE, PAD_TEMPLATE, Rand
+from .base import Env, Workload
+
+GROUP = "workload options"
+BULK_INSERT_MAX_BYTES = 524_288       # sysbench's bulk insert buffer (spec 2.4)
+
+
+def _opt(name: str, type_: OptType, default: Any, text: str) -> Option:
+    return Option(name, type_, default, text, GROUP)
+
+
+OLTP_OPTIONS = [
+    _opt("auto_inc", OptType.BOOL, True, "Use AUTO_INCREMENT column as Primary Key (for MySQL), or its alternatives "
+         "in other DBMS. When disabled, use client-generated IDs"),
+    _opt("create_secondary", OptType.BOOL, True, "Create a secondary index in addition to the PRIMARY KEY"),
+    _opt("create_table_options", OptType.STRING, "", "Extra CREATE TABLE options (sysbench 1.1)"),
+    _opt("delete_inserts", OptType.INT, 1, "Number of DELETE/INSERT combinations per transaction"),
+    _opt("distinct_ranges", OptType.INT, 1, "Number of SELECT DISTINCT queries per transaction"),
+    _opt("index_updates", OptType.INT, 1, "Number of UPDATE index queries per transaction"),
+    _opt("mysql_storage_engine", OptType.STRING, "innodb", "Storage engine, if MySQL is used"),
+    _opt("non_index_updates", OptType.INT, 1, "Number of UPDATE non-index queries per transaction"),
+    _opt("order_ranges", OptType.INT, 1, "Number of SELECT ORDER BY queries per transaction"),
+    Option("pgsql_variant", OptType.STRING, "", "Use this PostgreSQL variant when running with the PostgreSQL "
+           "driver. The only currently supported variant is 'redshift'. When enabled, create_secondary is "
+           "automatically disabled, and delete_inserts is set to 0", GROUP, show_default=False),
+    _opt("point_selects", OptType.INT, 10, "Number of point SELECT queries per transaction"),
+    _opt("range_selects", OptType.BOOL, True, "Enable/disable all range SELECT queries"),
+    _opt("range_size", OptType.INT, 100, "Range size for range SELECT queries"),
+    _opt("reconnect", OptType.INT, 0, "Reconnect after every N events. The default (0) is to not reconnect "
+         "(sysbench 1.1)"),
+    _opt("secondary", OptType.BOOL, False, "Use a secondary index in place of the PRIMARY KEY"),
+    _opt("simple_ranges", OptType.INT, 1, "Number of simple range SELECT queries per transaction"),
+    _opt("skip_trx", OptType.BOOL, False, "Don't start explicit transactions and execute all queries in the "
+         "AUTOCOMMIT mode"),
+    _opt("sum_ranges", OptType.INT, 1, "Number of SELECT SUM() queries per transaction"),
+    _opt("table_size", OptType.INT, 10000, "Number of rows per table"),
+    _opt("tables", OptType.INT, 1, "Number of tables"),
+]
+
+NON_NEGATIVE = ("tables", "table_size", "range_size", "point_selects", "simple_ranges", "sum_ranges",
+                "order_ranges", "distinct_ranges", "index_updates", "non_index_updates", "delete_inserts",
+                "reconnect")
+
+
+def check_counts(values: Values) -> None:
+    from ..errors import ConfigError
+    for name in NON_NEGATIVE:
+        if values.get(name, 0) < 0:
+            raise ConfigError(f"Invalid value for the '{name}' option: {values.get(name)} (must be >= 0)")
+
+
+def create_table_sql(values: Values, driver, table: int) -> str:
+    """The exact CREATE TABLE text of oltp_common.lua (spec 2.1)."""
+    d = driver.dialect
+    id_def = d.id_auto_inc if values.auto_inc else d.id_plain
+    key = "KEY xid" if values.secondary else "PRIMARY KEY"
+    engine = d.engine_clause(values)
+    return (f"CREATE TABLE sbtest{table}(\n"
+            f"  id {id_def},\n"
+            "  k INTEGER DEFAULT '0' NOT NULL,\n"
+            "  c CHAR(120) DEFAULT '' NOT NULL,\n"
+            "  pad CHAR(60) DEFAULT '' NOT NULL,\n"
+            f"  {key} (id)\n"
+            f") {engine} {values.create_table_options}")
+
+
+def row_literals(rand: Rand, table_size: int, auto_inc: bool):
+    """Rows in sysbench's order of draws: c, pad, then k."""
+    string = rand.string
+    default = rand.default
+    for i in range(1, table_size + 1):
+        c = string(C_TEMPLATE)
+        pad = string(PAD_TEMPLATE)
+        k = default(1, table_size)
+        if auto_inc:
+            yield f"({k}, '{c}', '{pad}')"
+        else:
+            yield f"({i}, {k}, '{c}', '{pad}')"
+
+
+async def bulk_insert(conn, prefix: str, rows, *, wrap_trx: bool) -> None:
+    """Send ``rows`` as multi-row INSERTs no longer than 512 KiB (spec 2.4)."""
+    buf: list[str] = []
+    length = len(prefix)
+    if wrap_trx:
+        await conn.query("BEGIN")
+    for row in rows:
+        extra = len(row) + 1 + (1 if buf else 0)
+        if buf and length + extra > BULK_INSERT_MAX_BYTES:
+            await conn.query(prefix + ",".join(buf))
+            buf, length = [], len(prefix)
+            extra = len(row) + 1
+        buf.append(row)
+        length += extra
+    if buf:
+        await conn.query(prefix + ",".join(buf))
+    if wrap_trx:
+        await conn.query("COMMIT")
+
+
+def make_rand(values: Values, seed: int | None) -> Rand:
+    return Rand(seed, rand_type=values.rand_type, spec_iter=values.rand_spec_iter,
+                spec_pct=values.rand_spec_pct, spec_res=values.rand_spec_res,
+                pareto_h=values.rand_pareto_h, zipf_exp=values.rand_zipfian_exp)
+
+
+class OltpBase(Workload):
+    """Schema, data and commands shared by the bundled OLTP workloads."""
+
+    options = OLTP_OPTIONS
+    commands = ("prepare", "prewarm", "run", "cleanup", "help")
+    prepare_table_size: int | None = None   # oltp_insert overrides for auto_inc=off
+
+    def configure(self) -> None:
+        check_counts(self.values)
+        v = self.values
+        self.tables = v.tables
+        self.table_size = v.table_size
+        self.range_size = v.range_size
+        self.trx = not v.skip_trx
+
+    def required_tables(self) -> list[str]:
+        return [f"sbtest{t}" for t in range(1, self.tables + 1)]
+
+    async def prepare(self, env: Env) -> None:
+        await self._striped(env, self.tables, self._prepare_table)
+
+    async def _striped(self, env: Env, ntables: int, job) -> None:
+        """Worker t handles tables t+1, t+1+T, ... on its own connection (spec 2.5)."""
+        threads = max(1, env.values.threads)
+        if threads > 1:
+            env.say("Initializing worker threads...\n")
+
+        async def worker(t: int) -> None:
+            mine = list(range(t + 1, ntables + 1, threads))
+            if not mine:
+                return
+            conn = await env.driver.connect(index=t)
+            try:
+                for table in mine:
+                    await job(env, conn, table)
+            finally:
+                await conn.close()
+
+        await asyncio.gather(*(worker(t) for t in range(min(threads, max(ntables, 1)))))
+
+    async def _prepare_table(self, env: Env, conn, table: int) -> None:
+        v = env.values
+        env.say(f"Creating table 'sbtest{table}'...")
+        if await conn.table_exists(f"sbtest{table}"):
+            raise TableExistsError(f"table 'sbtest{table}' already exists in {env.driver.target()}: "
+                                   f"run cleanup first")
+        await conn.query(create_table_sql(v, env.driver, table))
+        size = self.table_size if self.prepare_table_size is None else self.prepare_table_size
+        if size > 0:
+            env.say(f"Inserting {size} records into 'sbtest{table}'")
+            cols = "(k, c, pad)" if v.auto_inc else "(id, k, c, pad)"
+            seed = None if env.seed is None else env.seed * 1_000_003 + table
+            rows = row_literals(make_rand(v, seed), size, v.auto_inc)
+            await bulk_insert(conn, f"INSERT INTO sbtest{table}{cols} VALUES", rows,
+                              wrap_trx=env.driver.caps.needs_commit_for_load)
+        if v.create_secondary:
+            env.say(f"Creating a secondary index on 'sbtest{table}'...")
+            await conn.query(f"CREATE INDEX k_{table} ON sbtest{table}(k)")
+
+    async def cleanup(self, env: Env) -> None:
+        conn = await env.driver.connect()
+        try:
+            for table in range(1, self.tables + 1):
+                env.say(f"Dropping table 'sbtest{table}'...")
+                await conn.query(f"DROP TABLE IF EXISTS sbtest{table}")
+        finally:
+            await conn.close()
+
+    async def prewarm(self, env: Env) -> None:
+        if env.driver.dialect.prewarm_sql is None:
+            from ..errors import WorkloadError
+            raise WorkloadError(f"prewarm is not supported by the {env.driver.name} driver")
+        await self._striped(env, self.tables, self._prewarm_table)
+
+    async def _prewarm_table(self, env: Env, conn, table: int) -> None:
+        env.say(f"Prewarming table sbtest{table}")
+        for sql in env.driver.dialect.prewarm_sql(table, self.table_size):
+            await conn.fetchall(sql)
