@@ -75,8 +75,8 @@ def format_default(opt: Option) -> str:
         return ",".join(str(v) for v in value or ())
     if value is None:
         return ""
-    if isinstance(value, float) and value.is_integer() and opt.type is not OptType.DOUBLE:
-        return str(int(value))
+    if isinstance(value, float):
+        return f"{value:g}"   # sysbench prints doubles with %g: [1], [75], [0.2]
     return str(value)
 
 

@@ -108,9 +108,9 @@ def dispatch(argv: list[str], out: Printer) -> int:
 def print_workload_help(cls: type[Workload], out: Printer) -> int:
     if not cls.options:
         raise WorkloadError(f"'{cls.name}' test does not implement the 'help' command.")
-    if cls.__doc__:
-        out(cls.__doc__.strip() + "\n")
     out.raw(help_block(f"{cls.name} options:", list(cls.options), sort=True) + "\n")
+    if cls.__doc__:   # after the sysbench-format block, so parsers of it are unaffected
+        out(cls.__doc__.strip() + "\n")
     return 0
 
 
@@ -132,14 +132,15 @@ def banner(inv: Invocation, out: Printer) -> None:
         out(f"Initializing random number generator from seed ({v.rand_seed}).\n")
     else:
         out("Initializing random number generator from current time\n")
-    grace = forced_shutdown_s(v)
-    if grace is not None:
-        out(f"Forcing shutdown in {int(v.time + grace)} seconds\n")
     if v.warmup_time:
         out(f"Warmup time: {v.warmup_time}s")
     if not v.time and not v.events:
         out("WARNING: Both event and time limits are disabled, running an endless test")
-    out()
+    grace = forced_shutdown_s(v)
+    if grace is not None:
+        out(f"Forcing shutdown in {int(v.time + grace)} seconds\n")   # replaces the blank (Appendix A.7)
+    else:
+        out()
 
 
 def command_run(inv: Invocation, workload: Workload, driver, out: Printer, argv: list[str]) -> int:

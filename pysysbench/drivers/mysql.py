@@ -249,8 +249,11 @@ class MySQLDriver(Driver):
         v = self.values
         if code == "1045":
             hint = "check --mysql-user and --mysql-password"
-        elif code == "1049":
-            hint = f"create it (CREATE DATABASE {v.mysql_db}) or pass --mysql-db"
+        elif code in ("1049", "1044"):
+            hint = (f"create the database (CREATE DATABASE {v.mysql_db}), grant the user access to it, "
+                    "or pass --mysql-db")
+        elif "SSL" in msg:
+            hint = "the SSL handshake failed: is SSL enabled on the server? check --mysql-ssl and the certificates"
         elif code in ("2003", "2002", "2013"):
             hint = "is the server running? check --mysql-host/--mysql-port/--mysql-socket"
         elif code == "1040":
