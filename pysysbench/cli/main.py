@@ -17,6 +17,7 @@ from ..engine.local import Hooks, RunOutcome, forced_shutdown_s, run_benchmark
 from ..options import help_block
 from ..output import text
 from ..workloads.base import Env, Workload
+from .subcommands import SUBCOMMANDS
 from .compat import COMMANDS, Invocation, choose_driver, general_help, header, parse, validate
 
 
@@ -71,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def dispatch(argv: list[str], out: Printer) -> int:
+    if argv and argv[0] in SUBCOMMANDS:
+        return SUBCOMMANDS[argv[0]](argv[1:], out)
     inv = parse(argv)
     v = inv.values
     for line in inv.stderr_warnings:
