@@ -34,13 +34,18 @@ INT_MAX = 2**63 - 1
 
 
 class OptType(Enum):
-    BOOL = "[=on|off]"
-    INT = "=N"
-    DOUBLE = "=N"
-    SIZE = "=SIZE"
-    STRING = "=STRING"
-    LIST = "=[LIST,...]"
-    FILE = "=FILENAME"
+    # (kind, help format); the kind keeps INT and DOUBLE distinct members
+    # (equal plain values would make DOUBLE an alias of INT)
+    BOOL = ("bool", "[=on|off]")
+    INT = ("int", "=N")
+    DOUBLE = ("double", "=N")
+    SIZE = ("size", "=SIZE")
+    STRING = ("string", "=STRING")
+    LIST = ("list", "=[LIST,...]")
+    FILE = ("file", "=FILENAME")
+
+    def __init__(self, kind: str, fmt: str) -> None:
+        self.fmt = fmt
 
 
 @dataclass(frozen=True)
@@ -189,7 +194,7 @@ class Registry:
 def help_block(title: str | None, options: list[Option], *, sort: bool = False) -> str:
     """Render one group the way sysbench does (Appendix B layout rule)."""
     rows = sorted(options, key=lambda o: o.name) if sort else options
-    lefts = [f"  --{o.name}{o.type.value}" for o in rows]
+    lefts = [f"  --{o.name}{o.type.fmt}" for o in rows]
     width = max((len(s) for s in lefts), default=0) + 1
     lines = [title] if title else []
     for left, opt in zip(lefts, rows):

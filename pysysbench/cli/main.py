@@ -95,7 +95,8 @@ def dispatch(argv: list[str], out: Printer) -> int:
     if inv.command == "help":
         return print_workload_help(cls, out)
     if inv.command not in cls.commands:
-        raise WorkloadError(f"'{cls.name}' test does not implement the '{inv.command}' command.")
+        raise WorkloadError(f"'{cls.name}' test does not implement the '{inv.command}' command "
+                            f"(it supports: {', '.join(cls.commands)})")
     validate(v)
     driver_name = choose_driver(v)
     driver = DRIVERS[driver_name](v)

@@ -23,9 +23,6 @@ def find_workload(name: str) -> type[Workload]:
         stem = stem[:-4]
     if stem in REGISTRY:
         return REGISTRY[stem]
-    if stem == "oltp_common":
-        raise WorkloadError("oltp_common is meant to be included by other OLTP scripts and should not be "
-                            "called directly.")
     raise WorkloadError(f"Cannot find benchmark '{name}': no such built-in test or file "
                         f"(built-in tests: {', '.join(sorted(REGISTRY))})")
 

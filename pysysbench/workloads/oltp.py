@@ -236,3 +236,12 @@ class OltpInsert(Oltp):
             return
         ident = 0 if self.values.auto_inc else self.unique.next() - 2147483648
         await ctx.conn.query(f"INSERT INTO sbtest{t} (id, k, c, pad) VALUES ({ident}, {k}, '{c}', '{pad}')")
+
+
+@register
+class OltpCommon(OltpBase):
+    """The sbtest data set alone: prepare, prewarm and cleanup (the TiDB report
+    prepares with ``sysbench oltp_common prepare``); it has no events to run."""
+
+    name = "oltp_common"
+    commands = ("prepare", "prewarm", "cleanup", "help")
