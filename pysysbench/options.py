@@ -303,8 +303,11 @@ def read_config_file(path: str) -> list[RawOption]:
     out: list[RawOption] = []
     for lineno, line in enumerate(lines, 1):
         origin = f" (in {os.path.basename(path)} line {lineno})"
+        lexer = shlex.shlex(line, posix=True)
+        lexer.whitespace_split = True
+        lexer.escape = ""   # values are literal, as in sysbench: a backslash in a password stays
         try:
-            tokens = shlex.split(line, comments=True, posix=True)
+            tokens = list(lexer)
         except ValueError:
             raise UsageError(f"config file '{path}': unexpected EOL on line {lineno} (unterminated quote)") from None
         out.extend(_pairs(tokens, origin))

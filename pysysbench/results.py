@@ -4,6 +4,12 @@ Everything a report or a comparison needs, computed from the frozen stats
 records: every counter, min/avg/max and several percentiles, the per-interval
 series, the effective options with secrets removed, tool and server versions,
 start time.  Files are written atomically (temp file + rename).
+
+Two fields belong to campaigns (``pysysbench campaign run``): ``labels`` (the
+user's tags such as database version, instance size, parameter template; ``{}``
+for a plain run) and ``campaign`` (which campaign, workload, thread count and
+repeat produced the run; ``null`` for a plain run).  Readers of older files
+treat a missing field as empty.
 """
 
 from __future__ import annotations
@@ -88,7 +94,8 @@ def redact_argv(argv: Iterable[str], values: Values) -> list[str]:
 
 def build(*, values: Values, argv: list[str], test: str, command: str, driver: str, server_version: str,
           started_at: str, summary: Summary | None, intervals: list[IntervalStat], exit_code: int,
-          error: str | None, version: str) -> dict[str, Any]:
+          error: str | None, version: str, labels: dict[str, str] | None = None,
+          campaign: dict[str, Any] | None = None) -> dict[str, Any]:
     return {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -105,7 +112,16 @@ def build(*, values: Values, argv: list[str], test: str, command: str, driver: s
         "intervals": [interval_dict(st) for st in intervals],
         "exit_code": exit_code,
         "error": error,
+        "labels": dict(labels or {}),
+        "campaign": campaign,
     }
+
+
+def annotate(doc: dict[str, Any], *, labels: dict[str, str], campaign: dict[str, Any]) -> dict[str, Any]:
+    """Attach a campaign's labels and run identity to a run's document."""
+    doc["labels"] = dict(labels)
+    doc["campaign"] = campaign
+    return doc
 
 
 def save(path: str, doc: dict[str, Any]) -> None:
@@ -138,4 +154,4 @@ def load(path: str) -> dict[str, Any]:
     return doc
 
 
-__all__ = ["build", "save", "load", "redact_argv", "FORMAT_VERSION"]
+__all__ = ["build", "save", "load", "annotate", "redact_argv", "FORMAT_VERSION"]

@@ -11,9 +11,13 @@ from .. import __version__
 from ..drivers import DB_OPTIONS, REGISTRY as DRIVERS
 from ..errors import ConfigError, InvalidOption, UsageError
 from ..options import Option, OptType, RawOption, Registry, Values, apply_options, help_block, split_argv
+from ..output.legacy_text import OUTPUT_OPTIONS
 from ..rand import DISTRIBUTIONS
-from ..workloads import find_workload
+from ..rand_compat import COMPAT_OPTIONS, compat_warnings
+from ..workloads import REGISTRY as WORKLOADS, find_workload
 from ..workloads.base import Workload
+from ..workloads.legacy import LEGACY_SCRIPTS
+from .glued import known_options, test_name, unglue
 
 G = "General options"
 R = "Pseudo-Random Numbers Generator options"
@@ -31,6 +35,8 @@ GENERAL_OPTIONS = [
            show_default=False),
     Option("thread-init-timeout", OptType.INT, 30, "wait time in seconds for worker threads to initialize", G),
     Option("rate", OptType.INT, 0, "average transactions rate. 0 for unlimited rate", G),
+    Option("workers", OptType.INT, 0, "client worker processes, each running one event loop that owns a share "
+           "of the threads. 0 = one per CPU core, at most --threads (SQLite: 1)", G),
     Option("report-interval", OptType.INT, 0, "periodically report intermediate statistics with a specified "
            "interval in seconds. 0 disables intermediate reports", G),
     Option("report-checkpoints", OptType.LIST, [], "dump full statistics and reset all counters at specified "
@@ -83,7 +89,7 @@ COMMANDS = ("prepare", "run", "cleanup", "help", "prewarm")
 
 
 def base_registry() -> Registry:
-    reg = Registry(GENERAL_OPTIONS + RAND_OPTIONS + LOG_OPTIONS + DB_OPTIONS)
+    reg = Registry(GENERAL_OPTIONS + OUTPUT_OPTIONS + RAND_OPTIONS + COMPAT_OPTIONS + LOG_OPTIONS + DB_OPTIONS)
     for drv in DRIVERS.values():
         reg.extend(drv.options)
     return reg
@@ -104,8 +110,10 @@ class Invocation:
 def parse(argv: list[str]) -> Invocation:
     raw, words = split_argv(argv)
     values = Values(base_registry())
+    raw, glue_warnings = _unglue(raw, words, values.registry)
     rest = apply_options(values, raw, strict=False)
     inv = Invocation(values, None, None)
+    inv.warnings.extend(glue_warnings)
     if values.test:
         inv.stderr_warnings.append("WARNING: the --test option is deprecated. You can pass a script name or "
                                    "path on the command line without any options.")
@@ -120,8 +128,33 @@ def parse(argv: list[str]) -> Invocation:
         return inv
     inv.workload_cls = find_workload(inv.test)
     values.registry.extend(inv.workload_cls.options)
-    apply_options(values, rest, strict=True)
+    _workload_options(inv, rest)
+    inv.warnings.extend(compat_warnings(values))
     return inv
+
+
+def _unglue(raw: list[RawOption], words: list[str], registry: Registry) -> tuple[list[RawOption], list[str]]:
+    """Split options a web page glued together (``--pgsql-db=x--oltp_tables_count=4``)
+    at the names of every option a test could declare."""
+    classes = list(WORKLOADS.values()) + list(LEGACY_SCRIPTS.values())
+    split, warnings = unglue(raw, known_options(registry, classes))
+    test = test_name(split, words)
+    if test and test.endswith(".py"):   # a user's workload: its options are known once loaded
+        split, warnings = unglue(raw, known_options(registry, classes + [find_workload(test)]))
+    return split, warnings
+
+
+def _workload_options(inv: Invocation, rest: list[RawOption]) -> None:
+    """Phase 2.  sysbench 0.5 scripts accept unknown options (0.5 did, silently;
+    here each gets a WARNING) and adjust defaults and old names (``after_parse``)."""
+    cls, values = inv.workload_cls, inv.values
+    lenient = getattr(cls, "accepts_unknown_options", False)
+    for item in apply_options(values, rest, strict=not lenient):
+        inv.warnings.append(f"WARNING: --{item.name} is not an option of {cls.name} nor a general option: ignored "
+                            "(sysbench 0.5 accepted and ignored unknown options too)")
+    hook = getattr(cls, "after_parse", None)
+    if hook is not None:
+        hook(values, rest, inv.warnings.append)
 
 
 def _reject_unknown(rest: list[RawOption]) -> None:
@@ -144,6 +177,11 @@ def _apply_aliases(inv: Invocation) -> None:
         inv.warnings.append(f"WARNING: --{opt.name} is deprecated, use --{target.name} instead")
 
 
+# workload options named mysql_* that do not imply the MySQL driver
+ENGINE_OPTIONS = ("mysql_storage_engine", "mysql_table_engine", "mysql_table_options", "mysql_create_options",
+                  "mysql_engine_trx")
+
+
 def choose_driver(values: Values) -> str:
     """--db-driver, else the family of any --mysql-*/--pgsql-* option given, else sqlite."""
     if values.is_set("db_driver"):
@@ -152,7 +190,7 @@ def choose_driver(values: Values) -> str:
             raise ConfigError(f"invalid database driver name: '{name}' (available: {', '.join(DRIVERS)})")
         return name
     families = {key.split("_", 1)[0] for key in values.explicit
-                if key.startswith(("mysql_", "pgsql_")) and key != "mysql_storage_engine"}
+                if key.startswith(("mysql_", "pgsql_")) and key not in ENGINE_OPTIONS}
     if len(families) > 1:
         raise ConfigError("both --mysql-* and --pgsql-* options were given: choose one with --db-driver")
     if families:
@@ -171,7 +209,7 @@ def validate(values: Values) -> None:
     for name in ("threads",):
         if values.get(name) < 1:
             raise ConfigError(f"Invalid value for the '{name}' option: {values.get(name)} (must be >= 1)")
-    for name in ("events", "time", "rate", "report_interval", "warmup_time", "thread_init_timeout"):
+    for name in ("events", "time", "rate", "report_interval", "warmup_time", "thread_init_timeout", "workers"):
         if values.get(name) < 0:
             raise ConfigError(f"Invalid value for the '{name}' option: {values.get(name)} (must be >= 0)")
     for x in values.report_checkpoints:

@@ -5,6 +5,7 @@ exceptions to exit codes.  Only this module prints or exits.
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import traceback
 from typing import Any, Coroutine
@@ -13,11 +14,14 @@ from .. import __version__
 from .. import results
 from ..drivers import REGISTRY as DRIVERS
 from ..errors import PySysbenchError, UsageError, WorkloadError
-from ..engine.local import Hooks, RunOutcome, forced_shutdown_s, run_benchmark
+from ..engine.local import (CLIENT_BUSY_FRACTION, Hooks, RunOutcome, client_busy, forced_shutdown_s,
+                            run_benchmark)
 from ..options import help_block
 from ..output import text
+from ..output.legacy_text import report_format
 from ..workloads.base import Env, Workload
 from .subcommands import SUBCOMMANDS
+from . import tools  # noqa: F401  (registers campaign, report, compare, export)
 from .compat import COMMANDS, Invocation, choose_driver, general_help, header, parse, validate
 
 
@@ -46,6 +50,18 @@ def run_async(coro: Coroutine[Any, Any, Any]) -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # stdout closed early ("pysysbench ... | head"): stop quietly, as sysbench dies of SIGPIPE
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 141
+
+
+def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     out = Printer()
     debug = any(a.split("=", 1)[0] == "--debug" and a.split("=", 1)[-1] not in ("off", "0", "false")
@@ -149,16 +165,21 @@ def banner(inv: Invocation, out: Printer) -> None:
 
 def command_run(inv: Invocation, workload: Workload, driver, out: Printer, argv: list[str]) -> int:
     v = inv.values
-    banner(inv, out)
+    old = report_format(v, workload)     # --output-format=0.5: sysbench 0.5's lines (None: 1.0's)
+    if old is None:
+        banner(inv, out)
+    else:
+        for line in old.banner(v, forced_shutdown_s(v)):
+            out(line)
 
     def interval(st) -> None:
-        out(text.intermediate_line(st))
+        out(text.intermediate_line(st) if old is None else old.interval_line(st))
         if st.queue_length is not None:
-            out(text.rate_line(st))
+            out(text.rate_line(st) if old is None else old.rate_line(st))
 
     def checkpoint(t: float, summary) -> None:
         out(text.checkpoint_header(t))
-        out.raw(text.summary_block(summary))
+        out.raw(text.summary_block(summary) if old is None else old.summary_block(summary))
 
     hooks = Hooks(say=out, interval=interval, checkpoint=checkpoint)
 
@@ -172,10 +193,15 @@ def command_run(inv: Invocation, workload: Workload, driver, out: Printer, argv:
         return await run_benchmark(v, workload, driver, hooks), version
 
     outcome, server_version = run_async(go())
+    busy = client_busy(outcome)
+    # an embedded database runs inside the client: its CPU is not client overhead
+    if busy >= CLIENT_BUSY_FRACTION and outcome.error is None and not driver.caps.blocking:
+        out(f"WARNING: the client kept {busy:.0%} of its {outcome.workers} worker process(es) busy: it may be "
+            "the bottleneck (add --workers or client machines)")
     if outcome.error is None:
         if v.histogram:
             out.raw(text.histogram_block(outcome.summary.hist))
-        out.raw(text.summary_block(outcome.summary))
+        out.raw(text.summary_block(outcome.summary) if old is None else old.summary_block(outcome.summary))
         if v.debug:
             _per_thread_debug(outcome, out)
     else:
@@ -187,6 +213,10 @@ def command_run(inv: Invocation, workload: Workload, driver, out: Printer, argv:
                             server_version=server_version, started_at=outcome.started_at,
                             summary=outcome.summary, intervals=outcome.intervals, exit_code=outcome.exit_code,
                             error=outcome.error, version=__version__)
+        queries = outcome.summary.reads + outcome.summary.writes + outcome.summary.others
+        doc["client"].update(workers=outcome.workers, cpu_s=outcome.client_cpu_s,
+                             cpu_s_per_query=outcome.client_cpu_s / queries if queries else None,
+                             busy_fraction=busy, per_worker=outcome.per_worker)
         results.save(v.result_file, doc)
     return outcome.exit_code
 

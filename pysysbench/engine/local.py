@@ -2,16 +2,16 @@
 
 Lifecycle (spec 5.1): pre-flight table check, thread initialisation (bounded by
 ``--thread-init-timeout``), "Threads started!", optional warm-up, then the
-measured phase with the reporter, the checkpoint timer, the rate generator and
-the forced-shutdown watchdog running beside the threads.  Intermediate and
-final figures are built only from :class:`Snapshot` differences, never from
-the hot-path objects directly.
+measured phase with the reporter, the checkpoint timer and the forced-shutdown
+watchdog running beside the threads.  The threads live in a worker group (this
+process, or ``--workers`` processes); every figure is built from merged
+:class:`Snapshot` differences, never from the hot-path objects directly.
 """
 
 from __future__ import annotations
 
 import asyncio
-import random
+import os
 import signal
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -19,15 +19,15 @@ from time import perf_counter_ns
 from typing import Callable
 
 from ..drivers.base import Driver
-from ..errors import MissingTableError, PySysbenchError, RunAborted
+from ..errors import ConfigError, MissingTableError, PySysbenchError, RunAborted
 from ..options import Values
 from ..stats.records import IntervalStat, Snapshot, Summary, interval_from, summary_from
 from ..workloads.base import Workload
-from .worker import NS, Worker
+from .group import InProcessGroup, Sample
+from .procs import ProcessGroup, default_workers
+from .worker import NS
 
-EVENT_QUEUE_SLOTS = 131_072     # sysbench's rate-mode ring size (spec 5.4)
-QUEUE_FULL = ("The event queue is full. This means the worker threads are unable to keep up with "
-              "the specified event generation rate")
+CLIENT_BUSY_FRACTION = 0.9      # warn when the client used this share of its cores
 
 
 @dataclass
@@ -49,6 +49,9 @@ class RunOutcome:
     forced: bool = False
     interrupted: bool = False
     traceback: BaseException | None = None
+    workers: int = 1
+    client_cpu_s: float = 0.0
+    per_worker: list[dict] = field(default_factory=list)
 
 
 def forced_shutdown_s(values: Values) -> float | None:
@@ -64,11 +67,20 @@ def forced_shutdown_s(values: Values) -> float | None:
             return values.time * float(text[:-1]) / 100
         return float(text)
     except ValueError:
-        raise RunAborted(f"Invalid value for --forced-shutdown: '{raw}'") from None
+        raise ConfigError(f"Invalid value for --forced-shutdown: '{raw}'") from None
+
+
+def worker_count(values: Values, driver: Driver) -> int:
+    requested = values.get("workers", 0) or 0
+    if requested < 0:
+        raise ConfigError(f"Invalid value for the 'workers' option: {requested} (must be >= 0)")
+    if requested == 0:
+        return default_workers(values.threads, driver.caps.blocking)
+    return min(requested, values.threads)
 
 
 class LocalRun:
-    """One ``run`` command executed by a single worker on the current loop."""
+    """One ``run`` command on this machine."""
 
     def __init__(self, values: Values, workload: Workload, driver: Driver, hooks: Hooks):
         self.v = values
@@ -76,15 +88,20 @@ class LocalRun:
         self.driver = driver
         self.hooks = hooks
         self.threads = values.threads
-        self.worker = Worker(values, workload, driver, range(self.threads), self.threads)
+        self.workers = worker_count(values, driver)
+        if self.workers > 1:
+            self.group = ProcessGroup(values, workload.source, driver.name, self.threads, self.workers)
+        else:
+            self.group = InProcessGroup(values, workload, driver, range(self.threads), self.threads,
+                                        rate=values.rate, max_events=values.events)
         self.percentile = values.percentile
         self.intervals: list[IntervalStat] = []
         self.base = Snapshot()
-        self.t0 = 0
-        self.checkpoint_t = 0
+        self.t0 = self.checkpoint_t = self.end = 0
         self.forced = False
         self.unfinished: int | None = None
         self.interrupted = False
+        self.last = Sample(Snapshot())
 
     async def preflight(self) -> None:
         tables = self.workload.required_tables()
@@ -104,14 +121,11 @@ class LocalRun:
         await self.preflight()
         self.hooks.say("Initializing worker threads...\n")
         try:
-            await asyncio.wait_for(self.worker.init_threads(), self.v.thread_init_timeout or None)
+            await asyncio.wait_for(self.group.init(), self.v.thread_init_timeout or None)
         except asyncio.TimeoutError:
-            await self.worker.close()
+            await self.group.close()
             raise RunAborted(f"Worker threads failed to initialize within {self.v.thread_init_timeout} seconds!",
                              2) from None
-        except BaseException:
-            await self.worker.close()
-            raise
         self.hooks.say("Threads started!\n")
         started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
         self._install_signals()
@@ -119,29 +133,20 @@ class LocalRun:
             await self._measure()
         finally:
             self._remove_signals()
-            await self.worker.close()
+            await self.group.close()
         return self._outcome(started_at)
 
     async def _measure(self) -> None:
-        v, w = self.v, self.worker
+        v, g = self.v, self.group
         warmup_ns = int((v.warmup_time or 0) * NS)
         start = perf_counter_ns()
-        w.limits.deadline_ns = start + warmup_ns + int(v.time * NS) if v.time else 0
-        w.limits.max_events = v.events
-        if v.rate:
-            w.arrivals = asyncio.Queue(maxsize=EVENT_QUEUE_SLOTS)
-        w.start()
-        side: list[asyncio.Task] = []
-        if v.rate:
-            side.append(asyncio.create_task(self._generate()))
+        g.start(start + warmup_ns + int(v.time * NS) if v.time else 0, warming=bool(warmup_ns))
         if warmup_ns:
             self.hooks.say(f"Warming up for {v.warmup_time:g} seconds...")
-            w.limits.warming = True
-            await self._wait_tasks(warmup_ns / NS)
-            w.limits.warming = False
-            self.base = w.snapshot()
-            w.recorder.reset_minmax()
+            await g.wait(warmup_ns / NS)
+            self.base = (await g.end_warmup()).snapshot
         self.t0 = self.checkpoint_t = perf_counter_ns()
+        side: list[asyncio.Task] = []
         if v.report_interval:
             side.append(asyncio.create_task(self._report()))
         if v.report_checkpoints:
@@ -149,38 +154,35 @@ class LocalRun:
         grace = forced_shutdown_s(v)
         if grace is not None:
             side.append(asyncio.create_task(self._watchdog(v.time + grace)))
-        await self._wait_tasks(None)
+        await g.wait(None)
         self.end = perf_counter_ns()
         for task in side:
             task.cancel()
         await asyncio.gather(*side, return_exceptions=True)
-
-    async def _wait_tasks(self, timeout: float | None) -> None:
-        tasks = self.worker.tasks
-        if tasks:
-            await asyncio.wait(tasks, timeout=timeout)
+        self.last = await g.sample()
 
     # --- side tasks -----------------------------------------------------------------
 
     async def _report(self) -> None:
         every_ns = int(self.v.report_interval * NS)
-        prev, prev_t = self.worker.snapshot(), self.t0
+        prev, prev_t = (await self.group.sample()).snapshot, self.t0
         k = 1
         while True:
             now = perf_counter_ns()
             k = max(k, (now - self.t0) // every_ns + 1)   # missed ticks are skipped
             await asyncio.sleep((self.t0 + k * every_ns - now) / NS)
-            if self.worker.running() == 0:
+            s = await self.group.sample()
+            t = perf_counter_ns()
+            if s.running == 0:
                 return
-            snap, t = self.worker.snapshot(), perf_counter_ns()
-            rate = self.worker.arrivals is not None
-            st = interval_from(snap, prev, time_s=(t - self.t0) / NS, interval_s=(t - prev_t) / NS,
-                               threads_running=self.worker.running(), percentile=self.percentile,
-                               queue_length=self.worker.arrivals.qsize() if rate else None,
-                               concurrency=self.worker.inflight if rate else None)
+            rate = bool(self.v.rate)
+            st = interval_from(s.snapshot, prev, time_s=(t - self.t0) / NS, interval_s=(t - prev_t) / NS,
+                               threads_running=s.running, percentile=self.percentile,
+                               queue_length=s.queue_length if rate else None,
+                               concurrency=s.inflight if rate else None)
             self.intervals.append(st)
             self.hooks.interval(st)
-            prev, prev_t = snap, t
+            prev, prev_t = s.snapshot, t
             k += 1
 
     async def _checkpoints(self) -> None:
@@ -188,45 +190,17 @@ class LocalRun:
             delay = self.t0 / NS + at - perf_counter_ns() / NS
             if delay > 0:
                 await asyncio.sleep(delay)
-            snap, t = self.worker.snapshot(), perf_counter_ns()
-            summary = self._summary(snap, t)
-            self.hooks.checkpoint((t - self.t0) / NS, summary)
-            self.base, self.checkpoint_t = snap, t
-            self.worker.recorder.reset_minmax()
-
-    async def _generate(self) -> None:
-        """Open-loop Poisson arrivals (spec 5.4).  Each event is stamped with the
-        moment it is enqueued, as sysbench does, so the time it waits for a free
-        thread is part of its latency; the event loop's timer granularity (up to
-        a millisecond) is not."""
-        w = self.worker
-        q = w.arrivals
-        seed = self.v.rand_seed
-        rng = random.Random(None if not seed else seed * 7919 + 17)
-        mean_ns = NS / self.v.rate
-        due = perf_counter_ns()
-        try:
-            while not w.limits.stop:
-                now = perf_counter_ns()
-                if w.limits.deadline_ns and now >= w.limits.deadline_ns:
-                    break
-                while due <= now:
-                    if q.full():
-                        w.fail(RunAborted(QUEUE_FULL))
-                        return
-                    q.put_nowait(now)
-                    due += int(rng.expovariate(1.0) * mean_ns) + 1
-                await asyncio.sleep((due - now) / NS)
-        finally:
-            w.wake_all()
+            s = await self.group.checkpoint()
+            t = perf_counter_ns()
+            self.hooks.checkpoint((t - self.t0) / NS, self._summary(s.snapshot, t))
+            self.base, self.checkpoint_t = s.snapshot, t
 
     async def _watchdog(self, after_s: float) -> None:
         await asyncio.sleep(self.t0 / NS + after_s - perf_counter_ns() / NS)
         self.hooks.say("FATAL: The --max-time limit has expired, forcing shutdown...")
         self.forced = True
-        self.unfinished = self.worker.inflight
-        for task in self.worker.tasks:
-            task.cancel()
+        self.unfinished = (await self.group.sample()).inflight
+        self.group.cancel()
 
     # --- signals ------------------------------------------------------------------
 
@@ -249,13 +223,12 @@ class LocalRun:
     def _on_signal(self) -> None:
         """First signal: finish the events in flight and report; second: stop now."""
         if self.interrupted:
-            for task in self.worker.tasks:
-                task.cancel()
+            self.group.cancel()
             return
         self.interrupted = True
         self.hooks.say("Interrupted: stopping the run and reporting what was measured "
                        "(interrupt again to stop at once)...")
-        self.worker.stop()
+        self.group.stop()
 
     # --- results ------------------------------------------------------------------
 
@@ -265,10 +238,12 @@ class LocalRun:
                             percentile=self.percentile, unfinished=unfinished)
 
     def _outcome(self, started_at: str) -> RunOutcome:
-        summary = self._summary(self.worker.snapshot(), self.end, self.unfinished if self.forced else None)
+        s = self.last
+        summary = self._summary(s.snapshot, self.end, self.unfinished if self.forced else None)
         out = RunOutcome(summary=summary, intervals=self.intervals, started_at=started_at,
-                         forced=self.forced, interrupted=self.interrupted, traceback=self.worker.traceback)
-        fatal = self.worker.fatal
+                         forced=self.forced, interrupted=self.interrupted, traceback=self.group.traceback,
+                         workers=self.workers, client_cpu_s=s.cpu_s, per_worker=s.per_worker)
+        fatal = self.group.fatal
         if fatal is not None:
             out.exit_code = getattr(fatal, "exit_code", 1)
             out.error = str(fatal) if isinstance(fatal, PySysbenchError) else repr(fatal)
@@ -277,6 +252,15 @@ class LocalRun:
         elif self.interrupted:
             out.exit_code = 130
         return out
+
+
+def client_busy(outcome: RunOutcome) -> float:
+    """Share of the worker processes' cores the client kept busy (0..1)."""
+    elapsed = outcome.summary.total_time_s
+    if elapsed <= 0:
+        return 0.0
+    cores = min(outcome.workers, os.cpu_count() or 1)
+    return outcome.client_cpu_s / (elapsed * cores)
 
 
 async def run_benchmark(values: Values, workload: Workload, driver: Driver, hooks: Hooks) -> RunOutcome:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import random
 from dataclasses import dataclass
 from time import perf_counter_ns
 
@@ -22,8 +23,12 @@ from ..stats.histogram import LN_MIN_MS, M, N_BUCKETS
 from ..stats.records import Snapshot
 from ..workloads.base import ThreadContext, Workload
 from ..workloads.oltp_common import make_rand
+from ..rand_compat import compat_streams
 
 CONNECT_CONCURRENCY = 32          # connections opened at once: do not storm the server
+EVENT_QUEUE_SLOTS = 131_072       # sysbench's rate-mode ring size (spec 5.4)
+QUEUE_FULL = ("The event queue is full. This means the worker threads are unable to keep up with "
+              "the specified event generation rate")
 LN_NS_PER_MS = math.log(1e6)
 _LAST_BUCKET = N_BUCKETS - 1
 NS = 1_000_000_000
@@ -98,9 +103,11 @@ class Worker:
         self.tasks: list[asyncio.Task] = []
         self.inflight = 0
         self.arrivals: asyncio.Queue | None = None
+        self.generator: asyncio.Task | None = None
         self.fatal: BaseException | None = None
         self.traceback: BaseException | None = None   # shown with --debug
         self.reconnect_every = values.get("reconnect", 0) or 0
+        self.compat = compat_streams(values, threads)   # --rand-compat=sysbench, else None
 
     # --- start-up ---------------------------------------------------------------
 
@@ -118,6 +125,8 @@ class Worker:
                 ctx = ThreadContext(tid=tid, threads=self.threads, conn=conn,
                                     rand=make_rand(self.values, self._seed(tid)), counters=self.counters,
                                     values=self.values, driver=self.driver)
+                if self.compat is not None:
+                    self.compat.attach(ctx)
                 self.contexts.append(ctx)
                 await self.workload.thread_init(ctx)
                 return ctx
@@ -125,8 +134,42 @@ class Worker:
         await asyncio.gather(*(init_one(t) for t in self.tids))
         self.contexts.sort(key=lambda c: c.tid)
 
-    def start(self) -> None:
+    def start(self, rate: float = 0.0) -> None:
+        """Start every thread; with ``rate`` > 0 also the arrival generator."""
+        if rate:
+            self.arrivals = asyncio.Queue(maxsize=EVENT_QUEUE_SLOTS)
         self.tasks = [asyncio.create_task(self._thread(ctx), name=f"thread-{ctx.tid}") for ctx in self.contexts]
+        if rate:
+            self.generator = asyncio.create_task(self._generate(rate))
+
+    def queue_length(self) -> int:
+        return self.arrivals.qsize() if self.arrivals is not None else 0
+
+    async def _generate(self, rate: float) -> None:
+        """Open-loop Poisson arrivals (spec 5.4).  Each event is stamped with the
+        moment it is enqueued, as sysbench does, so the time it waits for a free
+        thread is part of its latency; the event loop's timer granularity (up to
+        a millisecond) is not."""
+        q = self.arrivals
+        seed = self.values.rand_seed
+        rng = random.Random(None if not seed else seed * 7919 + self.tids.start)
+        mean_ns = NS / rate
+        due = perf_counter_ns()
+        lim = self.limits
+        try:
+            while not lim.stop:
+                now = perf_counter_ns()
+                if lim.deadline_ns and now >= lim.deadline_ns:
+                    break
+                while due <= now:
+                    if q.full():
+                        self.fail(RunAborted(QUEUE_FULL))
+                        return
+                    q.put_nowait(now)
+                    due += int(rng.expovariate(1.0) * mean_ns) + 1
+                await asyncio.sleep((due - now) / NS)
+        finally:
+            self.wake_all()
 
     # --- the event loop of one thread --------------------------------------------
 
@@ -171,6 +214,7 @@ class Worker:
         arrivals = self.arrivals
         blocking = self.driver.caps.blocking
         reconnect_every = self.reconnect_every
+        after_event = ctx.after_event
         done = 0
         while not lim.stop:
             if lim.deadline_ns and perf_counter_ns() >= lim.deadline_ns:
@@ -200,6 +244,8 @@ class Worker:
                     await restart(ctx, exc)
             self.inflight -= 1
             record(tid, perf_counter_ns() - start)
+            if after_event is not None:
+                after_event()
             if result:
                 break
             done += 1
@@ -231,6 +277,8 @@ class Worker:
         return sum(1 for t in self.tasks if not t.done())
 
     async def close(self) -> None:
+        if self.generator is not None:
+            self.generator.cancel()
         for ctx in self.contexts:
             try:
                 await asyncio.wait_for(ctx.conn.close(), 5)

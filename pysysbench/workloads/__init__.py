@@ -9,6 +9,7 @@ import os
 from ..errors import WorkloadError
 from .base import REGISTRY, Env, ThreadContext, Workload, register
 from . import bulk_insert, oltp, select_random  # noqa: F401  (registration side effect)
+from . import legacy, olap  # noqa: F401  (olap registers; legacy resolves sysbench 0.5 script paths)
 
 __all__ = ["REGISTRY", "Env", "ThreadContext", "Workload", "register", "find_workload"]
 
@@ -18,11 +19,16 @@ def find_workload(name: str) -> type[Workload]:
     path, e.g. /usr/share/sysbench/oltp_read_write.lua), or a Python file."""
     if name.endswith(".py"):
         return _load_file(name)
+    old = legacy.resolve(name)   # tests/db/oltp.lua & co. (sysbench 0.5 and the sysbench-xa fork)
+    if old is not None:
+        return old
     stem = os.path.basename(name)
     if stem.endswith(".lua"):
         stem = stem[:-4]
     if stem in REGISTRY:
-        return REGISTRY[stem]
+        cls = REGISTRY[stem]
+        cls.source = stem
+        return cls
     raise WorkloadError(f"Cannot find benchmark '{name}': no such built-in test or file "
                         f"(built-in tests: {', '.join(sorted(REGISTRY))})")
 
@@ -45,4 +51,5 @@ def _load_file(path: str) -> type[Workload]:
     cls = found[0]
     if not cls.name:
         cls.name = os.path.splitext(os.path.basename(path))[0]
+    cls.source = os.path.abspath(path)   # worker processes load the same file
     return cls

@@ -49,6 +49,8 @@ class ThreadContext:
     driver: Driver
     stmts: dict[str, list[Any]] = field(default_factory=dict)
     state: dict[str, Any] = field(default_factory=dict)   # free for user workloads
+    # called by the worker after each recorded event (--rand-compat=sysbench: the histogram draw)
+    after_event: Callable[[], None] | None = None
 
     async def prepare(self, name: str, sql: str, tables: int | None = None) -> None:
         """Prepare ``sql`` once, or once per table 1..tables when ``tables`` is
@@ -69,7 +71,7 @@ class Workload:
     name: str = ""
     options: list[Option] = []
     commands: tuple[str, ...] = ("prepare", "run", "cleanup", "help")
-    uses_tables: bool = True    # run checks that sbtest tables exist first
+    source: str = ""            # how find_workload() found it (a name or a file path)
 
     def __init__(self, values: Values, driver: Driver):
         self.values = values

@@ -53,12 +53,13 @@ class BulkInsert(Workload):
         st = ctx.state
         st["n"] += 1
         row = f"({st['n']},{st['n']})"
-        extra = len(row) + 1 + (1 if st["rows"] else 0)
-        if st["rows"] and st["length"] + extra > BULK_INSERT_MAX_BYTES:
+        comma = 1 if st["rows"] else 0
+        # as sysbench: flush when row + terminator (+ comma) would not fit (spec 2.4)
+        if st["rows"] and st["length"] + comma + len(row) + 1 > BULK_INSERT_MAX_BYTES:
             await self._flush(ctx)
-            extra = len(row) + 1
+            comma = 0
         st["rows"].append(row)
-        st["length"] += extra
+        st["length"] += comma + len(row)
 
     async def _flush(self, ctx: ThreadContext) -> None:
         st = ctx.state

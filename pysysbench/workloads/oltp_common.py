@@ -100,13 +100,15 @@ async def bulk_insert(conn, prefix: str, rows, *, wrap_trx: bool) -> None:
     if wrap_trx:
         await conn.query("BEGIN")
     for row in rows:
-        extra = len(row) + 1 + (1 if buf else 0)
-        if buf and length + extra > BULK_INSERT_MAX_BYTES:
+        # flush when row + terminator (+ comma) would not fit; the terminator is
+        # reserved, not accumulated: `length` is the statement's length
+        comma = 1 if buf else 0
+        if buf and length + comma + len(row) + 1 > BULK_INSERT_MAX_BYTES:
             await conn.query(prefix + ",".join(buf))
             buf, length = [], len(prefix)
-            extra = len(row) + 1
+            comma = 0
         buf.append(row)
-        length += extra
+        length += comma + len(row)
     if buf:
         await conn.query(prefix + ",".join(buf))
     if wrap_trx:

@@ -1,0 +1,155 @@
+"""From a :class:`Campaign` to concrete sysbench command lines.
+
+Role: every run of a campaign is an ordinary ``pysysbench TEST ... run`` argv
+(so it can be reproduced by hand, and it goes through exactly the CLI's code
+path), with a deterministic result-file name and a fingerprint of its options.
+Resuming compares fingerprints: a stored result only counts when it was
+produced by the same command line.  Secrets are masked before anything is
+hashed or stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+from ..drivers import REGISTRY as DRIVERS
+from .spec import Campaign, WorkloadSpec, option_key
+
+MASK = "***"
+PATH_OPTIONS = ("config_file",)       # relative paths are resolved against the campaign file
+RESULTS_DIR_TOKEN = "{results_dir}"
+CAMPAIGN_DIR_TOKEN = "{campaign_dir}"
+
+
+def secret_keys() -> set[str]:
+    """Option keys declared secret by any driver (passwords)."""
+    return {o.key for drv in DRIVERS.values() for o in drv.options if o.secret}
+
+
+def redact(argv: Iterable[str]) -> list[str]:
+    """The argv with secret option values masked (for manifests, fingerprints, messages)."""
+    secret = secret_keys()
+    out = []
+    for arg in argv:
+        if arg.startswith("--") and "=" in arg and option_key(arg[2:].split("=", 1)[0]) in secret:
+            arg = f"--{arg[2:].split('=', 1)[0]}={MASK}"
+        out.append(arg)
+    return out
+
+
+def format_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, list):
+        return ",".join(format_value(v) for v in value)
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def merge(*maps: Mapping[str, Any]) -> dict[str, Any]:
+    """Later maps win; ``table-size`` and ``table_size`` are one option."""
+    out: dict[str, tuple[str, Any]] = {}
+    for m in maps:
+        for name, value in m.items():
+            out[option_key(name)] = (name, value)
+    return dict(out.values())
+
+
+@dataclass(frozen=True)
+class RunKey:
+    workload: str
+    threads: int
+    repeat: int
+
+    @property
+    def stem(self) -> str:
+        return f"{self.workload}-t{self.threads:04d}-r{self.repeat}"
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    key: RunKey
+    test: str
+    argv: tuple[str, ...]
+    result_path: str
+    log_path: str
+    fingerprint: str
+    phase: str              # "list" | "search" | "refine"
+    expected_s: float       # warm-up + measured time
+
+    @property
+    def command_line(self) -> list[str]:
+        return redact(self.argv)
+
+
+class Planner:
+    """Builds argv lists for one campaign and results directory."""
+
+    def __init__(self, campaign: Campaign, results_dir: str, table_size: int | None):
+        self.c = campaign
+        self.results_dir = results_dir
+        self.table_size = table_size
+
+    # --- option maps ------------------------------------------------------------
+
+    def _resolve(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        out = {}
+        for name, value in options.items():
+            if isinstance(value, str):
+                value = value.replace(RESULTS_DIR_TOKEN, self.results_dir).replace(CAMPAIGN_DIR_TOKEN,
+                                                                                   self.c.directory)
+                if option_key(name) in PATH_OPTIONS and value and not os.path.isabs(value):
+                    value = os.path.join(self.c.directory, value)
+            out[name] = value
+        return out
+
+    def _args(self, *maps: Mapping[str, Any]) -> list[str]:
+        merged = merge(*(self._resolve(m) for m in maps))
+        return [f"--{name}={format_value(value)}" for name, value in merged.items()]
+
+    def data_options(self) -> dict[str, Any]:
+        size = {"table-size": self.table_size} if self.table_size is not None else {}
+        return merge(self.c.data, size)
+
+    def connection_args(self) -> list[str]:
+        return self._args(self.c.connection)
+
+    def test_path(self, test: str) -> str:
+        if test.endswith(".py") and not os.path.isabs(test):
+            return os.path.join(self.c.directory, test)
+        return test
+
+    # --- command lines ------------------------------------------------------------
+
+    def prepare_argv(self, command: str) -> list[str]:
+        p = self.c.prepare
+        assert p is not None
+        return [self.test_path(p.test), *self._args(self.c.connection, self.data_options(), p.options),
+                f"--threads={p.threads}", command]
+
+    def run(self, w: WorkloadSpec, threads: int, repeat: int, phase: str) -> PlannedRun:
+        key = RunKey(w.name, threads, repeat)
+        result_path = os.path.join(self.results_dir, key.stem + ".json")
+        argv = [self.test_path(w.test),
+                *self._args(self.c.connection, self.data_options(), self.c.run.options, w.options),
+                f"--threads={threads}", f"--time={w.time_s}", f"--warmup-time={w.warmup_s}",
+                f"--report-interval={self.c.run.report_interval_s}", f"--result-file={result_path}", "run"]
+        return PlannedRun(key=key, test=w.test, argv=tuple(argv), result_path=result_path,
+                          log_path=os.path.join(self.results_dir, "logs", key.stem + ".log"),
+                          fingerprint=fingerprint(argv), phase=phase, expected_s=w.time_s + w.warmup_s)
+
+    def fixed_runs(self, w: WorkloadSpec) -> list[PlannedRun]:
+        """Repeats are whole sweeps (r1: all thread counts, then r2, ...), so slow drift
+        of the server (caches, checkpoints) spreads over the cells instead of piling up."""
+        return [self.run(w, t, r, "list") for r in range(1, w.repeats + 1) for t in w.threads]
+
+
+def fingerprint(argv: Iterable[str]) -> str:
+    """Identity of a run's options (result-file excluded, secrets masked)."""
+    kept = [a for a in redact(argv) if option_key(a[2:].split("=", 1)[0]) != "result_file"
+            or not a.startswith("--")]
+    return hashlib.sha256("\0".join(kept).encode()).hexdigest()[:16]

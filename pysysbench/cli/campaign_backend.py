@@ -1,0 +1,111 @@
+"""The campaign backend of the CLI: every campaign step runs in-process through
+the same code path as a typed command.
+
+Role: ``command(argv)`` calls ``cli.main.dispatch`` exactly as ``pysysbench
+ARGV`` would (parse -> driver -> workload -> engine -> result file), with its
+sysbench-format text going to a per-run log file instead of the terminal;
+``sql``/``rows`` open one connection of the configured driver
+(``drivers.REGISTRY[name](values)``) for the campaign's SQL hooks.  Nothing is
+ever parsed back from the human-readable output: figures come from result files.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from typing import Callable
+
+from ..campaign.executor import CommandOutcome
+from ..campaign.plan import redact
+from ..drivers import REGISTRY as DRIVERS
+from ..errors import PySysbenchError, UsageError, WorkloadError
+from .compat import choose_driver, parse, validate
+
+# A test that accepts every data-set option, so a config file naming them parses.
+CONNECTION_TEST = "oltp_common"
+CONNECTION_COMMAND = "prepare"
+
+
+class LogStream:
+    """File-like sink for the benchmark's text output; each complete line is also
+    passed to ``on_line`` (display only)."""
+
+    def __init__(self, fh, on_line: Callable[[str], None] | None):
+        self.fh = fh
+        self.on_line = on_line
+        self.partial = ""
+
+    def write(self, chunk: str) -> int:
+        self.fh.write(chunk)
+        if self.on_line is not None:
+            lines = (self.partial + chunk).split("\n")
+            self.partial = lines.pop()
+            for line in lines:
+                if line.strip():
+                    self.on_line(line)
+        return len(chunk)
+
+    def flush(self) -> None:
+        self.fh.flush()
+
+
+class InProcessBackend:
+    """:class:`pysysbench.campaign.Backend` running everything in this process."""
+
+    def __init__(self, on_line: Callable[[str], None] | None = None):
+        self.on_line = on_line
+
+    def check(self, argv: list[str]) -> None:
+        inv = parse(list(argv))
+        if inv.test is None or inv.command is None:
+            raise UsageError("a test name and a command are required")
+        if inv.command not in inv.workload_cls.commands:
+            raise WorkloadError(f"'{inv.workload_cls.name}' test does not implement the '{inv.command}' command")
+        validate(inv.values)
+        DRIVERS[choose_driver(inv.values)](inv.values).check()
+
+    def command(self, argv: list[str], log_path: str) -> CommandOutcome:
+        from .main import Printer, dispatch     # cli.main imports this package's registrations
+        os.makedirs(os.path.dirname(log_path) or ".", exist_ok=True)
+        with open(log_path, "w", encoding="utf-8") as fh:
+            fh.write(f"$ pysysbench {shlex.join(redact(argv))}\n")
+            stream = LogStream(fh, self.on_line)
+            try:
+                return CommandOutcome(dispatch(list(argv), Printer(stream)))
+            except PySysbenchError as exc:
+                stream.write(f"FATAL: {exc}\n")
+                return CommandOutcome(exc.exit_code, str(exc))
+
+    def _driver(self, connection_argv: list[str]):
+        inv = parse([*connection_argv, CONNECTION_TEST, CONNECTION_COMMAND])
+        validate(inv.values)
+        driver = DRIVERS[choose_driver(inv.values)](inv.values)
+        driver.check()
+        return driver
+
+    def sql(self, connection_argv: list[str], statements: list[str]) -> None:
+        from .main import run_async
+        driver = self._driver(connection_argv)
+
+        async def go() -> None:
+            conn = await driver.connect()
+            try:
+                for statement in statements:
+                    await conn.query(statement)
+            finally:
+                await conn.close()
+
+        run_async(go())
+
+    def rows(self, connection_argv: list[str], query: str) -> list[tuple]:
+        from .main import run_async
+        driver = self._driver(connection_argv)
+
+        async def go() -> list[tuple]:
+            conn = await driver.connect()
+            try:
+                return await conn.fetchall(query)
+            finally:
+                await conn.close()
+
+        return run_async(go())

@@ -1,0 +1,105 @@
+"""Worker groups: the seam between the run lifecycle and where threads live.
+
+:class:`LocalRun` drives a group through ``init -> start -> [end_warmup] ->
+sample ... -> wait -> close``.  :class:`InProcessGroup` runs every thread on the
+current event loop; :class:`pysysbench.engine.procs.ProcessGroup` splits them
+over worker processes and merges their snapshots exactly.  Both answer with
+:class:`Sample` records, so reports never see where the numbers came from.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+
+from ..drivers.base import Driver
+from ..options import Values
+from ..stats.records import Snapshot
+from ..workloads.base import Workload
+from .worker import Worker
+
+
+@dataclass
+class Sample:
+    """A group's state at one instant."""
+
+    snapshot: Snapshot
+    running: int = 0             # threads still looping
+    inflight: int = 0            # events executing now
+    queue_length: int = 0        # rate mode: arrivals waiting for a thread
+    cpu_s: float = 0.0           # client CPU seconds used so far (all processes)
+    per_worker: list[dict] = field(default_factory=list)
+
+
+def split(total: int, parts: int, index: int) -> int:
+    """Share ``index`` of ``total`` split as evenly as possible over ``parts``."""
+    return total // parts + (1 if index < total % parts else 0)
+
+
+class InProcessGroup:
+    """All threads on the current event loop (one worker)."""
+
+    def __init__(self, values: Values, workload: Workload, driver: Driver, tids: range, threads: int,
+                 rate: float = 0.0, max_events: int = 0):
+        self.worker = Worker(values, workload, driver, tids, threads)
+        self.rate = rate
+        self.max_events = max_events
+        self.cpu0 = time.process_time()
+
+    @property
+    def fatal(self) -> BaseException | None:
+        return self.worker.fatal
+
+    @property
+    def traceback(self) -> BaseException | None:
+        return self.worker.traceback
+
+    async def init(self) -> None:
+        try:
+            await self.worker.init_threads()
+        except BaseException:
+            await self.worker.close()
+            raise
+
+    def start(self, deadline_ns: int, warming: bool) -> None:
+        lim = self.worker.limits
+        lim.deadline_ns = deadline_ns
+        lim.max_events = self.max_events
+        lim.warming = warming
+        self.worker.start(self.rate)
+
+    async def wait(self, timeout: float | None) -> bool:
+        tasks = self.worker.tasks
+        if tasks:
+            await asyncio.wait(tasks, timeout=timeout)
+        return self.worker.running() == 0
+
+    def sample_now(self) -> Sample:
+        w = self.worker
+        return Sample(w.snapshot(), w.running(), w.inflight, w.queue_length(),
+                      time.process_time() - self.cpu0)
+
+    async def sample(self) -> Sample:
+        return self.sample_now()
+
+    async def end_warmup(self) -> Sample:
+        """Atomically (no await): leave warm-up and return the baseline."""
+        self.worker.limits.warming = False
+        self.worker.recorder.reset_minmax()
+        return self.sample_now()
+
+    async def checkpoint(self) -> Sample:
+        s = self.sample_now()
+        self.worker.recorder.reset_minmax()
+        return s
+
+    def stop(self) -> None:
+        self.worker.stop()
+
+    def cancel(self) -> None:
+        for task in self.worker.tasks:
+            task.cancel()
+
+    async def close(self) -> None:
+        await self.worker.close()

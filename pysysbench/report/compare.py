@@ -1,0 +1,212 @@
+"""Comparison of two or more groups of runs: ratios and a noise-aware verdict per cell.
+
+Role: the arithmetic behind ``pysysbench compare``.  A *group* is a result file,
+a directory of results, a label selector (``version=10.11``) or one value of
+a label (``--by=template``).  Cells are (workload, threads); each group's
+repeats in a cell form a sample (mean, standard deviation).  Every group is
+compared with the first (the baseline):
+
+* ratio = mean(group) / mean(baseline);
+* with repeats on both sides: *better* / *worse* when the difference exceeds the
+  95 % Welch margin and ``min_effect``, else *same (within noise)*;
+* with a single run on either side the noise is unknown: the verdict says so
+  (``better?`` / ``worse?`` beyond ``single_run_threshold``, ``same?`` below).
+
+"Better" follows the metric: higher throughput, lower latency.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from ..campaign.noise import Difference, Sample, difference, sample
+from ..errors import UsageError
+from .model import METRICS, Metric, Run, load_runs
+from .tables import TableData, stat
+
+DEFAULT_MIN_EFFECT = 0.01
+DEFAULT_SINGLE_RUN_THRESHOLD = 0.05
+
+
+@dataclass(frozen=True)
+class Group:
+    name: str
+    runs: tuple[Run, ...]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    text: str
+    kind: str       # better | worse | same | unsure (CSS class / colour)
+
+
+@dataclass(frozen=True)
+class CompareCell:
+    workload: str
+    threads: int
+    samples: tuple[Sample | None, ...]          # per group; None = no run in that group
+    diffs: tuple[Difference | None, ...]        # per group vs the baseline (None for it)
+    verdicts: tuple[Verdict | None, ...]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    groups: tuple[str, ...]
+    metric: Metric
+    rows: dict[str, list[CompareCell]]
+
+
+# --- groups ---------------------------------------------------------------------------------
+
+
+def is_selector(arg: str) -> bool:
+    return "=" in arg and all("=" in part for part in arg.split(","))
+
+
+def select(pool: list[Run], selector: str) -> list[Run]:
+    wanted = dict(part.split("=", 1) for part in selector.split(","))
+    return [r for r in pool if all(dict(r.variant).get(k) == v for k, v in wanted.items())]
+
+
+def _common_labels(runs: tuple[Run, ...]) -> dict[str, str]:
+    maps = [dict(r.variant) for r in runs]
+    return {k: v for k, v in maps[0].items() if all(m.get(k) == v for m in maps)} if maps else {}
+
+
+def _name(groups: list[tuple[str, tuple[Run, ...]]]) -> list[Group]:
+    """Name each group by the labels that tell it apart, else by its argument."""
+    common = [_common_labels(runs) for _, runs in groups]
+    keys = sorted({k for c in common for k in c})
+    differing = [k for k in keys if len({c.get(k) for c in common}) > 1]
+    out = []
+    for (arg, runs), labels in zip(groups, common):
+        text = ", ".join(f"{k}={labels[k]}" for k in differing if k in labels)
+        out.append(Group(text or arg, runs))
+    names = [g.name for g in out]
+    if len(set(names)) < len(names):    # labels do not tell them apart: use the arguments
+        out = [Group(arg, runs) for arg, runs in groups]
+    return out
+
+
+def make_groups(args: list[str], *, by: str | None = None, pool_dirs: list[str] | None = None) -> list[Group]:
+    if by:
+        runs = load_runs(args)
+        values: dict[str, list[Run]] = {}
+        for r in runs:
+            value = dict(r.variant).get(by)
+            if value is None:
+                raise UsageError(f"'{r.path}' has no label '{by}' (labels: {dict(r.variant) or 'none'})")
+            values.setdefault(value, []).append(r)
+        groups = [Group(f"{by}={v}", tuple(rs)) for v, rs in values.items()]
+    else:
+        pool = load_runs(pool_dirs or []) if any(is_selector(a) for a in args) else []
+        raw = []
+        for arg in args:
+            runs = select(pool, arg) if is_selector(arg) and not _exists(arg) else load_runs([arg])
+            raw.append((arg, tuple(runs)))
+        groups = _name(raw)
+    for g in groups:
+        if not any(r.ok for r in g.runs):
+            raise UsageError(f"group '{g.name}' has no successful run to compare")
+    if len(groups) < 2:
+        raise UsageError(f"need at least two groups to compare, got {len(groups)}"
+                         + (f" (every run has {by}={groups[0].name.split('=', 1)[-1]})" if by and groups else ""))
+    return groups
+
+
+def _exists(arg: str) -> bool:
+    return os.path.exists(arg)
+
+
+# --- arithmetic --------------------------------------------------------------------------------
+
+
+def verdict(diff: Difference, metric: Metric, single_threshold: float) -> Verdict:
+    good = diff.change > 0 if metric.higher_is_better else diff.change < 0
+    if diff.significant is None:
+        if abs(diff.change) < single_threshold:
+            return Verdict("same? (no repeats)", "unsure")
+        return Verdict(("better?" if good else "worse?") + " (no repeats)", "unsure")
+    if diff.significant:
+        return Verdict("better" if good else "worse", "better" if good else "worse")
+    return Verdict("same (within noise)", "same")
+
+
+def _cells(group: Group, metric: str) -> dict[tuple[str, int], Sample]:
+    values: dict[tuple[str, int], list[float]] = {}
+    for r in group.runs:
+        if r.ok:
+            values.setdefault((r.workload, r.threads), []).append(r.value(metric))
+    return {k: sample(v) for k, v in values.items()}
+
+
+def compare(groups: list[Group], metric: str = "tps", *, min_effect: float = DEFAULT_MIN_EFFECT,
+            single_run_threshold: float = DEFAULT_SINGLE_RUN_THRESHOLD) -> Comparison:
+    if metric not in METRICS:
+        raise UsageError(f"unknown metric '{metric}' (choose from {', '.join(METRICS)})")
+    m = METRICS[metric]
+    per_group = [_cells(g, metric) for g in groups]
+    keys: list[tuple[str, int]] = []
+    for cells in per_group:
+        keys.extend(k for k in cells if k not in keys)
+    workloads = list(dict.fromkeys(k[0] for k in keys))
+    rows: dict[str, list[CompareCell]] = {}
+    for w in workloads:
+        for threads in sorted(t for wk, t in keys if wk == w):
+            rows.setdefault(w, []).append(_cell(w, threads, per_group, m, min_effect, single_run_threshold))
+    return Comparison(tuple(g.name for g in groups), m, rows)
+
+
+def _cell(w: str, threads: int, per_group, m: Metric, min_effect: float, single: float) -> CompareCell:
+    samples = tuple(cells.get((w, threads)) for cells in per_group)
+    base = samples[0]
+    diffs: list[Difference | None] = [None]
+    verdicts: list[Verdict | None] = [None]
+    for s in samples[1:]:
+        if base is None or s is None:
+            diffs.append(None)
+            verdicts.append(None)
+            continue
+        d = difference(base, s, min_effect)
+        diffs.append(d)
+        verdicts.append(verdict(d, m, single))
+    return CompareCell(w, threads, samples, tuple(diffs), tuple(verdicts))
+
+
+# --- tables -----------------------------------------------------------------------------------
+
+
+def change_text(d: Difference) -> str:
+    noise = f" (noise ±{d.noise:.1%})" if d.noise is not None else ""
+    return f"{d.ratio:.3f} ({d.change:+.1%}){noise}"
+
+
+def table(c: Comparison, workload: str) -> tuple[TableData, list[list[str]]]:
+    """Rows of one workload, and the CSS class of each cell (verdict colours)."""
+    headers = ["Threads"] + [f"{g}: {c.metric.title}" for g in c.groups]
+    right = [True] * len(headers)
+    for g in c.groups[1:]:
+        headers += [f"{g} / {c.groups[0]}", "verdict"]
+        right += [True, False]
+    rows, classes = [], []
+    for cell in c.rows[workload]:
+        row = [str(cell.threads)] + [stat(s, c.metric.decimals) if s else "-" for s in cell.samples]
+        cls = [""] * len(row)
+        for d, v in zip(cell.diffs[1:], cell.verdicts[1:]):
+            row += [change_text(d) if d else "-", v.text if v else "-"]
+            cls += ["", v.kind if v else ""]
+        rows.append(row)
+        classes.append(cls)
+    return TableData(headers, rows, right), classes
+
+
+def group_sizes(groups: list[Group]) -> list[tuple[str, str]]:
+    out = []
+    for g in groups:
+        ok = sum(1 for r in g.runs if r.ok)
+        out.append((g.name, f"{ok} runs" + (f", e.g. {g.runs[0].path}" if g.runs else "")))
+    return out
+
+
+__all__ = ["Group", "Comparison", "CompareCell", "Verdict", "make_groups", "compare", "verdict", "table"]

@@ -1,0 +1,118 @@
+"""A report as data: sections, tables, charts, environment, commands.
+
+Role: turn loaded runs into a :class:`Report` that the Markdown and HTML
+renderers only have to lay out, and write the files (``report.md``,
+``report.html``, ``charts/*.png``).  Everything comes from result files.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from ..errors import UsageError
+from . import charts as ch
+from .model import Cell, Run, cells
+from .tables import (TableData, environment_rows, peak_sentence, peaks, reproduce_commands, summary_table,
+                     variant_keys, workload_table)
+
+CHART_TITLES = {
+    "scaling": "throughput and 95% latency against threads",
+    "timeseries": "per-interval throughput and latency of every run",
+    "percentiles": "latency percentiles (histograms of the repeats merged)",
+}
+
+
+@dataclass(frozen=True)
+class Chart:
+    kind: str
+    file: str           # relative to the report directory
+    alt: str
+    png: bytes = field(repr=False)
+
+
+@dataclass(frozen=True)
+class Section:
+    workload: str
+    tests: list[str]
+    table: TableData
+    peaks: list[str]
+    charts: list[Chart]
+
+
+@dataclass(frozen=True)
+class Report:
+    title: str
+    description: str
+    runs: list[Run]
+    summary: TableData
+    sections: list[Section]
+    environment: list[tuple[str, str]]
+    commands: list[str]
+    failed: list[Run]
+
+
+def slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.+-]+", "_", name).strip("_") or "workload"
+
+
+def default_title(runs: list[Run]) -> str:
+    names = []
+    for r in runs:
+        name = r.campaign.get("name")
+        if name and name not in names:
+            names.append(name)
+    return f"Benchmark report: {', '.join(names)}" if names else "Benchmark report"
+
+
+def build(runs: list[Run], *, title: str | None = None, with_charts: bool = True) -> Report:
+    if not runs:
+        raise UsageError("no result files found: give result files or directories holding them")
+    all_cells = cells(runs)
+    if not all_cells:
+        raise UsageError(f"none of the {len(runs)} result files holds a successful run")
+    keys = variant_keys(all_cells)
+    sections = [_section(w, cl, keys, runs, with_charts) for w, cl in all_cells.items()]
+    ok = [r for r in runs if r.ok]
+    return Report(title=title or default_title(runs), description=_description(runs, all_cells),
+                  runs=runs, summary=summary_table(all_cells), sections=sections,
+                  environment=environment_rows(ok), commands=reproduce_commands(ok, all_cells),
+                  failed=[r for r in runs if not r.ok])
+
+
+def _description(runs: list[Run], all_cells: dict[str, list[Cell]]) -> str:
+    ok = sum(1 for r in runs if r.ok)
+    n_cells = sum(len(cl) for cl in all_cells.values())
+    return (f"{ok} successful runs ({n_cells} workload x thread-count cells, {len(all_cells)} workloads)"
+            + (f"; {len(runs) - ok} failed or interrupted runs are listed at the end" if ok < len(runs) else ""))
+
+
+def _section(workload: str, cell_list: list[Cell], keys: list[str], runs: list[Run], with_charts: bool) -> Section:
+    tests = sorted({r.test for c in cell_list for r in c.runs})
+    charts = []
+    if with_charts:
+        for kind, fn in ch.CHARTS.items():
+            charts.append(Chart(kind, f"charts/{slug(workload)}-{kind}.png",
+                                f"{workload}: {CHART_TITLES[kind]}", fn(workload, cell_list, keys)))
+    return Section(workload, tests, workload_table(cell_list), [peak_sentence(p, keys) for p in peaks(cell_list)],
+                   charts)
+
+
+def write(report: Report, out_dir: str, markdown: str, html: str) -> list[str]:
+    """Write report.md, report.html and the chart PNGs; return the paths."""
+    paths = [os.path.join(out_dir, "report.md"), os.path.join(out_dir, "report.html")]
+    try:
+        os.makedirs(os.path.join(out_dir, "charts"), exist_ok=True)
+        for path, text in zip(paths, (markdown, html)):
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        for s in report.sections:
+            for c in s.charts:
+                path = os.path.join(out_dir, c.file)
+                with open(path, "wb") as fh:
+                    fh.write(c.png)
+                paths.append(path)
+    except OSError as exc:
+        raise UsageError(f"cannot write the report to '{out_dir}': {exc.strerror}") from None
+    return paths

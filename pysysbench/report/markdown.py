@@ -1,0 +1,56 @@
+"""Markdown rendering of a :class:`Report` and of a comparison table.
+
+Role: GitHub-flavoured Markdown laid out like the seed reports: per workload a
+table (threads, TPS, QPS, 95 % and 99 % latency, errors/s), the peak, and the
+PNG charts (linked from ``charts/``); then the environment and the commands to
+reproduce.  Pure functions returning text.
+"""
+
+from __future__ import annotations
+
+from . import compare as cmp
+from .document import Report
+from .tables import TableData
+
+
+def escape(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def table(t: TableData) -> str:
+    lines = ["| " + " | ".join(escape(h) for h in t.headers) + " |",
+             "|" + "|".join("---:" if r else "---" for r in t.align_right) + "|"]
+    lines += ["| " + " | ".join(escape(c) for c in row) + " |" for row in t.rows]
+    return "\n".join(lines)
+
+
+def render(report: Report) -> str:
+    out = [f"# {report.title}", "", report.description + ".", ""]
+    out += ["## Summary", "", table(report.summary), ""]
+    for s in report.sections:
+        out += [f"## {s.workload}", ""]
+        if s.tests != [s.workload]:
+            out += [f"Test: `{'`, `'.join(s.tests)}`", ""]
+        out += [table(s.table), ""]
+        out += [f"* {escape(p)}" for p in s.peaks] + [""]
+        for c in s.charts:
+            out += [f"![{c.alt}]({c.file})", ""]
+    out += ["## Environment", "", table(TableData(["", ""], [[k, v] for k, v in report.environment],
+                                                  [False, False])), ""]
+    out += ["## Commands to reproduce", "", "```sh", *report.commands, "```", ""]
+    if report.failed:
+        out += ["## Failed or interrupted runs", ""]
+        out += [f"* `{r.path}`: {r.workload}, {r.threads} threads: exit code {r.doc.get('exit_code')}, "
+                f"{r.doc.get('error') or 'no summary'}" for r in report.failed]
+        out.append("")
+    return "\n".join(out)
+
+
+def render_comparison(title: str, groups: list[cmp.Group], comparisons: list[cmp.Comparison]) -> str:
+    out = [f"# {title}", "", f"Baseline: **{escape(groups[0].name)}**. Ratios are group / baseline; verdicts "
+           "account for run-to-run noise when repeats exist (Welch 95 %), else say \"no repeats\".", ""]
+    out += [table(TableData(["Group", "Runs"], [[n, s] for n, s in cmp.group_sizes(groups)], [False, False])), ""]
+    for c in comparisons:
+        for workload in c.rows:
+            out += [f"## {workload}: {c.metric.title}", "", table(cmp.table(c, workload)[0]), ""]
+    return "\n".join(out)

@@ -1,0 +1,184 @@
+"""What reports are made of: result files -> runs -> cells.
+
+Role: load result files (``results.load`` only: a report never talks to a
+database), give each run its identity (workload, variant, threads, repeat) and
+headline figures, and group repeats of the same (workload, variant, threads)
+into a :class:`Cell` with mean and spread.  A *variant* is the set of labels a
+run was stored with (database version, instance size, parameter template...);
+runs without labels fall back to their campaign's name.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from .. import results
+from ..campaign.noise import Sample, sample
+from ..errors import UsageError
+from ..stats.histogram import N_BUCKETS
+
+Variant = tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class Metric:
+    key: str
+    title: str          # table header
+    unit: str
+    higher_is_better: bool
+    decimals: int = 2
+
+
+METRICS = {
+    "tps": Metric("tps", "TPS", "transactions/s", True),
+    "qps": Metric("qps", "QPS", "queries/s", True),
+    "p95": Metric("p95", "95% latency (ms)", "ms", False),
+    "p99": Metric("p99", "99% latency (ms)", "ms", False),
+    "avg": Metric("avg", "avg latency (ms)", "ms", False),
+    "errors_per_s": Metric("errors_per_s", "Errors/s", "errors/s", False),
+}
+TABLE_METRICS = ("tps", "qps", "p95", "p99", "errors_per_s")
+
+
+@dataclass(frozen=True)
+class Run:
+    """One stored run, with the figures reports use."""
+
+    path: str
+    doc: dict[str, Any] = field(repr=False, compare=False)
+    workload: str
+    test: str
+    variant: Variant
+    threads: int
+    repeat: int
+
+    @property
+    def ok(self) -> bool:
+        return self.doc.get("exit_code") == 0 and self.doc.get("summary") is not None
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        return self.doc.get("summary") or {}
+
+    @property
+    def campaign(self) -> dict[str, Any]:
+        return self.doc.get("campaign") or {}
+
+    def value(self, metric: str) -> float:
+        s = self.summary
+        if metric in ("tps", "qps", "errors_per_s"):
+            return float(s.get(metric) or 0.0)
+        return float((s.get("latency_ms") or {}).get(metric) or 0.0)
+
+    def histogram(self) -> list[int]:
+        counts = [0] * N_BUCKETS
+        for index, n in (self.summary.get("histogram") or {}).items():
+            counts[int(index)] += int(n)
+        return counts
+
+    @property
+    def intervals(self) -> list[dict[str, Any]]:
+        return self.doc.get("intervals") or []
+
+
+def variant_of(doc: dict[str, Any]) -> Variant:
+    labels = doc.get("labels") or {}
+    if not labels and (doc.get("campaign") or {}).get("name"):
+        labels = {"campaign": doc["campaign"]["name"]}
+    return tuple(sorted((str(k), str(v)) for k, v in labels.items()))
+
+
+def variant_text(variant: Variant, keys: Iterable[str] | None = None) -> str:
+    keep = set(keys) if keys is not None else None
+    parts = [v if keep is not None else f"{k}={v}" for k, v in variant if keep is None or k in keep]
+    return ", ".join(parts) if parts else "all runs"
+
+
+def differing_keys(variants: Iterable[Variant]) -> list[str]:
+    """Label keys whose values differ between variants (what distinguishes them)."""
+    maps = [dict(v) for v in variants]
+    keys = sorted({k for m in maps for k in m})
+    return [k for k in keys if len({m.get(k) for m in maps}) > 1]
+
+
+def run_of(path: str, doc: dict[str, Any]) -> Run:
+    camp = doc.get("campaign") or {}
+    summary = doc.get("summary") or {}
+    threads = camp.get("threads") or summary.get("threads") or (doc.get("options") or {}).get("threads") or 1
+    return Run(path=path, doc=doc, workload=str(camp.get("workload") or doc.get("test") or "?"),
+               test=str(doc.get("test") or "?"), variant=variant_of(doc), threads=int(threads),
+               repeat=int(camp.get("repeat") or 1))
+
+
+def result_paths(arg: str) -> list[tuple[str, bool]]:
+    """(path, explicit) for a file, or every ``*.json`` under a directory (not explicit)."""
+    if os.path.isdir(arg):
+        found = []
+        for root, dirs, files in os.walk(arg):
+            dirs.sort()
+            found.extend((os.path.join(root, f), False) for f in sorted(files) if f.endswith(".json"))
+        return found
+    if not os.path.exists(arg):
+        raise UsageError(f"'{arg}': no such result file or directory")
+    return [(arg, True)]
+
+
+def load_runs(args: Iterable[str]) -> list[Run]:
+    """Runs of every result file named or found under a directory.  In a directory,
+    JSON files that are not result files (``manifest.json``) are skipped."""
+    runs = []
+    for arg in args:
+        for path, explicit in result_paths(arg):
+            try:
+                doc = results.load(path)
+            except UsageError:
+                if explicit:
+                    raise
+                continue
+            runs.append(run_of(path, doc))
+    return runs
+
+
+@dataclass(frozen=True)
+class Cell:
+    """Repeats of one (workload, variant, threads)."""
+
+    workload: str
+    variant: Variant
+    threads: int
+    runs: tuple[Run, ...]
+
+    def sample(self, metric: str) -> Sample:
+        return sample([r.value(metric) for r in self.runs])
+
+    def histogram(self) -> list[int]:
+        """Repeats merged exactly: bucket counts add."""
+        total = [0] * N_BUCKETS
+        for r in self.runs:
+            for i, n in enumerate(r.histogram()):
+                total[i] += n
+        return total
+
+
+def cells(runs: Iterable[Run]) -> dict[str, list[Cell]]:
+    """Successful runs grouped per workload (in first-seen order), cells sorted by
+    variant then threads."""
+    grouped: dict[str, dict[tuple[Variant, int], list[Run]]] = {}
+    for r in runs:
+        if r.ok:
+            grouped.setdefault(r.workload, {}).setdefault((r.variant, r.threads), []).append(r)
+    out = {}
+    for workload, by_key in grouped.items():
+        out[workload] = [Cell(workload, v, t, tuple(sorted(rs, key=lambda r: r.repeat)))
+                         for (v, t), rs in sorted(by_key.items())]
+    return out
+
+
+def variants(cell_list: Iterable[Cell]) -> list[Variant]:
+    seen: list[Variant] = []
+    for c in cell_list:
+        if c.variant not in seen:
+            seen.append(c.variant)
+    return seen

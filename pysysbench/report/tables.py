@@ -1,0 +1,196 @@
+"""Tables as data: headers and formatted cells, shared by Markdown, HTML and terminal.
+
+Role: one place that decides what a report table shows (the seeds' columns:
+threads, TPS, QPS, 95 % and 99 % latency, errors/s; with repeats the mean and
+standard deviation and the number of runs) and how numbers are written.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from ..campaign.noise import Sample
+from ..campaign.peak import margin
+from .model import METRICS, TABLE_METRICS, Cell, Run, Variant, differing_keys, variant_text, variants
+
+SATURATION_MIN_GAIN = 0.05      # as peak finding's default min-gain
+KEY_SETTINGS = ("tables", "table_size", "range_size", "rand-type", "db-ps-mode", "percentile", "time",
+                "warmup-time", "report-interval", "skip_trx", "auto_inc", "point_selects", "index_updates",
+                "non_index_updates", "delete_inserts", "mysql-ignore-errors", "pgsql-ignore-errors",
+                "sqlite-journal-mode", "sqlite-synchronous", "create_table_options")
+DRIVER_PREFIXES = ("mysql", "pgsql", "sqlite")
+
+
+@dataclass(frozen=True)
+class TableData:
+    headers: list[str]
+    rows: list[list[str]]
+    align_right: list[bool]
+
+
+def number(value: float, decimals: int = 2) -> str:
+    return f"{value:,.{decimals}f}"
+
+
+def stat(s: Sample, decimals: int = 2) -> str:
+    """``mean`` for one run, ``mean ± sd`` for repeats."""
+    if s.n > 1:
+        return f"{number(s.mean, decimals)} ± {number(s.sd, decimals)}"
+    return number(s.mean, decimals)
+
+
+def workload_table(cell_list: list[Cell]) -> TableData:
+    vs = variants(cell_list)
+    keys = differing_keys(vs) if len(vs) > 1 else []
+    repeats = any(len(c.runs) > 1 for c in cell_list)
+    headers = ([", ".join(keys)] if keys else []) + ["Threads"] + [METRICS[m].title for m in TABLE_METRICS]
+    headers += ["Runs"] if repeats else []
+    rows = []
+    for c in cell_list:
+        row = ([variant_text(c.variant, keys)] if keys else []) + [str(c.threads)]
+        row += [stat(c.sample(m), METRICS[m].decimals) for m in TABLE_METRICS]
+        row += [str(len(c.runs))] if repeats else []
+        rows.append(row)
+    right = ([False] if keys else []) + [True] * (len(headers) - (1 if keys else 0))
+    return TableData(headers, rows, right)
+
+
+@dataclass(frozen=True)
+class PeakInfo:
+    variant: Variant
+    metric: str
+    threads: int
+    value: float
+    saturation_threads: int
+    p95_ms: float
+
+
+def peaks(cell_list: list[Cell], metric: str = "tps") -> list[PeakInfo]:
+    """Per variant: the cell of highest mean throughput, and the fewest threads
+    within noise (or 5 %) of it."""
+    out = []
+    for v in variants(cell_list):
+        mine = [c for c in cell_list if c.variant == v]
+        top = max(mine, key=lambda c: c.sample(metric).mean)
+        best = top.sample(metric)
+        sat = min(c.threads for c in mine
+                  if best.mean - c.sample(metric).mean <= margin(c.sample(metric), best, SATURATION_MIN_GAIN))
+        out.append(PeakInfo(v, metric, top.threads, best.mean, sat, top.sample("p95").mean))
+    return out
+
+
+def summary_table(all_cells: dict[str, list[Cell]]) -> TableData:
+    vs = variants(c for cl in all_cells.values() for c in cl)
+    keys = differing_keys(vs) if len(vs) > 1 else []
+    headers = ["Workload"] + ([", ".join(keys)] if keys else []) + ["Peak TPS", "at threads", "QPS at peak",
+                                                              "95% latency at peak (ms)", "within 5% from"]
+    rows = []
+    for workload, cl in all_cells.items():
+        for p in peaks(cl):
+            top = next(c for c in cl if c.variant == p.variant and c.threads == p.threads)
+            rows.append([workload] + ([variant_text(p.variant, keys)] if keys else [])
+                        + [number(p.value), str(p.threads), number(top.sample("qps").mean), number(p.p95_ms),
+                           _threads_text(p.saturation_threads)])
+    right = [False] + ([False] if keys else []) + [True] * 5
+    return TableData(headers, rows, right)
+
+
+def _threads_text(n: int) -> str:
+    return f"{n} thread" + ("" if n == 1 else "s")
+
+
+def peak_sentence(p: PeakInfo, keys: list[str]) -> str:
+    who = f"{variant_text(p.variant, keys)}: " if keys else ""
+    sat = (f"; within {SATURATION_MIN_GAIN:.0%} / noise of it from {_threads_text(p.saturation_threads)}"
+           if p.saturation_threads != p.threads else "")
+    return f"{who}peak {number(p.value)} TPS at {_threads_text(p.threads)} (p95 {number(p.p95_ms)} ms){sat}"
+
+
+# --- environment and commands ------------------------------------------------------------
+
+
+def _distinct(values: Iterable[Any]) -> str:
+    seen: list[str] = []
+    for v in values:
+        text = ",".join(map(str, v)) if isinstance(v, list) else str(v)
+        if text not in seen:
+            seen.append(text)
+    return " / ".join(seen) if seen else ""
+
+
+def environment_rows(runs: list[Run]) -> list[tuple[str, str]]:
+    docs = [r.doc for r in runs]
+    tool = _distinct(f"{d['tool'].get('name', 'pysysbench')} {d['tool'].get('version', '?')} (Python "
+                     f"{d['tool'].get('python', '?')})" for d in docs if d.get("tool"))
+    server = _distinct(f"{d.get('server_version') or 'unknown'} (driver {d.get('driver', '?')})" for d in docs)
+    client = _distinct(f"{d['client'].get('hostname', '?')}: {d['client'].get('platform', '?')}, "
+                       f"{d['client'].get('cpus', '?')} CPUs" for d in docs if d.get("client"))
+    rows = [("Tool", tool), ("Server", server), ("Client machine", client)]
+    labels = _distinct(variant_text(r.variant) for r in runs)
+    if labels:
+        rows.append(("Labels", labels))
+    rows.append(("Run dates", _run_dates(docs)))
+    drivers = {d.get("driver") for d in docs}
+    for name in KEY_SETTINGS:
+        if _other_driver(name, drivers):
+            continue
+        vals = [_option_text(d["options"][name]) for d in docs if name in (d.get("options") or {})]
+        if vals:
+            rows.append((f"--{name}", _distinct(vals) or "''"))
+    settings = {}
+    for r in runs:
+        settings.update(r.campaign.get("server_settings") or {})
+    rows += [(f"server: {k}", str(v)) for k, v in sorted(settings.items())]
+    return rows
+
+
+def _other_driver(option: str, drivers: set[Any]) -> bool:
+    """``--mysql-...`` options mean nothing for a PostgreSQL run (the prefix names the driver)."""
+    prefix = option.split("-", 1)[0]
+    return prefix in DRIVER_PREFIXES and prefix not in drivers
+
+
+def _option_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, list):
+        return ",".join(map(str, value))
+    return str(value)
+
+
+def _run_dates(docs: list[dict[str, Any]]) -> str:
+    dates = sorted(d.get("started_at") or "" for d in docs if d.get("started_at"))
+    if not dates:
+        return "unknown"
+    return dates[0] if dates[0] == dates[-1] else f"{dates[0]} .. {dates[-1]}"
+
+
+def command_text(argv: list[str]) -> str:
+    return "pysysbench " + shlex.join(argv)
+
+
+def reproduce_commands(runs: list[Run], all_cells: dict[str, list[Cell]]) -> list[str]:
+    """Prepare commands, then one command per cell (its first repeat; the others
+    differ only in the result file name)."""
+    lines: list[str] = []
+    for r in runs:
+        for argv in r.campaign.get("prepare_commands") or []:
+            text = command_text(argv)
+            if text not in lines:
+                lines.append(text)
+    for cell_list in all_cells.values():
+        for c in cell_list:
+            first = c.runs[0]
+            sql = first.campaign.get("sql_before_run") or []
+            if sql:
+                lines.append(f"# before each run, on the server: {'; '.join(sql)}")
+            text = command_text(list(first.doc.get("command_line") or []))
+            lines.append(text + (f"   # {len(c.runs)} repeats" if len(c.runs) > 1 else ""))
+    return lines
+
+
+def variant_keys(all_cells: dict[str, list[Cell]]) -> list[str]:
+    vs: list[Variant] = variants(c for cl in all_cells.values() for c in cl)
+    return differing_keys(vs) if len(vs) > 1 else []

@@ -1,0 +1,968 @@
+"""sysbench 0.5's ``tests/db/*.lua`` scripts and the sysbench-xa fork's XA scripts (spec 7).
+
+Role: old reports pass ``--test=tests/db/oltp.lua --oltp-tables-count=... --num-threads=...``;
+:func:`resolve` maps such a script path (any directory prefix) to a class here,
+and every class declares the 0.5 option names (and the 0.4 names 0.5 silently
+ignored) next to the code that reads them.  What differs from the 1.0 scripts,
+as 0.5 did it (spec 7.2):
+
+* one random table per transaction (``oltp-randtabs.lua``: per statement);
+* plain text queries, never prepared; ranges are sent as ``BETWEEN s AND s+99``;
+* ids from 0.5's integer-arithmetic distributions (:class:`LegacyRand`);
+* statements counted read / write / other by their first word, and
+  "transactions" counted by COMMIT (``tx_per_event``: the 0.5 report shows 0
+  transactions for scripts that send none);
+* ``LOCK TABLES ... WRITE`` / ``UNLOCK TABLES`` instead of BEGIN/COMMIT for
+  MyISAM on MySQL; 0.5's schema (unsigned columns, ``MAX_ROWS``, ``SERIAL``);
+* a serial ``prepare`` (``parallel_prepare.lua`` stripes tables over threads);
+* 0.5's run limits: 10000 events and no time limit unless told otherwise.
+
+``oltp-xa.lua`` / ``update_non_index_xa.lua`` (the KunlunBase fork, spec 7.4)
+draw ``--oltp_use_xa_pct`` / ``--oltp_use_xa_2pc_pct`` with the default
+distribution as the fork does and run ``XA START/END/PREPARE/COMMIT`` on MySQL,
+``BEGIN`` / ``PREPARE TRANSACTION`` / ``COMMIT PREPARED`` on PostgreSQL.
+
+Per-server SQL lives in :data:`DIALECTS`, a registry looked up once by driver
+name (data, not branches in the event code).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Iterable
+
+from ..errors import ConfigError, DatabaseError, TableExistsError, WorkloadError
+from ..options import Option, OptType, RawOption, Values, canonical
+from ..rand import C_TEMPLATE, DISTRIBUTIONS, PAD_TEMPLATE, Rand, Unique
+from .base import Env, ThreadContext, Workload
+from .bulk_insert import BulkInsert
+from .oltp_common import bulk_insert
+
+GROUP = "sysbench 0.5 script options"
+OLD_GROUP = "sysbench 0.4 options (accepted for old command lines)"
+LEGACY_EVENTS = 10_000            # 0.5's --max-requests default
+SB_MAX_RND = 0x3FFFFFFF           # 0.5's sb_rnd(): 30-bit random numbers
+LEGACY_DIRS = ("db", "oltp_legacy")   # tests/db/ (0.5) and 1.0's tests/include/oltp_legacy/
+READ_ONLY_BARE = ("oltp_read_only", "oltp_write_only", "oltp_skip_trx")
+
+
+def _o(name: str, type_: OptType, default: Any, text: str, group: str = GROUP) -> Option:
+    return Option(name, type_, default, text, group)
+
+
+COMMON_OPTIONS = [
+    _o("oltp-tables-count", OptType.INT, 1, "number of tables (1.0: --tables)"),
+    _o("oltp-table-size", OptType.INT, 10000, "rows per table (1.0: --table_size)"),
+    _o("oltp-auto-inc", OptType.BOOL, True, "AUTO_INCREMENT / SERIAL id; off: ids 1..N sent by the client"),
+    _o("oltp-secondary", OptType.BOOL, False, "use a secondary key xid(id) instead of the PRIMARY KEY"),
+    _o("oltp-create-secondary", OptType.BOOL, True, "create the k_N index after loading (0.5 always did)"),
+    _o("mysql-table-engine", OptType.STRING, "innodb", "storage engine (MyISAM: LOCK TABLES instead of "
+       "BEGIN/COMMIT)"),
+    _o("myisam-max-rows", OptType.INT, 1000000, "MAX_ROWS of the MySQL tables"),
+    _o("mysql-table-options", OptType.STRING, "", "appended to CREATE TABLE on MySQL"),
+    _o("mysql-engine-trx", OptType.STRING, "auto", "whether the engine is transactional (accepted, unused "
+       "as in 0.5's scripts)"),
+    _o("rand-init", OptType.BOOL, False, "seed the random numbers from the current time (what --rand-seed=0 "
+       "does anyway)"),
+    _o("reconnect", OptType.INT, 0, "reconnect after every N events (sysbench 1.1; --oltp-reconnect-mode="
+       "transaction sets 1)"),
+]
+
+OLTP_OPTIONS = COMMON_OPTIONS + [
+    _o("oltp-range-size", OptType.INT, 100, "width of the range selects"),
+    _o("oltp-point-selects", OptType.INT, 10, "point selects per transaction"),
+    _o("oltp-simple-ranges", OptType.INT, 1, "simple range selects per transaction"),
+    _o("oltp-sum-ranges", OptType.INT, 1, "SELECT SUM(K) ranges per transaction"),
+    _o("oltp-order-ranges", OptType.INT, 1, "ORDER BY ranges per transaction"),
+    _o("oltp-distinct-ranges", OptType.INT, 1, "SELECT DISTINCT ranges per transaction"),
+    _o("oltp-index-updates", OptType.INT, 1, "UPDATE ... SET k=k+1 per transaction"),
+    _o("oltp-non-index-updates", OptType.INT, 1, "UPDATE ... SET c=... per transaction"),
+    _o("oltp-delete-inserts", OptType.INT, 1, "DELETE + INSERT pairs per transaction"),
+    _o("oltp-range-selects", OptType.BOOL, True, "run the range selects at all"),
+    _o("oltp-read-only", OptType.BOOL, False, "no writes (give =on; 0.5 ignored a bare --oltp-read-only)"),
+    _o("oltp-write-only", OptType.BOOL, False, "no reads"),
+    _o("oltp-skip-trx", OptType.BOOL, False, "no BEGIN/COMMIT (0.5 then reports 0 transactions)"),
+]
+
+XA_OPTIONS = [
+    _o("oltp_use_xa_pct", OptType.DOUBLE, 0.0, "sysbench-xa fork: an event is an XA transaction when "
+       "sb_rand(1,100) <= this (drawn with --rand-type, so not a plain percentage)"),
+    _o("oltp_use_xa_2pc_pct", OptType.DOUBLE, 100.0, "sysbench-xa fork: an XA transaction commits in two "
+       "phases unless sb_rand(1,100) > this"),
+]
+
+# 0.4 names: 0.5 accepted and ignored them; honoured where they mean something
+OLD_OPTIONS = [
+    _o("init-rng", OptType.BOOL, False, "0.4 name of --rand-init", OLD_GROUP),
+    _o("seed-rng", OptType.INT, 0, "0.4 name of --rand-seed", OLD_GROUP),
+    _o("oltp-dist-type", OptType.STRING, "", "0.4 name of --rand-type", OLD_GROUP),
+    _o("oltp-dist-iter", OptType.INT, 12, "0.4 name of --rand-spec-iter", OLD_GROUP),
+    _o("oltp-dist-pct", OptType.DOUBLE, 1.0, "0.4 name of --rand-spec-pct", OLD_GROUP),
+    _o("oltp-dist-res", OptType.DOUBLE, 75.0, "0.4 name of --rand-spec-res", OLD_GROUP),
+    _o("oltp-test-mode", OptType.STRING, "complex", "0.4 mode {complex, simple, nontrx}: simple = one point "
+       "select per event, nontrx = one --oltp-nontrx-mode statement per event", OLD_GROUP),
+    _o("oltp-nontrx-mode", OptType.STRING, "select", "0.4 statement of nontrx mode {select, update_key, "
+       "update_nokey, insert, delete}", OLD_GROUP),
+    _o("oltp-reconnect-mode", OptType.STRING, "session", "0.4 {session, transaction}: transaction = reconnect "
+       "after every event", OLD_GROUP),
+    _o("oltp-table-name", OptType.STRING, "sbtest", "0.4 single table name (ignored: 0.5 uses sbtest1..N)",
+       OLD_GROUP),
+    _o("oltp-connect-delay", OptType.INT, 10000, "0.4 (ignored)", OLD_GROUP),
+    _o("oltp-user-delay-min", OptType.INT, 0, "0.4 (ignored)", OLD_GROUP),
+    _o("oltp-user-delay-max", OptType.INT, 0, "0.4 (ignored)", OLD_GROUP),
+    _o("oltp-point-select-mysql-handler", OptType.BOOL, False, "0.4 (ignored)", OLD_GROUP),
+    _o("oltp-point-select-all-cols", OptType.BOOL, False, "0.4 (ignored)", OLD_GROUP),
+    _o("oltp-sp-name", OptType.STRING, "", "0.4 (ignored)", OLD_GROUP),
+    _o("mysql-create-options", OptType.STRING, "", "0.4 name of --mysql-table-options", OLD_GROUP),
+    _o("tx-jitter", OptType.INT, 0, "0.4 (ignored)", OLD_GROUP),
+]
+
+RANDOM_POINTS_OPTIONS = [_o("random-points", OptType.INT, 10, "values in the IN() list")]
+RANDOM_RANGES_OPTIONS = [
+    _o("number-of-ranges", OptType.INT, 10, "BETWEEN ranges per SELECT"),
+    _o("random-ranges-delta", OptType.INT, 5, "width of each BETWEEN range"),
+]
+
+IGNORED_OLD = ("oltp_table_name", "oltp_connect_delay", "oltp_user_delay_min", "oltp_user_delay_max",
+               "oltp_point_select_mysql_handler", "oltp_point_select_all_cols", "oltp_sp_name", "tx_jitter",
+               "mysql_engine_trx")
+RAND_ALIASES = (("oltp_dist_type", "rand_type"), ("oltp_dist_iter", "rand_spec_iter"),
+                ("oltp_dist_pct", "rand_spec_pct"), ("oltp_dist_res", "rand_spec_res"),
+                ("seed_rng", "rand_seed"))
+NONTRX_MODES = ("select", "update_key", "update_nokey", "insert", "delete")
+
+
+# --- 0.5's random numbers ----------------------------------------------------------------
+
+
+class LegacyRand:
+    """0.5's ``sb_rand`` family: integer arithmetic on a 30-bit random number
+    (spec 7.2).  The 30-bit numbers come from the connection's :class:`Rand`
+    (so ``--rand-seed`` and ``--rand-compat`` govern them); strings are 1.0's."""
+
+    def __init__(self, rand: Rand, values: Values):
+        self._rand = rand
+        self._iter = max(1, int(values.rand_spec_iter))
+        self._pct = float(values.rand_spec_pct)
+        res = float(values.rand_spec_res)
+        self._mult = math.floor(100 / (100 - res)) if res < 100 else 0   # 0: every draw in the band
+        kind = values.rand_type
+        # pareto / zipfian: 1.0's formulas (0.5's pareto has the same shape)
+        self.default: Callable[[int, int], int] = (getattr(self, kind) if kind in ("uniform", "gaussian", "special")
+                                                   else getattr(rand, kind))
+        self.string = rand.string
+
+    def _r(self) -> int:
+        return int(self._rand._u() * SB_MAX_RND)
+
+    def uniform(self, a: int, b: int) -> int:
+        return a + self._r() % (b - a + 1)
+
+    def gaussian(self, a: int, b: int) -> int:
+        t = b - a + 1
+        total = 0
+        for _ in range(self._iter):
+            total += self._r() % t
+        return a + total // self._iter
+
+    def special(self, a: int, b: int) -> int:
+        t = b - a + 1
+        if self._mult:
+            x = self._r() % (t * self._mult)
+            if x < t:
+                return self.gaussian(a, b)
+        else:
+            x = self._r()
+        d = max(1, int(t * self._pct / 100))
+        return a + x % d + t // 2 - int(t * self._pct / 200)
+
+
+# --- per-server SQL ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LegacyDialect:
+    """What 0.5's scripts did differently per server."""
+
+    id_column: Callable[[bool], str]          # auto_inc -> id column definition
+    k_type: str
+    table_suffix: Callable[[Values], str]     # after the closing parenthesis
+    table_locks: bool = False                 # MyISAM: LOCK TABLES instead of BEGIN/COMMIT
+    omit_id_on_auto_inc_insert: bool = False  # insert.lua on PostgreSQL
+    xa_start: Callable[[str], list[str]] | None = None
+    xa_end: Callable[[str, bool], list[str]] | None = None       # (xid, two_phase)
+    xa_abort: Callable[[str, str], list[str]] | None = None      # (xid, state)
+    xa_limit_sql: str = ""                    # a query returning the prepared-transaction limit
+
+
+def _mysql_suffix(v: Values) -> str:
+    opts = " ".join(x for x in (v.mysql_table_options, v.mysql_create_options) if x)
+    return f"/*! ENGINE = {v.mysql_table_engine} MAX_ROWS = {v.myisam_max_rows} */ {opts}"
+
+
+def _mysql_abort(xid: str, state: str) -> list[str]:
+    return ([f"XA END '{xid}'"] if state == "active" else []) + [f"XA ROLLBACK '{xid}'"]
+
+
+def _pg_abort(xid: str, state: str) -> list[str]:
+    return [f"ROLLBACK PREPARED '{xid}'"] if state == "prepared" else ["ROLLBACK"]
+
+
+DIALECTS: dict[str, LegacyDialect] = {
+    "mysql": LegacyDialect(
+        id_column=lambda auto: f"id INTEGER UNSIGNED NOT NULL {'AUTO_INCREMENT' if auto else ''}",
+        k_type="INTEGER UNSIGNED", table_suffix=_mysql_suffix, table_locks=True,
+        xa_start=lambda xid: [f"XA START '{xid}'"],
+        xa_end=lambda xid, two: ([f"XA END '{xid}'", f"XA PREPARE '{xid}'", f"XA COMMIT '{xid}'"] if two
+                                 else [f"XA END '{xid}'", f"XA COMMIT '{xid}' ONE PHASE"]),
+        xa_abort=_mysql_abort),
+    "pgsql": LegacyDialect(
+        id_column=lambda auto: "id SERIAL NOT NULL", k_type="INTEGER", table_suffix=lambda v: "",
+        omit_id_on_auto_inc_insert=True,
+        xa_start=lambda xid: ["BEGIN"],
+        xa_end=lambda xid, two: ([f"PREPARE TRANSACTION '{xid}'", f"COMMIT PREPARED '{xid}'"] if two
+                                 else ["COMMIT"]),
+        xa_abort=_pg_abort,
+        xa_limit_sql="SELECT current_setting('max_prepared_transactions')::int"),
+}
+# SQLite and other drivers: 1.0-like DDL, no table locks, no XA
+GENERIC = LegacyDialect(id_column=lambda auto: "id INTEGER NOT NULL", k_type="INTEGER",
+                        table_suffix=lambda v: "", omit_id_on_auto_inc_insert=True)
+
+
+def create_table_sql(dialect: LegacyDialect, v: Values, table: int) -> str:
+    """0.5 common.lua's CREATE TABLE (Lua long strings: no leading newline)."""
+    key = "KEY xid" if v.oltp_secondary else "PRIMARY KEY"
+    return (f"CREATE TABLE sbtest{table} (\n"
+            f"{dialect.id_column(v.oltp_auto_inc)},\n"
+            f"k {dialect.k_type} DEFAULT '0' NOT NULL,\n"
+            "c CHAR(120) DEFAULT '' NOT NULL,\n"
+            "pad CHAR(60) DEFAULT '' NOT NULL,\n"
+            f"{key} (id)\n"
+            f") {dialect.table_suffix(v)}")
+
+
+def check_prepared_transactions(limit: int, threads: int) -> None:
+    """PostgreSQL two-phase commit needs max_prepared_transactions >= threads."""
+    if limit == 0:
+        raise WorkloadError(
+            "PostgreSQL has max_prepared_transactions = 0, so the two-phase XA transactions of the sysbench-xa "
+            "scripts (PREPARE TRANSACTION / COMMIT PREPARED) cannot run: set max_prepared_transactions to at "
+            f"least --num-threads ({threads}) in postgresql.conf and restart PostgreSQL, or pass "
+            "--oltp_use_xa_2pc_pct=0 (one-phase only) or --oltp_use_xa_pct=0 (no XA)")
+    if limit < threads:
+        raise WorkloadError(
+            f"PostgreSQL's max_prepared_transactions ({limit}) is below --num-threads ({threads}): concurrent "
+            "PREPARE TRANSACTIONs would fail with 'maximum number of prepared transactions reached'; raise "
+            "max_prepared_transactions (restart needed) or use fewer threads")
+
+
+# --- statement counting ----------------------------------------------------------------------
+
+
+class _ErrorsOnly:
+    """Stands in for a connection's counters: the driver's classification by
+    result is dropped (0.5 classifies by keyword, see :meth:`LegacyScript._send`),
+    errors and reconnects still reach the worker's counters."""
+
+    __slots__ = ("reads", "writes", "others", "count_error")
+
+    def __init__(self, real: Any):
+        self.reads = self.writes = self.others = 0
+        self.count_error = real.count_error
+
+
+READ, WRITE, OTHER = "reads", "writes", "others"
+
+
+def keyword_kind(sql: str) -> str:
+    """0.5's db_get_query_type(): by the first word (COMMIT / UNLOCK TABLES count as other)."""
+    word = sql.lstrip()[:6].lower()
+    if word == "select":
+        return READ
+    if word in ("insert", "update", "delete"):
+        return WRITE
+    return OTHER
+
+
+# --- command-line handling --------------------------------------------------------------------
+
+
+def _set(values: Values, name: str, value: Any) -> None:
+    opt = values.registry.get(name)
+    if opt is not None:
+        values.set(opt, value)
+
+
+def legacy_limits(values: Values) -> None:
+    """0.5's defaults: --max-requests=10000, --max-time=0; the old names, when
+    given, win even with 0 (1.0 only honours them when > 0)."""
+    for new, old, default in (("events", "max_requests", LEGACY_EVENTS), ("time", "max_time", 0)):
+        if values.is_set(new):
+            continue
+        _set(values, new, values.get(old) if values.is_set(old) else default)
+
+
+def _rand_notes(values: Values, say: Callable[[str], None]) -> None:
+    for old, new in RAND_ALIASES:
+        if not values.is_set(old):
+            continue
+        value = values.get(old)
+        shown = f"--{old.replace('_', '-')}={value:g}" if isinstance(value, float) else \
+            f"--{old.replace('_', '-')}={value}"
+        if values.is_set(new) and values.get(new) != value:
+            say(f"NOTE: {shown} (sysbench 0.4) is ignored in favour of --{new.replace('_', '-')}="
+                f"{values.get(new)}")
+            continue
+        if new == "rand_type" and value not in DISTRIBUTIONS:
+            raise ConfigError(f"Invalid value for --oltp-dist-type: '{value}' (choose one of: "
+                              f"{', '.join(DISTRIBUTIONS)})")
+        _set(values, new, value)
+        say(f"NOTE: {shown} (a sysbench 0.4 option that 0.5 ignored) is honoured as "
+            f"--{new.replace('_', '-')}={value}")
+    if values.is_set("init_rng"):
+        state = "on" if values.init_rng else "off"
+        say(f"NOTE: --init-rng={state} (a sysbench 0.4 option that 0.5 ignored) is taken as --rand-init={state}: "
+            + ("random numbers are seeded from the current time" if values.init_rng else
+               "random numbers are still seeded from the current time unless --rand-seed is given"))
+        _set(values, "rand_init", values.init_rng)
+    if values.rand_init and values.rand_seed:
+        raise ConfigError("--rand-init=on and --rand-seed cannot be used together (sysbench 0.5 refuses them "
+                          "too): --rand-init seeds from the current time, --rand-seed from the given number")
+
+
+def _old_option_notes(values: Values, say: Callable[[str], None]) -> None:
+    for name in IGNORED_OLD:
+        if values.is_set(name):
+            say(f"NOTE: --{name.replace('_', '-')} (sysbench 0.4) has no equivalent in sysbench 0.5's scripts "
+                "and is ignored")
+    if values.is_set("mysql_create_options"):
+        say("NOTE: --mysql-create-options (sysbench 0.4) is honoured: appended to CREATE TABLE on MySQL, as "
+            "--mysql-table-options")
+    mode = values.oltp_reconnect_mode
+    if values.is_set("oltp_reconnect_mode"):
+        if mode == "transaction":
+            _set(values, "reconnect", 1)
+            say("NOTE: --oltp-reconnect-mode=transaction (sysbench 0.4) is honoured: the connection is re-opened "
+                "after every event (--reconnect=1)")
+        elif mode == "session":
+            say("NOTE: --oltp-reconnect-mode=session (sysbench 0.4) is the default behaviour")
+        else:
+            say(f"NOTE: --oltp-reconnect-mode={mode} (sysbench 0.4) is not supported and is ignored "
+                "(session and transaction are)")
+
+
+def _bare_notes(raw: Iterable[RawOption], say: Callable[[str], None]) -> None:
+    for item in raw:
+        if item.value is None and canonical(item.name) in READ_ONLY_BARE:
+            say(f"NOTE: a bare --{item.name} is taken as --{item.name}=on (sysbench 0.5 ignored the option "
+                "unless written with =on)")
+
+
+# --- the scripts ----------------------------------------------------------------------------
+
+
+class LegacyMixin:
+    """What every 0.5 script shares on the command line."""
+
+    script = ""                     # the 0.5 file name
+    accepts_unknown_options = True  # 0.5 accepted any option (a WARNING names the ones unused)
+    tx_per_event = 0                # COMMITs per event: 0.5 counted transactions by COMMIT
+
+    @classmethod
+    def after_parse(cls, values: Values, raw: list[RawOption], say: Callable[[str], None]) -> None:
+        legacy_limits(values)
+        if values.registry.get("init_rng") is not None:
+            _rand_notes(values, say)
+            _old_option_notes(values, say)
+        _bare_notes(raw, say)
+        cls.check_options(values, say)
+
+    @classmethod
+    def check_options(cls, values: Values, say: Callable[[str], None]) -> None:
+        """Script-specific checks and notes (subclasses)."""
+
+
+class LegacyScript(LegacyMixin, Workload):
+    """Schema, data, commands and statement sending shared by the 0.5 scripts."""
+
+    options = COMMON_OPTIONS + OLD_OPTIONS
+    commands = ("prepare", "run", "cleanup", "help")
+
+    def configure(self) -> None:
+        v = self.values
+        self.tables = v.oltp_tables_count
+        self.table_size = v.oltp_table_size
+        if self.tables < 1 or self.table_size < 1:
+            raise ConfigError("--oltp-tables-count and --oltp-table-size must be at least 1")
+        self.dialect = DIALECTS.get(self.driver.name, GENERIC)
+
+    def required_tables(self) -> list[str]:
+        return [f"sbtest{t}" for t in range(1, self.tables + 1)]
+
+    # -- prepare / cleanup (0.5's common.lua) --
+
+    async def prepare(self, env: Env) -> None:
+        conn = await env.driver.connect()
+        try:
+            for table in range(1, self.tables + 1):
+                await self.create_insert(env.say, conn, table, seed=env.seed)
+        finally:
+            await conn.close()
+
+    async def create_insert(self, say: Callable[[str], None], conn, table: int, seed: int | None) -> None:
+        v = self.values
+        say(f"Creating table 'sbtest{table}'...")
+        if await conn.table_exists(f"sbtest{table}"):
+            raise TableExistsError(f"table 'sbtest{table}' already exists in {self.driver.target()}: "
+                                   "run cleanup first")
+        await conn.query(create_table_sql(self.dialect, v, table))
+        say(f"Inserting {self.table_size} records into 'sbtest{table}'")
+        rand = Rand(None if seed is None else seed * 1_000_003 + table, rand_type=v.rand_type,
+                    spec_iter=v.rand_spec_iter, spec_pct=v.rand_spec_pct, spec_res=v.rand_spec_res,
+                    pareto_h=v.rand_pareto_h)
+        cols = "(k, c, pad)" if v.oltp_auto_inc else "(id, k, c, pad)"
+        await bulk_insert(conn, f"INSERT INTO sbtest{table}{cols} VALUES",
+                          self._rows(LegacyRand(rand, v), v.oltp_auto_inc),
+                          wrap_trx=self.driver.caps.needs_commit_for_load)
+        if v.oltp_create_secondary:
+            say(f"Creating secondary indexes on 'sbtest{table}'...")
+            await conn.query(f"CREATE INDEX k_{table} on sbtest{table}(k)")
+
+    def _rows(self, r: LegacyRand, auto_inc: bool):
+        """Rows in 0.5's draw order (c, pad, then k) and literal layout."""
+        n = self.table_size
+        for j in range(1, n + 1):
+            c = r.string(C_TEMPLATE)
+            pad = r.string(PAD_TEMPLATE)
+            if auto_inc:
+                yield f"({r.default(1, n)}, '{c}', '{pad}')"
+            else:
+                yield f"({j},{r.default(1, n)},'{c}', '{pad}'  )"
+
+    async def cleanup(self, env: Env) -> None:
+        conn = await env.driver.connect()
+        try:
+            for table in range(1, self.tables + 1):
+                env.say(f"Dropping table 'sbtest{table}'...")
+                await conn.query(f"DROP TABLE IF EXISTS sbtest{table}")
+        finally:
+            await conn.close()
+
+    # -- run --
+
+    async def thread_init(self, ctx: ThreadContext) -> None:
+        ctx.conn.counters = _ErrorsOnly(ctx.counters)
+        ctx.state["r"] = LegacyRand(ctx.rand, self.values)
+
+    @staticmethod
+    async def _send(ctx: ThreadContext, sql: str, kind: str) -> None:
+        """A plain text query, counted by its first word as 0.5 did."""
+        await ctx.conn.query(sql)
+        c = ctx.counters
+        setattr(c, kind, getattr(c, kind) + 1)
+
+    # single statements (also the 0.4 --oltp-test-mode / --oltp-nontrx-mode events)
+
+    async def point_select(self, ctx: ThreadContext, column: str = "c") -> None:
+        r = ctx.state["r"]
+        t = r.uniform(1, self.tables)
+        await self._send(ctx, f"SELECT {column} FROM sbtest{t} WHERE id={r.default(1, self.table_size)}", READ)
+
+    async def index_update(self, ctx: ThreadContext) -> None:
+        r = ctx.state["r"]
+        t = r.uniform(1, self.tables)
+        await self._send(ctx, f"UPDATE sbtest{t} SET k=k+1 WHERE id={r.default(1, self.table_size)}", WRITE)
+
+    async def non_index_update(self, ctx: ThreadContext) -> None:
+        r = ctx.state["r"]
+        t = r.uniform(1, self.tables)
+        c = r.string(C_TEMPLATE)
+        await self._send(ctx, f"UPDATE sbtest{t} SET c='{c}' WHERE id={r.default(1, self.table_size)}", WRITE)
+
+    async def delete(self, ctx: ThreadContext) -> None:
+        r = ctx.state["r"]
+        t = r.uniform(1, self.tables)
+        await self._send(ctx, f"DELETE FROM sbtest{t} WHERE id={r.default(1, self.table_size)}", WRITE)
+
+    async def insert(self, ctx: ThreadContext) -> None:
+        r = ctx.state["r"]
+        t = r.uniform(1, self.tables)
+        k = r.default(1, self.table_size)
+        c = r.string(C_TEMPLATE)
+        pad = r.string(PAD_TEMPLATE)
+        auto_inc = self.values.oltp_auto_inc
+        if auto_inc and self.dialect.omit_id_on_auto_inc_insert:
+            await self._send(ctx, f"INSERT INTO sbtest{t} (k, c, pad) VALUES ({k}, '{c}', '{pad}')", WRITE)
+            return
+        # auto_inc off: ids from a permutation far outside 1..N, so they never collide (as 1.0's oltp_insert)
+        ident = 0 if auto_inc else self._unique().next() - 2147483648
+        await self._send(ctx, f"INSERT INTO sbtest{t} (id, k, c, pad) VALUES ({ident}, {k}, '{c}', '{pad}')",
+                         WRITE)
+
+    def _unique(self) -> Unique:
+        if not hasattr(self, "_uniq"):
+            seed = int.from_bytes(os.urandom(8), "little")
+            self._uniq = Unique(seed >> 32, seed & 0xFFFFFFFF)
+        return self._uniq
+
+
+class SimpleScript(LegacyScript):
+    """A 0.5 script whose event is one statement (no BEGIN/COMMIT)."""
+
+    step = "point_select"
+
+    async def event(self, ctx: ThreadContext) -> None:
+        await getattr(self, self.step)(ctx)
+
+
+class OltpSimple(SimpleScript):
+    """sysbench 0.5 tests/db/oltp_simple.lua: one SELECT c ... WHERE id=N per event."""
+
+    script = "oltp_simple.lua"
+
+
+class Select(SimpleScript):
+    """sysbench 0.5 tests/db/select.lua: one SELECT pad ... WHERE id=N per event."""
+
+    script = "select.lua"
+
+    async def event(self, ctx: ThreadContext) -> None:
+        await self.point_select(ctx, "pad")
+
+
+class Insert(SimpleScript):
+    """sysbench 0.5 tests/db/insert.lua: one INSERT per event."""
+
+    script = "insert.lua"
+    step = "insert"
+
+
+class Delete(SimpleScript):
+    """sysbench 0.5 tests/db/delete.lua: one DELETE ... WHERE id=N per event."""
+
+    script = "delete.lua"
+    step = "delete"
+
+
+class UpdateIndex(SimpleScript):
+    """sysbench 0.5 tests/db/update_index.lua: one UPDATE ... SET k=k+1 per event."""
+
+    script = "update_index.lua"
+    step = "index_update"
+
+
+class UpdateNonIndex(SimpleScript):
+    """sysbench 0.5 tests/db/update_non_index.lua: one UPDATE ... SET c='...' per event."""
+
+    script = "update_non_index.lua"
+    step = "non_index_update"
+
+
+RANGE_SQL = (
+    ("oltp_simple_ranges", "SELECT c FROM {t} WHERE id BETWEEN {s} AND {s}+{w}"),
+    ("oltp_sum_ranges", "SELECT SUM(K) FROM {t} WHERE id BETWEEN {s} AND {s}+{w}"),
+    ("oltp_order_ranges", "SELECT c FROM {t} WHERE id BETWEEN {s} AND {s}+{w} ORDER BY c"),
+    ("oltp_distinct_ranges", "SELECT DISTINCT c FROM {t} WHERE id BETWEEN {s} AND {s}+{w} ORDER BY c"),
+)
+
+
+class Oltp(LegacyScript):
+    """sysbench 0.5 tests/db/oltp.lua: point selects, ranges, updates and a
+    DELETE/INSERT pair on ONE random table per transaction, sent as plain text.
+    --oltp-read-only / --oltp-write-only drop the writes / the reads."""
+
+    script = "oltp.lua"
+    options = OLTP_OPTIONS + XA_OPTIONS + OLD_OPTIONS
+    table_per_statement = False     # oltp-randtabs.lua: a new table for every statement
+    fixed_delete_inserts: int | None = None   # the fork's scripts: always one pair
+    uses_xa = False
+
+    @classmethod
+    def check_options(cls, values: Values, say: Callable[[str], None]) -> None:
+        if values.oltp_read_only and values.oltp_write_only:
+            raise ConfigError("--oltp-read-only and --oltp-write-only are mutually exclusive")
+        if cls.uses_xa:
+            return
+        given = [n for n in ("oltp_use_xa_pct", "oltp_use_xa_2pc_pct") if values.is_set(n)]
+        if given:
+            pct = values.oltp_use_xa_pct
+            names, verb, it = (" and ".join("--" + n for n in given), "are", "them") if len(given) > 1 else \
+                ("--" + given[0], "is", "it")
+            say(f"WARNING: {names} {verb} read only by the sysbench-xa fork's oltp-xa.lua and "
+                f"update_non_index_xa.lua; {cls.script} ignores {it}, as the fork does, so no XA transactions "
+                "are run" + (" (with --oltp_use_xa_pct=0 none would be anyway)" if pct == 0
+                             else "; use --test=tests/db/oltp-xa.lua for XA"))
+        mode = values.oltp_test_mode
+        if values.is_set("oltp_test_mode") and mode != "complex":
+            cls._test_mode_note(values, mode, say)
+
+    @staticmethod
+    def _test_mode_note(values: Values, mode: str, say: Callable[[str], None]) -> None:
+        if mode == "simple":
+            say("NOTE: --oltp-test-mode=simple (sysbench 0.4; 0.5's oltp.lua ignored it) is honoured: each event "
+                "is one point select")
+        elif mode == "nontrx":
+            nt = values.oltp_nontrx_mode
+            if nt not in NONTRX_MODES:
+                raise ConfigError(f"Invalid value for --oltp-nontrx-mode: '{nt}' (choose one of: "
+                                  f"{', '.join(NONTRX_MODES)})")
+            say(f"NOTE: --oltp-test-mode=nontrx (sysbench 0.4; 0.5's oltp.lua ignored it) is honoured: each "
+                f"event is one '{nt}' statement (--oltp-nontrx-mode) without BEGIN/COMMIT")
+        else:
+            raise ConfigError(f"--oltp-test-mode={mode} is not supported (complex, simple and nontrx are)")
+
+    def configure(self) -> None:
+        super().configure()
+        v = self.values
+        self.counts = {name: v.get(name) for name in
+                       ("oltp_point_selects", "oltp_simple_ranges", "oltp_sum_ranges", "oltp_order_ranges",
+                        "oltp_distinct_ranges", "oltp_index_updates", "oltp_non_index_updates",
+                        "oltp_delete_inserts")}
+        if self.fixed_delete_inserts is not None:
+            self.counts["oltp_delete_inserts"] = self.fixed_delete_inserts
+        for name, n in self.counts.items():
+            if n < 0:
+                raise ConfigError(f"Invalid value for --{name.replace('_', '-')}: {n} (must be >= 0)")
+        self.width = v.oltp_range_size - 1
+        self.reads, self.writes = not v.oltp_write_only, not v.oltp_read_only
+        self.trx = not v.oltp_skip_trx
+        self.tx_per_event = 1 if self.trx else 0
+        self.single = self._single_statement_mode(v)
+        if self.single is not None:
+            self.tx_per_event = 0
+        locks = self.dialect.table_locks and v.mysql_table_engine.lower() == "myisam"
+        self.begin_sql = ("LOCK TABLES " + " ,".join(f"sbtest{i} WRITE" for i in range(1, self.tables + 1))
+                          if locks else "BEGIN")
+        self.commit_sql = "UNLOCK TABLES" if locks else "COMMIT"
+
+    @staticmethod
+    def _single_statement_mode(v: Values) -> str | None:
+        mode = v.oltp_test_mode
+        if mode == "simple":
+            return "point_select"
+        if mode == "nontrx":
+            return {"select": "point_select", "update_key": "index_update", "update_nokey": "non_index_update",
+                    "insert": "insert", "delete": "delete"}[v.oltp_nontrx_mode]
+        return None
+
+    def _table(self, r: LegacyRand, fixed: str | None) -> str:
+        return fixed if fixed is not None else f"sbtest{r.uniform(1, self.tables)}"
+
+    async def event(self, ctx: ThreadContext) -> None:
+        if self.single is not None:
+            await getattr(self, self.single)(ctx)
+            return
+        r = ctx.state["r"]
+        table = None if self.table_per_statement else f"sbtest{r.uniform(1, self.tables)}"
+        if self.trx:
+            await self._send(ctx, self.begin_sql, OTHER)
+        await self.body(ctx, r, table)
+        if self.trx:
+            await self._send(ctx, self.commit_sql, OTHER)
+
+    async def body(self, ctx: ThreadContext, r: LegacyRand, table: str | None) -> None:
+        n, counts, send = self.table_size, self.counts, self._send
+        if self.reads:
+            for _ in range(counts["oltp_point_selects"]):
+                t = self._table(r, table)
+                await send(ctx, f"SELECT c FROM {t} WHERE id={r.default(1, n)}", READ)
+            if self.values.oltp_range_selects:
+                for name, sql in RANGE_SQL:
+                    for _ in range(counts[name]):
+                        t = self._table(r, table)
+                        await send(ctx, sql.format(t=t, s=r.default(1, n), w=self.width), READ)
+        if self.writes:
+            await self._writes(ctx, r, table)
+
+    async def _writes(self, ctx: ThreadContext, r: LegacyRand, table: str | None) -> None:
+        n, counts, send = self.table_size, self.counts, self._send
+        for _ in range(counts["oltp_index_updates"]):
+            t = self._table(r, table)
+            await send(ctx, f"UPDATE {t} SET k=k+1 WHERE id={r.default(1, n)}", WRITE)
+        for _ in range(counts["oltp_non_index_updates"]):
+            t = self._table(r, table)
+            c = r.string(C_TEMPLATE)
+            await send(ctx, f"UPDATE {t} SET c='{c}' WHERE id={r.default(1, n)}", WRITE)
+        for _ in range(counts["oltp_delete_inserts"]):
+            t = self._table(r, table)   # one table for the pair, also in oltp-randtabs.lua
+            i = r.default(1, n)
+            await send(ctx, f"DELETE FROM {t} WHERE id={i}", WRITE)
+            c = r.string(C_TEMPLATE)
+            pad = r.string(PAD_TEMPLATE)
+            await send(ctx, f"INSERT INTO {t} (id, k, c, pad) VALUES ({i}, {r.default(1, n)}, '{c}', '{pad}')",
+                       WRITE)
+
+
+class OltpRandTabs(Oltp):
+    """sysbench-xa fork tests/db/oltp-randtabs.lua: oltp.lua with a random table
+    for every statement (the DELETE/INSERT pair shares one)."""
+
+    script = "oltp-randtabs.lua"
+    table_per_statement = True
+    fixed_delete_inserts = 1
+
+
+TENCENT_DEFAULTS = {"oltp-point-selects": 4, "oltp-simple-ranges": 0, "oltp-sum-ranges": 0,
+                    "oltp-order-ranges": 0, "oltp-distinct-ranges": 0, "oltp-index-updates": 1,
+                    "oltp-non-index-updates": 0, "oltp-delete-inserts": 0}
+
+
+class TencentOltp(Oltp):
+    """TencentDB for MariaDB's our_oltp.lua: oltp.lua with 4 point selects and 1
+    index update per transaction (read/write 4:1) by default; run it with
+    --rand-type=special --percentile=99 as the report does."""
+
+    script = "our_oltp.lua"
+    options = [replace(o, default=TENCENT_DEFAULTS[o.name]) if o.name in TENCENT_DEFAULTS else o
+               for o in Oltp.options]
+
+
+class XaMixin:
+    """XA transactions of the sysbench-xa fork (spec 7.4)."""
+
+    uses_xa = True
+
+    def configure_xa(self) -> None:
+        v = self.values
+        self.xa_pct = v.oltp_use_xa_pct
+        self.xa_2pc_pct = v.oltp_use_xa_2pc_pct
+        d = self.dialect
+        if self.xa_pct > 0 and d.xa_start is None:
+            raise WorkloadError(f"{self.script}: XA transactions need MySQL or PostgreSQL (the {self.driver.name} "
+                                "driver has none); pass --oltp_use_xa_pct=0")
+
+    async def xa_thread_init(self, ctx: ThreadContext) -> None:
+        sql = self.dialect.xa_limit_sql
+        if sql and ctx.tid == 0 and self.xa_pct > 0 and self.xa_2pc_pct > 0:
+            rows = await ctx.conn.fetchall(sql)
+            check_prepared_transactions(int(rows[0][0]), ctx.threads)
+
+    def use_xa(self, r: LegacyRand) -> bool:
+        # sb_rand() is the default distribution: with 'special' most draws are near 50
+        return r.default(1, 100) <= self.xa_pct
+
+    async def xa_begin(self, ctx: ThreadContext) -> None:
+        xid = f"xa_{ctx.tid}"
+        ctx.state["xa"] = "active"
+        for sql in self.dialect.xa_start(xid):
+            await self._send(ctx, sql, OTHER)
+
+    async def xa_commit(self, ctx: ThreadContext, r: LegacyRand) -> None:
+        two_phase = not r.default(1, 100) > self.xa_2pc_pct
+        xid = f"xa_{ctx.tid}"
+        for sql in self.dialect.xa_end(xid, two_phase):
+            await self._send(ctx, sql, OTHER)
+            if sql.startswith(("XA END", "XA PREPARE", "PREPARE TRANSACTION")):
+                ctx.state["xa"] = "prepared" if "PREPARE" in sql else "ended"
+        ctx.state["xa"] = None
+
+    async def before_restart(self, ctx: ThreadContext, error: Exception) -> None:
+        """An ignorable error inside an XA transaction leaves it open (MySQL) or
+        prepared (PostgreSQL): roll it back, uncounted, before the retry."""
+        state = ctx.state.get("xa")
+        if not state:
+            return
+        ctx.state["xa"] = None
+        conn = ctx.conn
+        counters, conn.counters = conn.counters, _ErrorsOnly(_Discard())
+        try:
+            for sql in self.dialect.xa_abort(f"xa_{ctx.tid}", state):
+                try:
+                    await conn.fetchall(sql)
+                except DatabaseError:
+                    pass   # already rolled back by the server
+        finally:
+            conn.counters = counters
+
+
+class _Discard:
+    def count_error(self, code: str, reconnect: bool = False) -> None:
+        pass
+
+
+class OltpXa(XaMixin, Oltp):
+    """sysbench-xa fork tests/db/oltp-xa.lua: oltp.lua where an event is an XA
+    transaction when sb_rand(1,100) <= --oltp_use_xa_pct, committed in two
+    phases unless sb_rand(1,100) > --oltp_use_xa_2pc_pct (PostgreSQL: PREPARE
+    TRANSACTION / COMMIT PREPARED)."""
+
+    script = "oltp-xa.lua"
+    fixed_delete_inserts = 1
+
+    def configure(self) -> None:
+        super().configure()
+        self.configure_xa()
+
+    async def thread_init(self, ctx: ThreadContext) -> None:
+        await super().thread_init(ctx)
+        await self.xa_thread_init(ctx)
+
+    async def event(self, ctx: ThreadContext) -> None:
+        r = ctx.state["r"]
+        use_xa = self.use_xa(r)          # drawn before the table, as the fork does
+        table = f"sbtest{r.uniform(1, self.tables)}"
+        if self.trx:
+            if use_xa:
+                await self.xa_begin(ctx)
+            else:
+                await self._send(ctx, self.begin_sql, OTHER)
+        await self.body(ctx, r, table)
+        if self.trx:
+            if use_xa:
+                await self.xa_commit(ctx, r)
+            else:
+                await self._send(ctx, "COMMIT", OTHER)
+
+
+class UpdateNonIndexXa(XaMixin, LegacyScript):
+    """sysbench-xa fork tests/db/update_non_index_xa.lua: one non-index UPDATE
+    per event, inside an XA transaction when sb_rand(1,100) <= --oltp_use_xa_pct
+    (autocommit otherwise)."""
+
+    script = "update_non_index_xa.lua"
+    options = COMMON_OPTIONS + XA_OPTIONS + OLD_OPTIONS
+
+    def configure(self) -> None:
+        super().configure()
+        self.configure_xa()
+
+    async def thread_init(self, ctx: ThreadContext) -> None:
+        await super().thread_init(ctx)
+        await self.xa_thread_init(ctx)
+
+    async def event(self, ctx: ThreadContext) -> None:
+        r = ctx.state["r"]
+        use_xa = self.use_xa(r)
+        t = r.uniform(1, self.tables)
+        c = r.string(C_TEMPLATE)
+        sql = f"UPDATE sbtest{t} SET c='{c}' WHERE id={r.default(1, self.table_size)}"
+        if use_xa:
+            await self.xa_begin(ctx)
+        await self._send(ctx, sql, WRITE)
+        if use_xa:
+            await self.xa_commit(ctx, r)
+
+
+class ParallelPrepare(LegacyScript):
+    """sysbench 0.5 tests/db/parallel_prepare.lua, run as a benchmark: thread t
+    creates and loads tables t+1, t+1+threads, ... once, then stops (pass
+    --max-requests=N with N >= --num-threads, as 0.5's documentation says)."""
+
+    script = "parallel_prepare.lua"
+
+    def required_tables(self) -> list[str]:
+        return []
+
+    async def event(self, ctx: ThreadContext) -> bool:
+        counters, ctx.conn.counters = ctx.conn.counters, ctx.counters   # loads count as the driver sees them
+        try:
+            for table in range(ctx.tid + 1, self.tables + 1, ctx.threads):
+                await self.create_insert(lambda line: None, ctx.conn, table, seed=None)
+        finally:
+            ctx.conn.counters = counters
+        return True
+
+
+class _RandomSelect(LegacyScript):
+    """0.5's select_random_*.lua on sbtest1: prepared statements, each thread in
+    its own slice of k values."""
+
+    sql = ""
+
+    def configure(self) -> None:
+        super().configure()
+        self.tables = 1
+
+    async def thread_init(self, ctx: ThreadContext) -> None:
+        await super().thread_init(ctx)
+        await ctx.prepare("select", self.sql)
+        size = self.table_size
+        ctx.state["bounds"] = (int(size / ctx.threads * ctx.tid), int(size / ctx.threads * (ctx.tid + 1)))
+
+    def values_for(self, r: LegacyRand, lo: int, hi: int) -> list[int]:
+        raise NotImplementedError
+
+    async def event(self, ctx: ThreadContext) -> None:
+        lo, hi = ctx.state["bounds"]
+        await ctx.stmts["select"][0](*self.values_for(ctx.state["r"], lo, hi))
+        ctx.counters.reads += 1
+
+
+class SelectRandomPoints(_RandomSelect):
+    """sysbench 0.5 tests/db/select_random_points.lua: SELECT ... WHERE k IN (--random-points values)."""
+
+    script = "select_random_points.lua"
+    options = COMMON_OPTIONS + RANDOM_POINTS_OPTIONS + OLD_OPTIONS
+
+    def configure(self) -> None:
+        super().configure()
+        self.points = max(1, self.values.random_points)
+        self.sql = ("        SELECT id, k, c, pad\n          FROM sbtest1\n          WHERE k IN ("
+                    + ", ".join("?" * self.points) + ")\n        ")
+
+    def values_for(self, r: LegacyRand, lo: int, hi: int) -> list[int]:
+        return [r.default(lo, hi) for _ in range(self.points)]
+
+
+class SelectRandomRanges(_RandomSelect):
+    """sysbench 0.5 tests/db/select_random_ranges.lua: SELECT count(k) ... WHERE k BETWEEN ... OR ..."""
+
+    script = "select_random_ranges.lua"
+    options = COMMON_OPTIONS + RANDOM_RANGES_OPTIONS + OLD_OPTIONS
+
+    def configure(self) -> None:
+        super().configure()
+        self.ranges = max(1, self.values.number_of_ranges)
+        self.delta = self.values.random_ranges_delta
+        self.sql = ("        SELECT count(k)\n          FROM sbtest1\n          WHERE "
+                    + " OR ".join(["k BETWEEN ? AND ?"] * self.ranges) + "\n        ")
+
+    def values_for(self, r: LegacyRand, lo: int, hi: int) -> list[int]:
+        out: list[int] = []
+        for _ in range(self.ranges):
+            v = r.default(lo, hi)
+            out += (v, v + self.delta)
+        return out
+
+
+class LegacyBulkInsert(LegacyMixin, BulkInsert):
+    """sysbench 0.5 tests/db/bulk_insert.lua (the same as 1.0's bulk_insert)."""
+
+    script = "bulk_insert.lua"
+    options = []
+
+
+LEGACY_SCRIPTS: dict[str, type[Workload]] = {}
+for _cls in (Oltp, OltpRandTabs, TencentOltp, OltpXa, UpdateNonIndexXa, OltpSimple, Select, Insert, Delete, UpdateIndex,
+             UpdateNonIndex, ParallelPrepare, SelectRandomPoints, SelectRandomRanges, LegacyBulkInsert):
+    _cls.name = _cls.script
+    LEGACY_SCRIPTS[_cls.script[:-4]] = _cls
+# names 1.0 also ships: the 0.5 script only from a tests/db/ (or oltp_legacy/) directory
+AMBIGUOUS = {"select_random_points", "select_random_ranges", "bulk_insert"}
+
+
+def resolve(name: str) -> type[Workload] | None:
+    """The 0.5 script class for a path such as ``tests/db/oltp.lua`` (any
+    directory prefix), or None when ``name`` is not a 0.5 script."""
+    base = os.path.basename(name)
+    if not base.endswith(".lua"):
+        return None
+    stem = base[:-4]
+    cls = LEGACY_SCRIPTS.get(stem)
+    if cls is None:
+        return None
+    if stem in AMBIGUOUS and os.path.basename(os.path.dirname(os.path.normpath(name))) not in LEGACY_DIRS:
+        return None
+    cls.source = name          # worker processes resolve the same path again
+    return cls
+
+
+def all_options() -> list[Option]:
+    """Every option a 0.5 script declares (for splitting glued command lines)."""
+    out: list[Option] = []
+    for cls in LEGACY_SCRIPTS.values():
+        out.extend(cls.options)
+    return out
