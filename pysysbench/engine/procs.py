@@ -236,12 +236,12 @@ class ProcessGroup:
             if not fut.done():
                 fut.set_result(None)
         child.pending.clear()
+        child.proc.join(0.5)   # so that exitcode is known
         if child.ready is not None and not child.ready.done():
             child.ready.set_exception(RunAborted(f"worker process {child.index} exited during start-up "
                                                  f"(exit code {child.proc.exitcode})"))
             return
         if not child.done:
-            child.proc.join(0.5)
             self._set_fatal(RunAborted(
                 f"worker process {child.index} (pid {child.proc.pid}) died unexpectedly (exit code "
                 f"{child.proc.exitcode}); the figures cover what was measured until its last report"))

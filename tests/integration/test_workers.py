@@ -1,0 +1,145 @@
+"""Worker processes (``--workers``): a run split over several processes must
+report exactly what its workers measured, merged exactly.
+
+Checked against the local MariaDB and SQLite: totals equal the sum of the
+workers' counts (and the exact ``--events`` limit), the reported percentile
+equals the one recomputed from the merged histogram in the result file, the
+per-thread fairness list covers every thread, a crashed worker stops the run
+with a clear error and a partial result file, and the text output has the
+same shape as a one-process run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pysysbench.stats.histogram import percentile_ms
+
+from conftest import REPO, parse_summary_text
+
+PREPARE = ["--tables=4", "--table-size=500"]
+
+
+def _result(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+def _hist_counts(doc: dict) -> list[int]:
+    counts = [0] * 1024
+    for index, n in doc["summary"]["histogram"].items():
+        counts[int(index)] = n
+    return counts
+
+
+@pytest.mark.mysql
+def test_split_run_totals_equal_sum_of_workers(run_cli, mysql_opts, tmp_path):
+    run_cli.ok("oltp_read_write", *mysql_opts, *PREPARE, "prepare")
+    out = tmp_path / "r.json"
+    proc = run_cli.ok("oltp_read_write", *mysql_opts, *PREPARE, "--threads=4", "--workers=2", "--events=600",
+                      "--time=0", "--percentile=99", f"--result-file={out}", "run")
+    doc = _result(out)
+    s = doc["summary"]
+    text = parse_summary_text(proc.stdout)
+    assert s["events"] == text["events"] == 600          # the --events limit is exact across processes
+    workers = doc["client"]["per_worker"]
+    assert len(workers) == 2 and doc["client"]["workers"] == 2
+    assert sum(w["events"] for w in workers) == s["events"]
+    assert all(w["events"] > 0 for w in workers)
+    assert len(s["thread_events"]) == 4 and sum(s["thread_events"]) == s["events"]
+    assert s["queries"]["total"] == text["total"] == text["read"] + text["write"] + text["other"]
+    counts = _hist_counts(doc)
+    assert sum(counts) == s["events"]
+    assert s["latency_ms"]["percentile_value"] == percentile_ms(counts, 99)
+    printed = re.search(r"99th percentile:\s+([\d.]+)", proc.stdout).group(1)
+    assert printed == f"{percentile_ms(counts, 99):.2f}"
+    assert doc["client"]["cpu_s"] > 0 and doc["client"]["cpu_s_per_query"] > 0
+
+
+@pytest.mark.mysql
+def test_same_output_shape_with_one_and_two_workers(run_cli, mysql_opts):
+    run_cli.ok("oltp_point_select", *mysql_opts, *PREPARE, "prepare")
+    shapes = []
+    for workers in (1, 2):
+        proc = run_cli.ok("oltp_point_select", *mysql_opts, *PREPARE, "--threads=2", f"--workers={workers}",
+                          "--time=2", "--report-interval=1", "run")
+        lines = [re.sub(r"\d+(\.\d+)?", "N", line) for line in proc.stdout.splitlines()]
+        # keep the labels, drop the variable-width padding and the racy last report line
+        shapes.append([re.sub(r"\s+", " ", line) for line in lines if not line.startswith("[ ")])
+    assert shapes[0] == shapes[1]
+
+
+def test_sqlite_with_two_worker_processes(run_cli, sqlite_opts, tmp_path):
+    run_cli.ok("oltp_read_only", *sqlite_opts, *PREPARE, "prepare")
+    out = tmp_path / "r.json"
+    run_cli.ok("oltp_read_only", *sqlite_opts, *PREPARE, "--threads=2", "--workers=2", "--events=200", "--time=0",
+               f"--result-file={out}", "run")
+    doc = _result(out)
+    assert doc["summary"]["events"] == 200
+    assert doc["summary"]["queries"]["read"] == 200 * 14
+
+
+@pytest.mark.mysql
+def test_crashed_worker_stops_run_and_keeps_partial_results(mysql_opts, run_cli, tmp_path):
+    run_cli.ok("oltp_point_select", *mysql_opts, *PREPARE, "prepare")
+    out = tmp_path / "crash.json"
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.Popen([sys.executable, "-m", "pysysbench", "oltp_point_select", *mysql_opts, *PREPARE,
+                             "--threads=2", "--workers=2", "--time=30", "--report-interval=1",
+                             f"--result-file={out}", "run"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env, cwd=REPO)
+    try:
+        _wait_for_line(proc, "[ 2s ]", timeout_s=60)
+        kids = _children(proc.pid)
+        assert kids, "no worker processes found"
+        os.kill(kids[-1], signal.SIGKILL)
+        stdout, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1, stdout + stderr
+    fatal = [line for line in stdout.splitlines() if line.startswith("FATAL:")]
+    assert len(fatal) == 1 and "died unexpectedly" in fatal[0], stdout
+    assert "Traceback" not in stdout + stderr
+    doc = _result(out)
+    assert doc["exit_code"] == 1 and "died unexpectedly" in doc["error"]
+    assert doc["summary"]["events"] > 0                   # what was measured is kept
+    assert [w["died"] for w in doc["client"]["per_worker"]].count(True) == 1
+    time.sleep(0.5)
+    assert not [k for k in kids if _alive(k)], "worker processes left behind"
+
+
+def _wait_for_line(proc: subprocess.Popen, prefix: str, timeout_s: float) -> None:
+    """Read stdout until a line starts with ``prefix``; keep what was read."""
+    deadline = time.monotonic() + timeout_s
+    seen = []
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        seen.append(line)
+        if line.startswith(prefix):
+            return
+    raise AssertionError(f"no line starting with {prefix!r}:\n{''.join(seen)}")
+
+
+def _children(pid: int) -> list[int]:
+    """Worker processes of ``pid`` (not multiprocessing's resource tracker)."""
+    out = subprocess.run(["pgrep", "-P", str(pid), "-f", "spawn_main"], capture_output=True, text=True).stdout
+    return [int(x) for x in out.split()]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
