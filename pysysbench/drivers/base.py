@@ -72,6 +72,9 @@ class Dialect:
     id_plain: str = "INTEGER NOT NULL"
     engine_clause: Callable[[Values], str] = field(default=lambda v: "")
     table_exists_sql: str = ""    # one ? placeholder: the table name
+    # the server's connection limit (one value), and how to raise it
+    max_connections_sql: str = ""
+    max_connections_hint: str = ""
     # statements that read table N into the server's caches (None: no prewarm)
     prewarm_sql: Callable[[int, int], list[str]] | None = None
 

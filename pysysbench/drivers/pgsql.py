@@ -51,6 +51,8 @@ DIALECT = Dialect(
     id_auto_inc="SERIAL",
     table_exists_sql="SELECT to_regclass(?) IS NOT NULL",
     prewarm_sql=_prewarm_sql,
+    max_connections_sql="SHOW max_connections",
+    max_connections_hint="ALTER SYSTEM SET max_connections = {need}, then restart PostgreSQL",
 )
 
 

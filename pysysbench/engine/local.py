@@ -28,6 +28,7 @@ from .procs import ProcessGroup, default_workers
 from .worker import NS
 
 CLIENT_BUSY_FRACTION = 0.9      # warn when the client used this share of its cores
+CONNECTION_HEADROOM = 1         # the pre-flight connection, still open while checking
 
 
 @dataclass
@@ -109,6 +110,7 @@ class LocalRun:
             return
         conn = await self.driver.connect()
         try:
+            await self._check_connection_limit(conn)
             for table in tables:
                 if not await conn.table_exists(table):
                     raise MissingTableError(f"table '{table}' does not exist in {self.driver.target()}: "
@@ -116,6 +118,19 @@ class LocalRun:
                                             "with the same options)")
         finally:
             await conn.close()
+
+    async def _check_connection_limit(self, conn) -> None:
+        """Fail before opening thousands of connections the server will refuse."""
+        d = self.driver.dialect
+        if not d.max_connections_sql:
+            return
+        rows = await conn.fetchall(d.max_connections_sql)
+        limit = int(rows[0][0]) if rows and str(rows[0][0]).isdigit() else 0
+        need = self.threads + CONNECTION_HEADROOM
+        if limit and need > limit:
+            raise ConfigError(f"--threads={self.threads} needs {need} connections but the server's "
+                              f"max_connections is {limit}: raise it ({d.max_connections_hint.format(need=need)}) "
+                              "or use fewer --threads")
 
     async def execute(self) -> RunOutcome:
         await self.preflight()

@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""Side-by-side: the real sysbench 1.0.20 binary against pysysbench.
+
+Same local server, same tables, same options; the two tools alternate, several
+rounds per case, and for each case the script prints the median over rounds of
+QPS (both), the ratio pysysbench / sysbench, client CPU microseconds per query
+(user + system time of the client's whole process tree, start-up included,
+divided by the queries it reported), and peak client RSS (the sum over the
+process tree, sampled every 50 ms).
+
+    .venv/bin/python bench/compare_sysbench.py                 # all cases (about 25 min)
+    .venv/bin/python bench/compare_sysbench.py --rounds=1 --time=5 --cases=point_select:8:mysql
+
+Needs `sysbench` (apt-get install sysbench) and the local MariaDB / PostgreSQL
+with the `sbtest` user (scripts/setup-databases.sh); uses the database `bench`,
+which it creates when run as root.  Timings on a shared 2-core machine are
+noisy: compare the ratios, not the absolute numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+PYSYSBENCH = [sys.executable, "-m", "pysysbench"]
+DB = "bench"
+TABLES, TABLE_SIZE = 4, 10_000
+WORKLOADS = ("point_select", "read_only", "read_write")
+THREADS = (8, 1000)
+SERVERS = ("mysql", "pgsql")
+CONN = {
+    "mysql": ["--db-driver=mysql", "--mysql-host=127.0.0.1", "--mysql-user=sbtest", f"--mysql-db={DB}"],
+    "pgsql": ["--db-driver=pgsql", "--pgsql-host=127.0.0.1", "--pgsql-user=sbtest", f"--pgsql-db={DB}"],
+}
+QPS_RE = re.compile(r"^\s+queries:\s+(\d+)\s+\(([\d.]+) per sec\.\)", re.M)
+SAMPLE_S = 0.05
+
+
+@dataclass
+class Measure:
+    qps: float
+    queries: int
+    cpu_s: float
+    rss_mb: float
+
+    @property
+    def cpu_us_per_query(self) -> float:
+        return self.cpu_s / self.queries * 1e6 if self.queries else float("nan")
+
+
+def tree_rss_kb(root: int) -> int:
+    """Resident set of ``root`` and all its descendants (from /proc)."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{entry}/statm") as fh:
+                rss[int(entry)] = int(fh.read().split()[1]) * (os.sysconf("SC_PAGE_SIZE") // 1024)
+        except (OSError, IndexError):
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry))
+    total, stack = 0, [root]
+    while stack:
+        pid = stack.pop()
+        total += rss.get(pid, 0)
+        stack.extend(children.get(pid, ()))
+    return total
+
+
+def measure(cmd: list[str]) -> Measure:
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPO)
+    peak = [0]
+    done = threading.Event()
+
+    def sampler() -> None:
+        while not done.is_set():
+            peak[0] = max(peak[0], tree_rss_kb(proc.pid))
+            done.wait(SAMPLE_S)
+
+    t = threading.Thread(target=sampler, daemon=True)
+    t.start()
+    out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    done.set()
+    t.join()
+    m = QPS_RE.search(out)
+    if proc.returncode != 0 or not m:
+        raise SystemExit(f"command failed ({proc.returncode}): {' '.join(cmd)}\n{out[-2000:]}")
+    # wait4's usage covers the child and every descendant it waited for
+    return Measure(float(m.group(2)), int(m.group(1)), usage.ru_utime + usage.ru_stime, peak[0] / 1024)
+
+
+def run_cmds(workload: str, threads: int, server: str, seconds: int) -> tuple[list[str], list[str]]:
+    common = [f"--tables={TABLES}", f"--table-size={TABLE_SIZE}", f"--threads={threads}", f"--time={seconds}"]
+    name = f"oltp_{workload}"
+    return (["sysbench", name, *CONN[server], *common, "run"], [*PYSYSBENCH, name, *CONN[server], *common, "run"])
+
+
+def ensure_database() -> None:
+    subprocess.run(["mysql", "-uroot", "-e", f"CREATE DATABASE IF NOT EXISTS {DB}; "
+                    f"GRANT ALL ON {DB}.* TO sbtest@'127.0.0.1', sbtest@'localhost', sbtest@'%'"], check=False)
+    subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-qc", f"CREATE DATABASE {DB} OWNER sbtest"],
+                   capture_output=True, check=False)
+
+
+def prepare(server: str) -> None:
+    base = [*PYSYSBENCH, "oltp_common", *CONN[server], f"--tables={TABLES}", f"--table-size={TABLE_SIZE}"]
+    subprocess.run([*base, "cleanup"], capture_output=True, cwd=REPO, check=True)
+    subprocess.run([*base, "--threads=4", "prepare"], capture_output=True, cwd=REPO, check=True)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--time", type=int, default=10, help="seconds per run")
+    ap.add_argument("--cases", default="", help="comma list of workload:threads:server (default: all)")
+    args = ap.parse_args()
+    cases = [tuple(c.split(":")) for c in args.cases.split(",") if c] or \
+        [(w, str(t), s) for s in SERVERS for t in THREADS for w in WORKLOADS]
+    ensure_database()
+    print(f"# machine: {platform.node()} {platform.machine()}, {os.cpu_count()} cores, "
+          f"Python {platform.python_version()}; {TABLES} tables x {TABLE_SIZE} rows, {args.time} s per run, "
+          f"{args.rounds} rounds, tools alternating")
+    print(f"# command: {' '.join([Path(sys.executable).name, 'bench/compare_sysbench.py', *sys.argv[1:]])}")
+    print("| case | sysbench QPS | pysysbench QPS | ratio | sysbench CPU us/q | pysysbench CPU us/q | CPU ratio "
+          "| sysbench RSS MB | pysysbench RSS MB |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    prepared = set()
+    for workload, threads, server in cases:
+        if server not in prepared:
+            prepare(server)
+            prepared.add(server)
+        sb_cmd, py_cmd = run_cmds(workload, int(threads), server, args.time)
+        sb, py = [], []
+        for _ in range(args.rounds):
+            sb.append(measure(sb_cmd))
+            py.append(measure(py_cmd))
+        med = statistics.median
+        s_qps, p_qps = med(m.qps for m in sb), med(m.qps for m in py)
+        s_cpu, p_cpu = med(m.cpu_us_per_query for m in sb), med(m.cpu_us_per_query for m in py)
+        print(f"| {workload} {threads} thr {server} | {s_qps:,.0f} | {p_qps:,.0f} | {p_qps / s_qps:.2f} "
+              f"| {s_cpu:.1f} | {p_cpu:.1f} | {p_cpu / s_cpu:.2f} | {max(m.rss_mb for m in sb):.0f} "
+              f"| {max(m.rss_mb for m in py):.0f} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
