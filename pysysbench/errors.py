@@ -13,6 +13,7 @@
      |         +-- FatalSQLError    the run stops
      |              +-- MissingTableError   "run prepare first"
      |              +-- TableExistsError    "run cleanup first"
+     +-- DataCheckError             ``check`` found inconsistent data
      +-- RunAborted                 the run stopped early (init timeout, forced shutdown,
                                     queue overflow); carries the exit code
 
@@ -80,6 +81,10 @@ class MissingTableError(FatalSQLError):
 
 class TableExistsError(FatalSQLError):
     """``prepare`` found a table that is already there."""
+
+
+class DataCheckError(PySysbenchError):
+    """``check`` found inconsistent data (the details were reported per table)."""
 
 
 class RunAborted(PySysbenchError):

@@ -85,7 +85,7 @@ ALIASES = {
     "tx_rate": lambda v: v > 0,
 }
 
-COMMANDS = ("prepare", "run", "cleanup", "help", "prewarm")
+COMMANDS = ("prepare", "run", "cleanup", "help", "prewarm", "check")
 
 
 def base_registry() -> Registry:

@@ -72,6 +72,10 @@ class Dialect:
     id_plain: str = "INTEGER NOT NULL"
     engine_clause: Callable[[Values], str] = field(default=lambda v: "")
     table_exists_sql: str = ""    # one ? placeholder: the table name
+    # data checks: SQL that is true when ``col`` does NOT match regex ``pattern``,
+    # and statements counting rows through index k_{table} (the last one returns it)
+    regex_mismatch: Callable[[str, str], str] = field(default=lambda col, pattern: "0=1")
+    index_count_sql: tuple[str, ...] = ()
     # the server's connection limit (one value), and how to raise it
     max_connections_sql: str = ""
     max_connections_hint: str = ""

@@ -63,6 +63,8 @@ DIALECT = Dialect(
     engine_clause=lambda v: f"/*! ENGINE = {v.mysql_storage_engine} */",
     table_exists_sql="SELECT count(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?",
     prewarm_sql=_prewarm_sql,
+    regex_mismatch=lambda col, pattern: f"{col} NOT REGEXP '{pattern}'",
+    index_count_sql=("SELECT COUNT(*) FROM sbtest{table} FORCE INDEX (k_{table}) WHERE k IS NOT NULL",),
     max_connections_sql="SELECT @@max_connections",
     max_connections_hint="SET GLOBAL max_connections={need}; set it in my.cnf too to keep it",
 )

@@ -51,6 +51,12 @@ DIALECT = Dialect(
     id_auto_inc="SERIAL",
     table_exists_sql="SELECT to_regclass(?) IS NOT NULL",
     prewarm_sql=_prewarm_sql,
+    regex_mismatch=lambda col, pattern: f"{col}::text !~ '{pattern}'",
+    # with sequential scans and sorts disabled the planner must walk k_N in order
+    index_count_sql=("SELECT 1 / COUNT(*) FROM pg_indexes WHERE indexname = 'k_{table}'",
+                     "SET enable_seqscan = off", "SET enable_sort = off", "SET enable_bitmapscan = off",
+                     "SELECT COUNT(*) FROM (SELECT k FROM sbtest{table} ORDER BY k) s",
+                     "RESET enable_seqscan", "RESET enable_sort", "RESET enable_bitmapscan"),
     max_connections_sql="SHOW max_connections",
     max_connections_hint="ALTER SYSTEM SET max_connections = {need}, then restart PostgreSQL",
 )

@@ -11,6 +11,7 @@ restarts the event, like a deadlock on a server.
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 from typing import Any
 
@@ -31,7 +32,14 @@ OPTIONS = [
 DIALECT = Dialect(
     id_auto_inc="INTEGER NOT NULL",     # INTEGER PRIMARY KEY is SQLite's rowid alias: auto-assigned
     table_exists_sql="SELECT count(*) FROM sqlite_master WHERE type='table' AND name=?",
+    regex_mismatch=lambda col, pattern: f"NOT regexp('{pattern}', {col})",
+    index_count_sql=("SELECT COUNT(*) FROM sbtest{table} INDEXED BY k_{table} WHERE k IS NOT NULL",),
 )
+
+
+def _regexp(pattern: str, value: Any) -> bool:
+    """SQLite has no REGEXP of its own; the data check needs one."""
+    return value is not None and re.search(pattern, str(value)) is not None
 
 
 def _raise(exc: sqlite3.Error, sql: str, counters: Counters) -> None:
@@ -66,6 +74,7 @@ class SQLiteConnection(Connection):
             self.db.execute(f"PRAGMA synchronous={v.sqlite_synchronous}")
         except sqlite3.Error as exc:
             raise ConnectError(f"cannot open SQLite database '{self.driver.path}': {exc}") from None
+        self.db.create_function("regexp", 2, _regexp, deterministic=True)
         self.cur = self.db.cursor()
 
     def _run(self, sql: str, args: Any = ()) -> None:

@@ -11,6 +11,7 @@ import os
 
 from ..rand import C_TEMPLATE, PAD_TEMPLATE, Unique
 from .base import ThreadContext, register
+from .check import AT_LEAST, AT_MOST
 from .oltp_common import OltpBase
 
 SQL = {
@@ -197,6 +198,7 @@ class OltpDelete(Oltp):
     name = "oltp_delete"
     groups = ("delete_only",)
     transactional = False
+    row_count_rule = AT_MOST
 
     def statement_kinds(self) -> list[str]:
         return ["delete"]
@@ -213,6 +215,7 @@ class OltpInsert(Oltp):
 
     name = "oltp_insert"
     transactional = False
+    row_count_rule = AT_LEAST
 
     def configure(self) -> None:
         super().configure()

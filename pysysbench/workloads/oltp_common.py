@@ -11,10 +11,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ..errors import TableExistsError
+from ..errors import DataCheckError, TableExistsError
 from ..options import Option, OptType, Values
 from ..rand import C_TEMPLATE, PAD_TEMPLATE, Rand
 from .base import Env, Workload
+from .check import AT_MOST, EXACT, TableReport, check_table
 
 GROUP = "workload options"
 BULK_INSERT_MAX_BYTES = 524_288       # sysbench's bulk insert buffer (spec 2.4)
@@ -125,8 +126,9 @@ class OltpBase(Workload):
     """Schema, data and commands shared by the bundled OLTP workloads."""
 
     options = OLTP_OPTIONS
-    commands = ("prepare", "prewarm", "run", "cleanup", "help")
+    commands = ("prepare", "prewarm", "run", "cleanup", "check", "help")
     prepare_table_size: int | None = None   # oltp_insert overrides for auto_inc=off
+    row_count_rule = EXACT                  # what running this workload does to the row count
 
     def configure(self) -> None:
         check_counts(self.values)
@@ -188,6 +190,34 @@ class OltpBase(Workload):
                 await conn.query(f"DROP TABLE IF EXISTS sbtest{table}")
         finally:
             await conn.close()
+
+    async def check(self, env: Env) -> list[TableReport]:
+        """Consistency of every table (see workloads/check.py); raises when any
+        table has a problem, after reporting every table."""
+        v = env.values
+        rule = self.row_count_rule
+        if v.skip_trx and rule == EXACT and self.counts_delete_inserts():
+            rule = AT_MOST   # without transactions a delete/insert pair can lose its insert
+        conn = await env.driver.connect()
+        reports = []
+        try:
+            for table in range(1, self.tables + 1):
+                if not await conn.table_exists(f"sbtest{table}"):
+                    reports.append(TableReport(f"sbtest{table}", problems=["table does not exist"]))
+                else:
+                    reports.append(await check_table(conn, env.driver.dialect, table, self.table_size, rule,
+                                                     v.create_secondary))
+                env.say(reports[-1].line())
+        finally:
+            await conn.close()
+        bad = [r.table for r in reports if r.problems]
+        if bad:
+            raise DataCheckError(f"data check failed for {', '.join(bad)}")
+        env.say(f"Data check passed: {len(reports)} table(s) consistent")
+        return reports
+
+    def counts_delete_inserts(self) -> bool:
+        return self.values.get("delete_inserts", 0) > 0
 
     async def prewarm(self, env: Env) -> None:
         if env.driver.dialect.prewarm_sql is None:
