@@ -115,7 +115,9 @@ class MySQLConnection(Connection):
             raise MissingTableError(f"MySQL error 1146: {msg}: run prepare first", code, sql) from None
         if code == ER_TABLE_EXISTS:
             raise TableExistsError(f"MySQL error 1050: {msg}: run cleanup first", code, sql) from None
-        raise FatalSQLError(f"MySQL error {code} ({msg}) for query '{sql}'", code, sql) from None
+        hint = ("; to reconnect and go on instead, pass --mysql-ignore-errors=all (or add 2013,2006)"
+                if code in LOST_CONNECTION else "")
+        raise FatalSQLError(f"MySQL error {code} ({msg}) for query '{sql}'{hint}", code, sql) from None
 
     async def prepare(self, sql: str):
         if self.driver.ps_mode == "disable":

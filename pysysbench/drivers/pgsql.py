@@ -118,7 +118,9 @@ class PgConnection(Connection):
             raise MissingTableError(f"PostgreSQL error 42P01: {exc}: run prepare first", code, sql) from None
         if code == "42P07":
             raise TableExistsError(f"PostgreSQL error 42P07: {exc}: run cleanup first", code, sql) from None
-        raise FatalSQLError(f"PostgreSQL error {code} ({exc}) for query '{sql}'", code, sql) from None
+        hint = ("; to reconnect and go on instead, pass --pgsql-ignore-errors=all (or add 08006)"
+                if _is_connection_failure(code) else "")
+        raise FatalSQLError(f"PostgreSQL error {code} ({exc}) for query '{sql}'{hint}", code, sql) from None
 
     async def prepare(self, sql: str):
         if self.driver.ps_mode == "disable":

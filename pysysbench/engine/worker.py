@@ -26,6 +26,7 @@ from ..workloads.oltp_common import make_rand
 from ..rand_compat import compat_streams
 
 CONNECT_CONCURRENCY = 32          # connections opened at once: do not storm the server
+RECONNECT_MAX_DELAY_S = 0.5      # back-off cap while a server is away
 EVENT_QUEUE_SLOTS = 131_072       # sysbench's rate-mode ring size (spec 5.4)
 QUEUE_FULL = ("The event queue is full. This means the worker threads are unable to keep up with "
               "the specified event generation rate")
@@ -260,7 +261,8 @@ class Worker:
         """Re-open the connection (retrying while the server is away) and
         re-prepare the workload's statements; False if the run stopped first."""
         delay = 0.001
-        while not self.limits.stop:
+        lim = self.limits
+        while not lim.stop and not (lim.deadline_ns and perf_counter_ns() >= lim.deadline_ns):
             try:
                 await ctx.conn.reconnect()
                 ctx.stmts.clear()
@@ -268,7 +270,7 @@ class Worker:
                 return True
             except DatabaseError:
                 await asyncio.sleep(delay)
-                delay = min(delay * 2, 1.0)
+                delay = min(delay * 2, RECONNECT_MAX_DELAY_S)
         return False
 
     # --- shutdown -------------------------------------------------------------------

@@ -1,0 +1,136 @@
+"""Private MariaDB and PostgreSQL servers for fault-injection tests.
+
+Killing or restarting the machine's shared servers would break every other
+test running at the time, so the fault tests start their own: a mariadbd on
+``MY_PORT`` and a PostgreSQL cluster on ``PG_PORT``, each in a temporary data
+directory, which they may kill and restart at will.  Both accept the ``sbtest``
+user without a password and have a ``sbtest`` database.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+MY_PORT = 3391
+PG_PORT = 5491
+PG_BIN = Path("/usr/lib/postgresql") / sorted(os.listdir("/usr/lib/postgresql"))[-1] / "bin"
+START_TIMEOUT_S = 60
+
+
+def _wait(check, what: str, timeout_s: float = START_TIMEOUT_S) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.2)
+    raise RuntimeError(f"{what} did not come up within {timeout_s:.0f} s")
+
+
+class PrivateMariaDB:
+    """A throw-away mariadbd (no grant tables: every user may do anything)."""
+
+    def __init__(self, port: int = MY_PORT):
+        self.port = port
+        self.dir = Path(tempfile.mkdtemp(prefix="pysysbench-mariadb-"))
+        self.proc: subprocess.Popen | None = None
+        subprocess.run(["mariadb-install-db", "--no-defaults", f"--datadir={self.dir / 'data'}", "--user=root",
+                        "--auth-root-authentication-method=normal", "--skip-test-db"],
+                       check=True, capture_output=True)
+
+    @property
+    def options(self) -> list[str]:
+        return ["--db-driver=mysql", "--mysql-host=127.0.0.1", f"--mysql-port={self.port}",
+                "--mysql-user=sbtest", "--mysql-db=sbtest"]
+
+    def start(self) -> None:
+        d = self.dir
+        self.proc = subprocess.Popen(
+            ["mariadbd", "--no-defaults", f"--datadir={d / 'data'}", f"--port={self.port}",
+             "--bind-address=127.0.0.1", f"--socket={d / 'sock'}", f"--pid-file={d / 'pid'}", "--user=root",
+             "--skip-grant-tables", "--innodb-buffer-pool-size=64M", "--performance-schema=off",
+             "--max-connections=200", f"--log-error={d / 'error.log'}"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _wait(self._ready, "private MariaDB")
+        self.sql("CREATE DATABASE IF NOT EXISTS sbtest")
+
+    def _ready(self) -> bool:
+        return subprocess.run(["mariadb", "-h127.0.0.1", f"-P{self.port}", "-uroot", "-e", "SELECT 1"],
+                              capture_output=True).returncode == 0
+
+    def sql(self, statement: str) -> str:
+        out = subprocess.run(["mariadb", "-h127.0.0.1", f"-P{self.port}", "-uroot", "-N", "-B", "-e", statement],
+                             capture_output=True, text=True, check=True)
+        return out.stdout
+
+    def kill(self) -> None:
+        """kill -9, as a crash."""
+        if self.proc is not None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(10)
+            self.proc = None
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+            self.proc = None
+
+    def destroy(self) -> None:
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class PrivatePostgres:
+    """A throw-away PostgreSQL cluster run as the ``postgres`` OS user (trust auth)."""
+
+    def __init__(self, port: int = PG_PORT):
+        self.port = port
+        self.dir = Path(tempfile.mkdtemp(prefix="pysysbench-pg-"))
+        shutil.chown(self.dir, "postgres", "postgres")
+        self._as_postgres([str(PG_BIN / "initdb"), "-D", str(self.dir / "data"), "-U", "postgres",
+                           "--auth=trust", "-E", "UTF8"])
+
+    @property
+    def options(self) -> list[str]:
+        return ["--db-driver=pgsql", "--pgsql-host=127.0.0.1", f"--pgsql-port={self.port}",
+                "--pgsql-user=sbtest", "--pgsql-db=sbtest"]
+
+    def _as_postgres(self, cmd: list[str]) -> subprocess.CompletedProcess:
+        return subprocess.run(["runuser", "-u", "postgres", "--", *cmd], check=True, capture_output=True,
+                              text=True, cwd=self.dir)
+
+    def _ctl(self, action: str) -> None:
+        self._as_postgres([str(PG_BIN / "pg_ctl"), "-D", str(self.dir / "data"), "-l", str(self.dir / "log"),
+                           "-w", "-t", str(START_TIMEOUT_S), "-o",
+                           f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c shared_buffers=32MB "
+                           "-c max_connections=100 -c fsync=off", action])
+
+    def start(self) -> None:
+        self._ctl("start")
+        if "sbtest" not in self.sql("SELECT rolname FROM pg_roles"):
+            self.sql("CREATE ROLE sbtest LOGIN")
+            self.sql("CREATE DATABASE sbtest OWNER sbtest")
+
+    def restart(self) -> None:
+        self._ctl("restart")
+
+    def sql(self, statement: str, db: str = "postgres") -> str:
+        out = subprocess.run(["psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-d", db,
+                              "-tAc", statement], capture_output=True, text=True, check=True)
+        return out.stdout
+
+    def destroy(self) -> None:
+        try:
+            self._as_postgres([str(PG_BIN / "pg_ctl"), "-D", str(self.dir / "data"), "-m", "immediate", "stop"])
+        except subprocess.CalledProcessError:
+            pass
+        shutil.rmtree(self.dir, ignore_errors=True)
