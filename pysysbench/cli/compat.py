@@ -4,13 +4,16 @@ help text, and the two-phase parse that turns argv into a :class:`Invocation`.
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
 from dataclasses import dataclass, field
 
 from .. import __version__
 from ..drivers import DB_OPTIONS, REGISTRY as DRIVERS
 from ..errors import ConfigError, InvalidOption, UsageError
-from ..options import Option, OptType, RawOption, Registry, Values, apply_options, help_block, split_argv
+from ..options import (Option, OptType, RawOption, Registry, Values, apply_options, canonical, help_block,
+                       split_argv)
 from ..output.legacy_text import OUTPUT_OPTIONS
 from ..rand import DISTRIBUTIONS
 from ..rand_compat import COMPAT_OPTIONS, compat_warnings
@@ -114,6 +117,7 @@ def parse(argv: list[str]) -> Invocation:
     rest = apply_options(values, raw, strict=False)
     inv = Invocation(values, None, None)
     inv.warnings.extend(glue_warnings)
+    inv.warnings.extend(config_file_warnings(raw, values.registry))
     if values.test:
         inv.stderr_warnings.append("WARNING: the --test option is deprecated. You can pass a script name or "
                                    "path on the command line without any options.")
@@ -155,6 +159,25 @@ def _workload_options(inv: Invocation, rest: list[RawOption]) -> None:
     hook = getattr(cls, "after_parse", None)
     if hook is not None:
         hook(values, rest, inv.warnings.append)
+
+
+def config_file_warnings(raw: list[RawOption], registry: Registry) -> list[str]:
+    """A config file holding a password must not be readable by other users."""
+    out = []
+    for item in raw:
+        if canonical(item.name) != "config_file" or not item.value:
+            continue
+        marker = f" (in {os.path.basename(item.value)} "
+        secret = any(r.value and r.origin.startswith(marker) and getattr(registry.get(r.name), "secret", False)
+                     for r in raw)
+        try:
+            mode = os.stat(item.value).st_mode
+        except OSError:
+            continue
+        if secret and mode & (stat.S_IRGRP | stat.S_IROTH):
+            out.append(f"WARNING: config file '{item.value}' contains a password and is readable by other "
+                       f"users: chmod 600 {item.value}")
+    return out
 
 
 def _reject_unknown(rest: list[RawOption]) -> None:

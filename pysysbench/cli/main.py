@@ -5,6 +5,7 @@ exceptions to exit codes.  Only this module prints or exits.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 import sys
 import traceback
@@ -130,7 +131,7 @@ def print_workload_help(cls: type[Workload], out: Printer) -> int:
         raise WorkloadError(f"'{cls.name}' test does not implement the 'help' command.")
     out.raw(help_block(f"{cls.name} options:", list(cls.options), sort=True) + "\n")
     if cls.__doc__:   # after the sysbench-format block, so parsers of it are unaffected
-        out(cls.__doc__.strip() + "\n")
+        out(inspect.cleandoc(cls.__doc__) + "\n")
     return 0
 
 
@@ -192,7 +193,15 @@ def command_run(inv: Invocation, workload: Workload, driver, out: Printer, argv:
                 version = ""   # the run itself will report the connection problem
         return await run_benchmark(v, workload, driver, hooks), version
 
-    outcome, server_version = run_async(go())
+    try:
+        outcome, server_version = run_async(go())
+    except PySysbenchError as exc:
+        if v.result_file:   # nothing was measured, but say so where the results were expected
+            results.save(v.result_file, results.build(
+                values=v, argv=argv, test=workload.name, command="run", driver=driver.name, server_version="",
+                started_at="", summary=None, intervals=[], exit_code=exc.exit_code, error=str(exc),
+                version=__version__))
+        raise
     busy = client_busy(outcome)
     # an embedded database runs inside the client: its CPU is not client overhead
     if busy >= CLIENT_BUSY_FRACTION and outcome.error is None and not driver.caps.blocking:

@@ -70,6 +70,13 @@ DIALECT = Dialect(
 )
 
 
+def endpoint_name(endpoint: dict[str, Any]) -> str:
+    """``host:port`` or the socket path: one database node in result files."""
+    if endpoint.get("unix_socket"):
+        return str(endpoint["unix_socket"])
+    return f"{endpoint['host']}:{endpoint['port']}"
+
+
 def _errno(exc: BaseException) -> str:
     args = getattr(exc, "args", ())
     if args and isinstance(args[0], int) and args[0] > 0:
@@ -89,6 +96,7 @@ class MySQLConnection(Connection):
         self.driver = driver
         self.counters = counters
         self.endpoint = endpoint
+        self.where = endpoint_name(endpoint)
         self.conn: Any = None
 
     async def open(self) -> None:
@@ -203,7 +211,10 @@ class MySQLDriver(Driver):
         self.ignore = {e.strip().lower() for e in values.mysql_ignore_errors}
         self.endpoints = self._endpoints()
         self.password = values.mysql_password or os.environ.get("PYSYSBENCH_MYSQL_PASSWORD", "")
-        self._ssl = self._ssl_context()
+        try:
+            self._ssl = self._ssl_context()
+        except (OSError, ssl.SSLError) as exc:
+            raise ConfigError(f"cannot load the SSL certificate files: {exc}") from None
 
     def check(self) -> None:
         for e in self.ignore:
@@ -260,6 +271,9 @@ class MySQLDriver(Driver):
         elif code in ("1049", "1044"):
             hint = (f"create the database (CREATE DATABASE {v.mysql_db}), grant the user access to it, "
                     "or pass --mysql-db")
+        elif "CERTIFICATE_VERIFY_FAILED" in msg:
+            hint = ("TLS verification failed: pass the server's CA with --mysql-ssl-ca, or use "
+                    "--mysql-ssl=required to encrypt without verifying")
         elif "SSL" in msg:
             hint = "the SSL handshake failed: is SSL enabled on the server? check --mysql-ssl and the certificates"
         elif code in ("2003", "2002", "2013"):

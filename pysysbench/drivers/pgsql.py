@@ -10,6 +10,7 @@ connection reconnect instead of ending the run.
 from __future__ import annotations
 
 import os
+import ssl
 from typing import Any
 
 from ..errors import (ConfigError, ConnectError, FatalSQLError, IgnorableError, MissingTableError,
@@ -30,6 +31,10 @@ OPTIONS = [
     Option("pgsql-db", OptType.STRING, "sbtest", "PostgreSQL database name", GROUP),
     Option("pgsql-sslmode", OptType.STRING, "prefer", "SSL mode {disable, allow, prefer, require, verify-ca, verify-full}",
            GROUP, choices=SSL_MODES),
+    Option("pgsql-ssl-ca", OptType.STRING, "", "CA certificate file to verify the server with "
+           "(--pgsql-sslmode=verify-ca or verify-full)", GROUP),
+    Option("pgsql-ssl-cert", OptType.STRING, "", "client certificate file for SSL", GROUP),
+    Option("pgsql-ssl-key", OptType.STRING, "", "client key file for SSL", GROUP),
     Option("pgsql-ignore-errors", OptType.LIST, ["40P01", "23505", "40001"],
            "SQLSTATEs to ignore (restart the event), or \"all\"; a connection-failure code (08006) also reconnects",
            GROUP),
@@ -89,6 +94,7 @@ class PgConnection(Connection):
         self.driver = driver
         self.counters = counters
         self.endpoint = endpoint
+        self.where = f"{endpoint['host']}:{endpoint['port']}"
         self.conn: Any = None
 
     async def open(self) -> None:
@@ -204,6 +210,10 @@ class PgDriver(Driver):
                        for e in values.pgsql_ignore_errors}
         self.password = values.pgsql_password or os.environ.get("PYSYSBENCH_PGSQL_PASSWORD", "")
         self.endpoints = self._endpoints()
+        try:
+            self._ssl = self._ssl_setting()
+        except (OSError, ssl.SSLError) as exc:
+            raise ConfigError(f"cannot load the SSL certificate files: {exc}") from None
 
     def _endpoints(self) -> list[dict[str, Any]]:
         v = self.values
@@ -228,6 +238,9 @@ class PgDriver(Driver):
             hint = "check --pgsql-user and --pgsql-password"
         elif code == "53300":
             hint = "raise the server's max_connections or use fewer --threads"
+        elif isinstance(exc, ssl.SSLError):
+            hint = ("TLS verification failed: pass the server's CA with --pgsql-ssl-ca, or use "
+                    "--pgsql-sslmode=require to encrypt without verifying")
         elif isinstance(exc, OSError):
             hint = "is the server running? check --pgsql-host/--pgsql-port"
         else:
@@ -239,8 +252,23 @@ class PgDriver(Driver):
         v = self.values
         ep = dict(self.endpoints[index % len(self.endpoints)])
         ep.update(user=v.pgsql_user, password=self.password or None, database=v.pgsql_db,
-                  ssl=v.pgsql_sslmode, timeout=30)
+                  ssl=self._ssl, timeout=30)
         return ep
+
+    def _ssl_setting(self) -> Any:
+        """asyncpg takes a mode name, or an SSLContext when we have files to use."""
+        v = self.values
+        mode = v.pgsql_sslmode
+        if mode in ("disable", "allow", "prefer") or not (v.pgsql_ssl_ca or v.pgsql_ssl_cert
+                                                         or mode in ("verify-ca", "verify-full")):
+            return mode
+        ctx = ssl.create_default_context(cafile=v.pgsql_ssl_ca or None)
+        ctx.check_hostname = mode == "verify-full"
+        if mode == "require":
+            ctx.verify_mode = ssl.CERT_NONE
+        if v.pgsql_ssl_cert:
+            ctx.load_cert_chain(v.pgsql_ssl_cert, v.pgsql_ssl_key or None)
+        return ctx
 
     async def connect(self, counters: Counters | None = None, index: int = 0) -> Connection:
         conn = PgConnection(self, counters or Counters(), self.endpoint(index))

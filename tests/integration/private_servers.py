@@ -35,8 +35,9 @@ def _wait(check, what: str, timeout_s: float = START_TIMEOUT_S) -> None:
 class PrivateMariaDB:
     """A throw-away mariadbd (no grant tables: every user may do anything)."""
 
-    def __init__(self, port: int = MY_PORT):
+    def __init__(self, port: int = MY_PORT, extra_args: tuple[str, ...] = ()):
         self.port = port
+        self.extra_args = list(extra_args)
         self.dir = Path(tempfile.mkdtemp(prefix="pysysbench-mariadb-"))
         self.proc: subprocess.Popen | None = None
         subprocess.run(["mariadb-install-db", "--no-defaults", f"--datadir={self.dir / 'data'}", "--user=root",
@@ -54,7 +55,7 @@ class PrivateMariaDB:
             ["mariadbd", "--no-defaults", f"--datadir={d / 'data'}", f"--port={self.port}",
              "--bind-address=127.0.0.1", f"--socket={d / 'sock'}", f"--pid-file={d / 'pid'}", "--user=root",
              "--skip-grant-tables", "--innodb-buffer-pool-size=64M", "--performance-schema=off",
-             "--max-connections=200", f"--log-error={d / 'error.log'}"],
+             "--max-connections=200", f"--log-error={d / 'error.log'}", *self.extra_args],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         _wait(self._ready, "private MariaDB")
         self.sql("CREATE DATABASE IF NOT EXISTS sbtest")
@@ -92,8 +93,9 @@ class PrivateMariaDB:
 class PrivatePostgres:
     """A throw-away PostgreSQL cluster run as the ``postgres`` OS user (trust auth)."""
 
-    def __init__(self, port: int = PG_PORT):
+    def __init__(self, port: int = PG_PORT, extra_settings: str = ""):
         self.port = port
+        self.extra_settings = extra_settings
         self.dir = Path(tempfile.mkdtemp(prefix="pysysbench-pg-"))
         shutil.chown(self.dir, "postgres", "postgres")
         self._as_postgres([str(PG_BIN / "initdb"), "-D", str(self.dir / "data"), "-U", "postgres",
@@ -112,7 +114,7 @@ class PrivatePostgres:
         self._as_postgres([str(PG_BIN / "pg_ctl"), "-D", str(self.dir / "data"), "-l", str(self.dir / "log"),
                            "-w", "-t", str(START_TIMEOUT_S), "-o",
                            f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c shared_buffers=32MB "
-                           "-c max_connections=100 -c fsync=off", action])
+                           f"-c max_connections=100 -c fsync=off {self.extra_settings}", action])
 
     def start(self) -> None:
         self._ctl("start")
