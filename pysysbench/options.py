@@ -300,6 +300,8 @@ def read_config_file(path: str) -> list[RawOption]:
             lines = fh.read().splitlines()
     except OSError as exc:
         raise UsageError(f"cannot read config file '{path}': {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"cannot read config file '{path}': it is not UTF-8 text") from None
     out: list[RawOption] = []
     for lineno, line in enumerate(lines, 1):
         origin = f" (in {os.path.basename(path)} line {lineno})"

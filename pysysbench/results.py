@@ -145,11 +145,19 @@ def load(path: str) -> dict[str, Any]:
     except OSError as exc:
         raise UsageError(f"cannot read result file '{path}': {exc.strerror}") from None
     except json.JSONDecodeError as exc:
-        raise UsageError(f"'{path}' is not a pysysbench result file (invalid JSON at line {exc.lineno})") from None
+        raise UsageError(f"'{path}' is not a pysysbench result file (invalid JSON at line {exc.lineno}; "
+                         "truncated?)") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"'{path}' is not a pysysbench result file (not UTF-8 text)") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise UsageError(f"'{path}' is not a pysysbench result file")
-    if doc.get("format_version", 0) > FORMAT_VERSION:
-        raise UsageError(f"'{path}' has result format version {doc.get('format_version')}; this pysysbench "
+    version = doc.get("format_version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise UsageError(f"'{path}' is not a pysysbench result file (no format version)")
+    if not isinstance(doc.get("summary"), (dict, type(None))) or not isinstance(doc.get("intervals", []), list):
+        raise UsageError(f"'{path}' is a damaged pysysbench result file (summary or intervals malformed)")
+    if version > FORMAT_VERSION:
+        raise UsageError(f"'{path}' has result format version {version}; this pysysbench "
                          f"reads up to {FORMAT_VERSION}: upgrade pysysbench")
     return doc
 
