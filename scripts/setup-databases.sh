@@ -78,6 +78,17 @@ for host in localhost 127.0.0.1 %; do
     my_root -e "GRANT ALL PRIVILEGES ON sbtest.* TO 'sbtest'@'$host'"
 done
 
+# `legacy`: the sysbench 0.5 / XA / rand-compat tests' own database (other tests drop
+# sbtest% tables in `sbtest` concurrently). Idempotent like the rest.
+my_root -e "CREATE DATABASE IF NOT EXISTS legacy"
+my_root -e "GRANT ALL ON legacy.* TO 'sbtest'@'127.0.0.1', 'sbtest'@'localhost', 'sbtest'@'%'"
+# `campaign`: the campaign tests' and example campaigns' own database (same reason).
+my_root -e "CREATE DATABASE IF NOT EXISTS campaign"
+my_root -e "GRANT ALL ON campaign.* TO 'sbtest'@'127.0.0.1', 'sbtest'@'localhost', 'sbtest'@'%'"
+# `cluster`: the Ray (several client machines) tests' own database (same reason).
+my_root -e "CREATE DATABASE IF NOT EXISTS cluster"
+my_root -e "GRANT ALL ON cluster.* TO 'sbtest'@'127.0.0.1', 'sbtest'@'localhost', 'sbtest'@'%'"
+
 # SET GLOBAL is not persisted: a restart of mariadbd reverts these, so every run re-applies them.
 read -r my_max_conn my_max_stmt < <(my_root -e "SELECT @@global.max_connections, @@global.max_prepared_stmt_count")
 if ((my_max_conn < MY_WANT_MAX_CONNECTIONS)); then
@@ -230,6 +241,19 @@ SQL
 pg_super -d postgres -c "ALTER ROLE sbtest LOGIN" -c "ALTER DATABASE sbtest OWNER TO sbtest" \
     -c "GRANT pg_read_all_stats TO sbtest"
 pg_super -d sbtest -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"
+# `legacy`: the sysbench 0.5 / XA tests' own database (see the MariaDB part)
+pg_super -d postgres <<'SQL'
+SELECT 'CREATE DATABASE legacy OWNER sbtest' WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = 'legacy')
+\gexec
+SQL
+pg_super -d postgres -c "ALTER DATABASE legacy OWNER TO sbtest"
+pg_super -d legacy -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"
+# `campaign`: the campaign tests' and example campaigns' own database (see the MariaDB part)
+pg_super -d postgres <<'SQL'
+SELECT 'CREATE DATABASE campaign OWNER sbtest' WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = 'campaign')
+\gexec
+SQL
+pg_super -d postgres -c "ALTER DATABASE campaign OWNER TO sbtest"
 
 # ------------------------------------------------------------------ verify ---
 

@@ -32,6 +32,7 @@ from .plan import PlannedRun, Planner, fingerprint, redact
 from .spec import Campaign, MemorySizing, WorkloadSpec, option_key
 
 EXIT_INTERRUPTED = 130
+SUPERSEDED = ".superseded"
 
 
 @dataclass(frozen=True)
@@ -144,6 +145,7 @@ class CampaignRun:
         self._capture()
         for w in self.c.workloads:
             self._workload(w)
+        self._retire_stale()
         failed = [k for k, r in self.manifest["runs"].items() if r["status"] == "failed"]
         self.manifest["status"] = "complete" if not failed else "complete with failed runs"
 
@@ -321,9 +323,32 @@ class CampaignRun:
                 "repeat": run.key.repeat, "repeats": w.repeats, "phase": run.phase,
                 "auto": w.auto is not None, "fingerprint": run.fingerprint,
                 "table_size": self.manifest.get("table_size"),
+                "table_size_source": self.manifest.get("table_size_source"),
                 "prepare_commands": prep.get("commands") or [],
                 "sql_before_run": list(self.c.sql.before_run),
                 "server_settings": dict(self.manifest.get("server_settings") or {})}
+
+    def _retire_stale(self) -> None:
+        """Result files of this campaign that the finished plan no longer contains (an
+        earlier invocation with other options searched other thread counts) get the
+        suffix ``.superseded``: kept for the curious, invisible to reports."""
+        current = {r["file"] for r in self.manifest["runs"].values()} | {mf.FILE_NAME}
+        retired = []
+        for name in sorted(os.listdir(self.dir)):
+            path = os.path.join(self.dir, name)
+            if not name.endswith(".json") or name in current:
+                continue
+            try:
+                doc = results.load(path)
+            except UsageError:
+                continue
+            if (doc.get("campaign") or {}).get("name") == self.c.name:
+                os.replace(path, path + SUPERSEDED)
+                retired.append(name)
+        if retired:
+            self.manifest["superseded"] = retired
+            self.events.phase(f"{len(retired)} result file(s) of earlier invocations with other options renamed "
+                              f"to *{SUPERSEDED} (not part of this campaign's results any more)")
 
     def _remember(self, run: PlannedRun, record: RunRecord) -> None:
         summary = (record.doc or {}).get("summary") or {}

@@ -15,7 +15,6 @@ import os
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from ..drivers import REGISTRY as DRIVERS
 from .spec import Campaign, WorkloadSpec, option_key
 
 MASK = "***"
@@ -25,7 +24,9 @@ CAMPAIGN_DIR_TOKEN = "{campaign_dir}"
 
 
 def secret_keys() -> set[str]:
-    """Option keys declared secret by any driver (passwords)."""
+    """Option keys declared secret by any driver (passwords).  Imported here, not at
+    module level, so that reading results (reports) never loads a database library."""
+    from ..drivers import REGISTRY as DRIVERS
     return {o.key for drv in DRIVERS.values() for o in drv.options if o.secret}
 
 
@@ -103,7 +104,7 @@ class Planner:
                 value = value.replace(RESULTS_DIR_TOKEN, self.results_dir).replace(CAMPAIGN_DIR_TOKEN,
                                                                                    self.c.directory)
                 if option_key(name) in PATH_OPTIONS and value and not os.path.isabs(value):
-                    value = os.path.join(self.c.directory, value)
+                    value = self._from_campaign_dir(value)
             out[name] = value
         return out
 
@@ -118,9 +119,16 @@ class Planner:
     def connection_args(self) -> list[str]:
         return self._args(self.c.connection)
 
+    def _from_campaign_dir(self, path: str) -> str:
+        """A path relative to the campaign file, written relative to the working
+        directory when it lies below it (shorter, machine-independent commands)."""
+        full = os.path.join(self.c.directory, path)
+        rel = os.path.relpath(full)
+        return full if rel.startswith("..") else rel
+
     def test_path(self, test: str) -> str:
         if test.endswith(".py") and not os.path.isabs(test):
-            return os.path.join(self.c.directory, test)
+            return self._from_campaign_dir(test)
         return test
 
     # --- command lines ------------------------------------------------------------

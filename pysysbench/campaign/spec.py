@@ -39,6 +39,8 @@ RESERVED_OPTIONS = {
     "help": "not a benchmark option",
     "version": "not a benchmark option",
 }
+TOP_KEYS = ("name", "description", "labels", "connection", "data", "prepare", "run", "sql", "workload")
+WORKLOAD_KEYS = ("test", "name", "threads", "auto", "options", "time", "warmup", "repeats")
 DEFAULT_ROW_BYTES = 250     # one sbtest row on disk incl. primary and secondary index (InnoDB, approx.)
 
 
@@ -140,7 +142,7 @@ def option_key(name: str) -> str:
 class Table:
     """One TOML table being validated: take keys, then complain about leftovers."""
 
-    def __init__(self, data: Any, where: str, ctx: "Reader"):
+    def __init__(self, data: Any, where: str, ctx: "Reader", keys: tuple[str, ...] | None = None):
         self.ctx = ctx
         self.where = where
         if not isinstance(data, dict):
@@ -152,6 +154,8 @@ class Table:
                 raise ctx.error(f"{where}: key '{key}' is given twice (spelled with '-' and '_')")
             self.items[ck] = value
         self.taken: set[str] = set()
+        if keys is not None:        # typos first: a misspelt key explains the errors that follow
+            self._unknown(set(keys))
 
     def has(self, key: str) -> bool:
         return key in self.items
@@ -219,10 +223,13 @@ class Table:
 
     def done(self) -> None:
         """Unknown keys are errors (a typo must not silently fall back to a default)."""
+        self._unknown(self.taken)
+
+    def _unknown(self, known: set[str]) -> None:
         for key in self.items:
-            if key not in self.taken:
-                hint = difflib.get_close_matches(key, sorted(self.taken), n=1)
-                more = f" (did you mean '{hint[0]}'?)" if hint else f" (known: {', '.join(sorted(self.taken))})"
+            if key not in known:
+                hint = difflib.get_close_matches(key, sorted(known), n=1)
+                more = f" (did you mean '{hint[0]}'?)" if hint else f" (known: {', '.join(sorted(known))})"
                 raise self.ctx.error(f"{self.where}: unknown key '{key}'{more}")
 
 
@@ -316,7 +323,7 @@ def apply_override(data: dict, item: str, path: str) -> None:
 
 def parse(data: dict, path: str, sha256: str = "") -> Campaign:
     ctx = Reader(path)
-    top = Table(data, "top level", ctx)
+    top = Table(data, "top level", ctx, TOP_KEYS)
     directory = os.path.dirname(os.path.abspath(path))
     name = top.text("name") or os.path.splitext(os.path.basename(path))[0]
     if not NAME_RE.match(name):
@@ -444,7 +451,7 @@ def _workloads(value: Any, run: RunDefaults, ctx: Reader) -> tuple[WorkloadSpec,
         raise ctx.error("'workload' must be an array of tables: write [[workload]], not [workload]")
     out: list[WorkloadSpec] = []
     for i, item in enumerate(value, 1):
-        w = _workload(Table(item, f"[[workload]] #{i}", ctx), run, ctx)
+        w = _workload(Table(item, f"[[workload]] #{i}", ctx, WORKLOAD_KEYS), run, ctx)
         if any(o.name == w.name for o in out):
             raise ctx.error(f"[[workload]] #{i}: name '{w.name}' is used twice; give each workload of the "
                             "same test a distinct 'name'")

@@ -226,6 +226,9 @@ def command_run(inv: Invocation, workload: Workload, driver, out: Printer, argv:
         doc["client"].update(workers=outcome.workers, cpu_s=outcome.client_cpu_s,
                              cpu_s_per_query=outcome.client_cpu_s / queries if queries else None,
                              busy_fraction=busy, per_worker=outcome.per_worker)
+        if outcome.nodes:   # --ray-address: one entry per client machine
+            doc["client"]["nodes"] = outcome.nodes
+        doc["connections"] = outcome.connections   # database node (host:port) -> sessions
         results.save(v.result_file, doc)
     return outcome.exit_code
 

@@ -34,10 +34,14 @@ def run_line(run: PlannedRun, record: RunRecord) -> str:
     return f"{head}: {record.status.upper()}: {record.error}"
 
 
+def _threads(n: int) -> str:
+    return f"{n} thread" + ("" if n == 1 else "s")
+
+
 def peak_line(w: WorkloadSpec, peak: Peak) -> str:
-    sat = (f", within noise of it from {peak.saturation_threads} threads"
+    sat = (f", within noise of it from {_threads(peak.saturation_threads)}"
            if peak.saturation_threads != peak.threads else "")
-    return (f"{w.name}: peak {peak.metric.upper()} {peak.value:,.2f} at {peak.threads} threads{sat} "
+    return (f"{w.name}: peak {peak.metric.upper()} {peak.value:,.2f} at {_threads(peak.threads)}{sat} "
             f"(tested {', '.join(str(p.threads) for p in sorted(peak.points, key=lambda p: p.threads))}; "
             f"search stopped: {peak.stopped})")
 
@@ -104,6 +108,9 @@ class RichDisplay:
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        if self.overall is not None:        # peak finding: the estimate becomes the real count
+            task = next(t for t in self.progress.tasks if t.id == self.overall)
+            self.progress.update(self.overall, total=task.completed)
         self.progress.stop()
 
     def line(self, text: str) -> None:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from ..campaign.noise import Difference, Sample, difference, sample
 from ..errors import UsageError
 from .model import METRICS, Metric, Run, load_runs
-from .tables import TableData, stat
+from .tables import TableData, metric_stat
 
 DEFAULT_MIN_EFFECT = 0.01
 DEFAULT_SINGLE_RUN_THRESHOLD = 0.05
@@ -191,7 +191,7 @@ def table(c: Comparison, workload: str) -> tuple[TableData, list[list[str]]]:
         right += [True, False]
     rows, classes = [], []
     for cell in c.rows[workload]:
-        row = [str(cell.threads)] + [stat(s, c.metric.decimals) if s else "-" for s in cell.samples]
+        row = [str(cell.threads)] + [metric_stat(s, c.metric) if s else "-" for s in cell.samples]
         cls = [""] * len(row)
         for d, v in zip(cell.diffs[1:], cell.verdicts[1:]):
             row += [change_text(d) if d else "-", v.text if v else "-"]

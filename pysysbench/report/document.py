@@ -12,7 +12,6 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import UsageError
-from . import charts as ch
 from .model import Cell, Run, cells
 from .tables import (TableData, environment_rows, peak_sentence, peaks, reproduce_commands, summary_table,
                      variant_keys, workload_table)
@@ -92,6 +91,7 @@ def _section(workload: str, cell_list: list[Cell], keys: list[str], runs: list[R
     tests = sorted({r.test for c in cell_list for r in c.runs})
     charts = []
     if with_charts:
+        from . import charts as ch   # matplotlib is heavy: load it only when a chart is drawn
         for kind, fn in ch.CHARTS.items():
             charts.append(Chart(kind, f"charts/{slug(workload)}-{kind}.png",
                                 f"{workload}: {CHART_TITLES[kind]}", fn(workload, cell_list, keys)))

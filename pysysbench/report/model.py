@@ -163,14 +163,18 @@ class Cell:
 
 
 def cells(runs: Iterable[Run]) -> dict[str, list[Cell]]:
-    """Successful runs grouped per workload (in first-seen order), cells sorted by
-    variant then threads."""
+    """Successful runs grouped per workload, workloads in the order they were first
+    run (a campaign's order), cells sorted by variant then threads."""
     grouped: dict[str, dict[tuple[Variant, int], list[Run]]] = {}
+    first: dict[str, str] = {}
     for r in runs:
         if r.ok:
             grouped.setdefault(r.workload, {}).setdefault((r.variant, r.threads), []).append(r)
+            started = str(r.doc.get("started_at") or "")
+            first[r.workload] = min(first.get(r.workload, started), started)
     out = {}
-    for workload, by_key in grouped.items():
+    for workload in sorted(grouped, key=lambda w: (first[w], w)):
+        by_key = grouped[workload]
         out[workload] = [Cell(workload, v, t, tuple(sorted(rs, key=lambda r: r.repeat)))
                          for (v, t), rs in sorted(by_key.items())]
     return out

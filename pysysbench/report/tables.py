@@ -13,7 +13,7 @@ from typing import Any, Iterable
 
 from ..campaign.noise import Sample
 from ..campaign.peak import margin
-from .model import METRICS, TABLE_METRICS, Cell, Run, Variant, differing_keys, variant_text, variants
+from .model import METRICS, TABLE_METRICS, Cell, Metric, Run, Variant, differing_keys, variant_text, variants
 
 SATURATION_MIN_GAIN = 0.05      # as peak finding's default min-gain
 KEY_SETTINGS = ("tables", "table_size", "range_size", "rand-type", "db-ps-mode", "percentile", "time",
@@ -41,6 +41,21 @@ def stat(s: Sample, decimals: int = 2) -> str:
     return number(s.mean, decimals)
 
 
+def decimals_for(metric: Metric, value: float) -> int:
+    """Latencies under 1 ms get more decimals (a point select on SQLite takes ~0.01 ms)."""
+    if metric.unit != "ms" or abs(value) >= 1:
+        return metric.decimals
+    return 3 if abs(value) >= 0.1 else 4
+
+
+def metric_stat(s: Sample, metric: Metric) -> str:
+    return stat(s, decimals_for(metric, s.mean))
+
+
+def latency(value_ms: float) -> str:
+    return number(value_ms, decimals_for(METRICS["p95"], value_ms))
+
+
 def workload_table(cell_list: list[Cell]) -> TableData:
     vs = variants(cell_list)
     keys = differing_keys(vs) if len(vs) > 1 else []
@@ -50,7 +65,7 @@ def workload_table(cell_list: list[Cell]) -> TableData:
     rows = []
     for c in cell_list:
         row = ([variant_text(c.variant, keys)] if keys else []) + [str(c.threads)]
-        row += [stat(c.sample(m), METRICS[m].decimals) for m in TABLE_METRICS]
+        row += [metric_stat(c.sample(m), METRICS[m]) for m in TABLE_METRICS]
         row += [str(len(c.runs))] if repeats else []
         rows.append(row)
     right = ([False] if keys else []) + [True] * (len(headers) - (1 if keys else 0))
@@ -91,7 +106,7 @@ def summary_table(all_cells: dict[str, list[Cell]]) -> TableData:
         for p in peaks(cl):
             top = next(c for c in cl if c.variant == p.variant and c.threads == p.threads)
             rows.append([workload] + ([variant_text(p.variant, keys)] if keys else [])
-                        + [number(p.value), str(p.threads), number(top.sample("qps").mean), number(p.p95_ms),
+                        + [number(p.value), str(p.threads), number(top.sample("qps").mean), latency(p.p95_ms),
                            _threads_text(p.saturation_threads)])
     right = [False] + ([False] if keys else []) + [True] * 5
     return TableData(headers, rows, right)
@@ -105,7 +120,7 @@ def peak_sentence(p: PeakInfo, keys: list[str]) -> str:
     who = f"{variant_text(p.variant, keys)}: " if keys else ""
     sat = (f"; within {SATURATION_MIN_GAIN:.0%} / noise of it from {_threads_text(p.saturation_threads)}"
            if p.saturation_threads != p.threads else "")
-    return f"{who}peak {number(p.value)} TPS at {_threads_text(p.threads)} (p95 {number(p.p95_ms)} ms){sat}"
+    return f"{who}peak {number(p.value)} TPS at {_threads_text(p.threads)} (p95 {latency(p.p95_ms)} ms){sat}"
 
 
 # --- environment and commands ------------------------------------------------------------
@@ -132,6 +147,9 @@ def environment_rows(runs: list[Run]) -> list[tuple[str, str]]:
     if labels:
         rows.append(("Labels", labels))
     rows.append(("Run dates", _run_dates(docs)))
+    sizing = _distinct(r.campaign["table_size_source"] for r in runs if r.campaign.get("table_size_source"))
+    if sizing:
+        rows.append(("Table size chosen from memory", sizing))
     drivers = {d.get("driver") for d in docs}
     for name in KEY_SETTINGS:
         if _other_driver(name, drivers):
