@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 
 from .. import __version__
 from ..drivers import DB_OPTIONS, REGISTRY as DRIVERS
+from ..engine.raygroup import RAY_OPTIONS
 from ..errors import ConfigError, InvalidOption, UsageError
+from ..load.options import GROUP as LOAD_GROUP, LOAD_OPTIONS
 from ..options import (Option, OptType, RawOption, Registry, Values, apply_options, canonical, help_block,
                        split_argv)
 from ..output.legacy_text import OUTPUT_OPTIONS
@@ -92,9 +94,11 @@ COMMANDS = ("prepare", "run", "cleanup", "help", "prewarm", "check")
 
 
 def base_registry() -> Registry:
-    reg = Registry(GENERAL_OPTIONS + OUTPUT_OPTIONS + RAND_OPTIONS + COMPAT_OPTIONS + LOG_OPTIONS + DB_OPTIONS)
+    reg = Registry(GENERAL_OPTIONS + RAY_OPTIONS + OUTPUT_OPTIONS + RAND_OPTIONS + COMPAT_OPTIONS + LOG_OPTIONS
+                   + DB_OPTIONS)
     for drv in DRIVERS.values():
         reg.extend(drv.options)
+    reg.extend(LOAD_OPTIONS)        # the fast prepare (pysysbench.load)
     return reg
 
 
@@ -232,7 +236,8 @@ def validate(values: Values) -> None:
     for name in ("threads",):
         if values.get(name) < 1:
             raise ConfigError(f"Invalid value for the '{name}' option: {values.get(name)} (must be >= 1)")
-    for name in ("events", "time", "rate", "report_interval", "warmup_time", "thread_init_timeout", "workers"):
+    for name in ("events", "time", "rate", "report_interval", "warmup_time", "thread_init_timeout", "workers",
+                 "ray_workers_per_node"):
         if values.get(name) < 0:
             raise ConfigError(f"Invalid value for the '{name}' option: {values.get(name)} (must be >= 0)")
     for x in values.report_checkpoints:
@@ -258,6 +263,7 @@ def general_help() -> str:
     out.append("")
     for name, cls in DRIVERS.items():
         out.append(help_block(f"{name} options:", cls.options))
+    out.append(help_block(LOAD_GROUP + ":", groups[LOAD_GROUP]))
     from ..workloads import REGISTRY
     out.append("Built-in tests:")
     out.extend(f"  {name} - {(cls.__doc__ or '').strip().splitlines()[0]}" for name, cls in sorted(REGISTRY.items()))

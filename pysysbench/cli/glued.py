@@ -19,6 +19,7 @@ from ..options import Option, RawOption, canonical, parse_value
 
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-.]*")
 GLUE = "--"
+MAX_GLUED = 64          # more '--' in one argument than any pasted line has: left alone
 
 Lookup = Callable[[str], "Option | None"]
 
@@ -39,9 +40,15 @@ def _piece(text: str, lookup: Lookup) -> tuple[Option, str | None] | None:
     return opt, raw
 
 
-def split_body(body: str, lookup: Lookup) -> list[tuple[str, str | None]] | None:
+def split_body(body: str, lookup: Lookup, _memo: dict | None = None) -> list[tuple[str, str | None]] | None:
     """``body`` (an argument without its leading ``--``) as one or more options,
-    or None when it cannot be read as known options throughout."""
+    or None when it cannot be read as known options throughout.  The earliest
+    split wins; results per suffix are memoised, so the search stays polynomial
+    even for an argument made of many ``--``."""
+    memo = {} if _memo is None else _memo
+    if body in memo:
+        return memo[body]
+    found = None
     cuts = [m.start() for m in re.finditer(re.escape(GLUE), body) if m.start() > 0]
     for cut in cuts + [len(body)]:
         piece = _piece(body[:cut], lookup)
@@ -50,13 +57,16 @@ def split_body(body: str, lookup: Lookup) -> list[tuple[str, str | None]] | None
         opt, raw = piece
         name = body[:cut].partition("=")[0]
         if cut == len(body):
-            return [(name, raw)]
+            found = [(name, raw)]
+            break
         if opt.secret:
             continue            # a secret takes the whole rest of the argument
-        rest = split_body(body[cut + len(GLUE):], lookup)
+        rest = split_body(body[cut + len(GLUE):], lookup, memo)
         if rest is not None:
-            return [(name, raw)] + rest
-    return None
+            found = [(name, raw)] + rest
+            break
+    memo[body] = found
+    return found
 
 
 def _show(name: str, raw: str | None, lookup: Lookup) -> str:
@@ -79,7 +89,7 @@ def unglue(raw: list[RawOption], lookup: Lookup) -> tuple[list[RawOption], list[
     warnings: list[str] = []
     for item in raw:
         text = item.name if item.value is None else f"{item.name}={item.value}"
-        if item.origin or GLUE not in text[1:]:
+        if item.origin or GLUE not in text[1:] or text.count(GLUE) > MAX_GLUED:
             out.append(item)
             continue
         opt = lookup(item.name)

@@ -23,6 +23,7 @@ from ..output.legacy_text import report_format
 from ..workloads.base import Env, Workload
 from .subcommands import SUBCOMMANDS
 from . import tools  # noqa: F401  (registers campaign, report, compare, export)
+from .load_progress import load_display
 from .compat import COMMANDS, Invocation, choose_driver, general_help, header, parse, validate
 
 
@@ -122,6 +123,10 @@ def dispatch(argv: list[str], out: Printer) -> int:
     if inv.command == "run":
         return command_run(inv, workload, driver, out, argv)
     env = Env(driver=driver, values=v, say=out, seed=v.rand_seed or None)
+    if inv.command == "prepare":     # progress bars / plain progress lines (pysysbench.load)
+        with load_display(out) as env.observer:
+            run_async(workload.prepare(env))
+        return 0
     run_async(getattr(workload, inv.command)(env))
     return 0
 

@@ -3,7 +3,8 @@
 Role: pure functions from the frozen :mod:`pysysbench.stats.records` to the
 lines sysbench 0.5 printed, for users whose parsers expect them:
 
-    [  10s] threads: 8, tps: 1608.84, reads: 16088.39, writes: 0.00, response time: 5.93ms (95%), errors: 0.00, reconnects:  0.00
+    [  10s] threads: 8, tps: 1608.84, reads: 16088.39, writes: 0.00, response time: 5.93ms (95%),
+            errors: 0.00, reconnects:  0.00          (one line)
     OLTP test statistics: ... read/write requests: ... other operations: ...
     General statistics: ... total time taken by event execution: ... response time: ... approx.  95 percentile:
 

@@ -34,6 +34,9 @@ class Env:
     values: Values
     say: Say
     seed: int | None = None
+    # prepare's progress display (pysysbench.load.prepare: say() + update(LoadSnapshot));
+    # None: messages go to ``say``, progress is not shown
+    observer: Any = None
 
 
 @dataclass(eq=False)

@@ -31,108 +31,19 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 from ..errors import ConfigError, DatabaseError, TableExistsError, WorkloadError
-from ..options import Option, OptType, RawOption, Values, canonical
-from ..rand import C_TEMPLATE, DISTRIBUTIONS, PAD_TEMPLATE, Rand, Unique
+from ..options import Values
+from ..rand import C_TEMPLATE, PAD_TEMPLATE, Rand, Unique
 from .base import Env, ThreadContext, Workload
 from .bulk_insert import BulkInsert
+from .legacy_options import (COMMON_OPTIONS, NONTRX_MODES, OLD_OPTIONS, OLTP_OPTIONS, RANDOM_POINTS_OPTIONS,
+                             RANDOM_RANGES_OPTIONS, XA_OPTIONS, LegacyMixin)
 from .oltp_common import bulk_insert
 
-GROUP = "sysbench 0.5 script options"
-OLD_GROUP = "sysbench 0.4 options (accepted for old command lines)"
-LEGACY_EVENTS = 10_000            # 0.5's --max-requests default
 SB_MAX_RND = 0x3FFFFFFF           # 0.5's sb_rnd(): 30-bit random numbers
 LEGACY_DIRS = ("db", "oltp_legacy")   # tests/db/ (0.5) and 1.0's tests/include/oltp_legacy/
-READ_ONLY_BARE = ("oltp_read_only", "oltp_write_only", "oltp_skip_trx")
-
-
-def _o(name: str, type_: OptType, default: Any, text: str, group: str = GROUP) -> Option:
-    return Option(name, type_, default, text, group)
-
-
-COMMON_OPTIONS = [
-    _o("oltp-tables-count", OptType.INT, 1, "number of tables (1.0: --tables)"),
-    _o("oltp-table-size", OptType.INT, 10000, "rows per table (1.0: --table_size)"),
-    _o("oltp-auto-inc", OptType.BOOL, True, "AUTO_INCREMENT / SERIAL id; off: ids 1..N sent by the client"),
-    _o("oltp-secondary", OptType.BOOL, False, "use a secondary key xid(id) instead of the PRIMARY KEY"),
-    _o("oltp-create-secondary", OptType.BOOL, True, "create the k_N index after loading (0.5 always did)"),
-    _o("mysql-table-engine", OptType.STRING, "innodb", "storage engine (MyISAM: LOCK TABLES instead of "
-       "BEGIN/COMMIT)"),
-    _o("myisam-max-rows", OptType.INT, 1000000, "MAX_ROWS of the MySQL tables"),
-    _o("mysql-table-options", OptType.STRING, "", "appended to CREATE TABLE on MySQL"),
-    _o("mysql-engine-trx", OptType.STRING, "auto", "whether the engine is transactional (accepted, unused "
-       "as in 0.5's scripts)"),
-    _o("rand-init", OptType.BOOL, False, "seed the random numbers from the current time (what --rand-seed=0 "
-       "does anyway)"),
-    _o("reconnect", OptType.INT, 0, "reconnect after every N events (sysbench 1.1; --oltp-reconnect-mode="
-       "transaction sets 1)"),
-]
-
-OLTP_OPTIONS = COMMON_OPTIONS + [
-    _o("oltp-range-size", OptType.INT, 100, "width of the range selects"),
-    _o("oltp-point-selects", OptType.INT, 10, "point selects per transaction"),
-    _o("oltp-simple-ranges", OptType.INT, 1, "simple range selects per transaction"),
-    _o("oltp-sum-ranges", OptType.INT, 1, "SELECT SUM(K) ranges per transaction"),
-    _o("oltp-order-ranges", OptType.INT, 1, "ORDER BY ranges per transaction"),
-    _o("oltp-distinct-ranges", OptType.INT, 1, "SELECT DISTINCT ranges per transaction"),
-    _o("oltp-index-updates", OptType.INT, 1, "UPDATE ... SET k=k+1 per transaction"),
-    _o("oltp-non-index-updates", OptType.INT, 1, "UPDATE ... SET c=... per transaction"),
-    _o("oltp-delete-inserts", OptType.INT, 1, "DELETE + INSERT pairs per transaction"),
-    _o("oltp-range-selects", OptType.BOOL, True, "run the range selects at all"),
-    _o("oltp-read-only", OptType.BOOL, False, "no writes (give =on; 0.5 ignored a bare --oltp-read-only)"),
-    _o("oltp-write-only", OptType.BOOL, False, "no reads"),
-    _o("oltp-skip-trx", OptType.BOOL, False, "no BEGIN/COMMIT (0.5 then reports 0 transactions)"),
-]
-
-XA_OPTIONS = [
-    _o("oltp_use_xa_pct", OptType.DOUBLE, 0.0, "sysbench-xa fork: an event is an XA transaction when "
-       "sb_rand(1,100) <= this (drawn with --rand-type, so not a plain percentage)"),
-    _o("oltp_use_xa_2pc_pct", OptType.DOUBLE, 100.0, "sysbench-xa fork: an XA transaction commits in two "
-       "phases unless sb_rand(1,100) > this"),
-]
-
-# 0.4 names: 0.5 accepted and ignored them; honoured where they mean something
-OLD_OPTIONS = [
-    _o("init-rng", OptType.BOOL, False, "0.4 name of --rand-init", OLD_GROUP),
-    _o("seed-rng", OptType.INT, 0, "0.4 name of --rand-seed", OLD_GROUP),
-    _o("oltp-dist-type", OptType.STRING, "", "0.4 name of --rand-type", OLD_GROUP),
-    _o("oltp-dist-iter", OptType.INT, 12, "0.4 name of --rand-spec-iter", OLD_GROUP),
-    _o("oltp-dist-pct", OptType.DOUBLE, 1.0, "0.4 name of --rand-spec-pct", OLD_GROUP),
-    _o("oltp-dist-res", OptType.DOUBLE, 75.0, "0.4 name of --rand-spec-res", OLD_GROUP),
-    _o("oltp-test-mode", OptType.STRING, "complex", "0.4 mode {complex, simple, nontrx}: simple = one point "
-       "select per event, nontrx = one --oltp-nontrx-mode statement per event", OLD_GROUP),
-    _o("oltp-nontrx-mode", OptType.STRING, "select", "0.4 statement of nontrx mode {select, update_key, "
-       "update_nokey, insert, delete}", OLD_GROUP),
-    _o("oltp-reconnect-mode", OptType.STRING, "session", "0.4 {session, transaction}: transaction = reconnect "
-       "after every event", OLD_GROUP),
-    _o("oltp-table-name", OptType.STRING, "sbtest", "0.4 single table name (ignored: 0.5 uses sbtest1..N)",
-       OLD_GROUP),
-    _o("oltp-connect-delay", OptType.INT, 10000, "0.4 (ignored)", OLD_GROUP),
-    _o("oltp-user-delay-min", OptType.INT, 0, "0.4 (ignored)", OLD_GROUP),
-    _o("oltp-user-delay-max", OptType.INT, 0, "0.4 (ignored)", OLD_GROUP),
-    _o("oltp-point-select-mysql-handler", OptType.BOOL, False, "0.4 (ignored)", OLD_GROUP),
-    _o("oltp-point-select-all-cols", OptType.BOOL, False, "0.4 (ignored)", OLD_GROUP),
-    _o("oltp-sp-name", OptType.STRING, "", "0.4 (ignored)", OLD_GROUP),
-    _o("mysql-create-options", OptType.STRING, "", "0.4 name of --mysql-table-options", OLD_GROUP),
-    _o("tx-jitter", OptType.INT, 0, "0.4 (ignored)", OLD_GROUP),
-]
-
-RANDOM_POINTS_OPTIONS = [_o("random-points", OptType.INT, 10, "values in the IN() list")]
-RANDOM_RANGES_OPTIONS = [
-    _o("number-of-ranges", OptType.INT, 10, "BETWEEN ranges per SELECT"),
-    _o("random-ranges-delta", OptType.INT, 5, "width of each BETWEEN range"),
-]
-
-IGNORED_OLD = ("oltp_table_name", "oltp_connect_delay", "oltp_user_delay_min", "oltp_user_delay_max",
-               "oltp_point_select_mysql_handler", "oltp_point_select_all_cols", "oltp_sp_name", "tx_jitter",
-               "mysql_engine_trx")
-RAND_ALIASES = (("oltp_dist_type", "rand_type"), ("oltp_dist_iter", "rand_spec_iter"),
-                ("oltp_dist_pct", "rand_spec_pct"), ("oltp_dist_res", "rand_spec_res"),
-                ("seed_rng", "rand_seed"))
-NONTRX_MODES = ("select", "update_key", "update_nokey", "insert", "delete")
-
 
 # --- 0.5's random numbers ----------------------------------------------------------------
 
@@ -192,8 +103,9 @@ class LegacyDialect:
     table_locks: bool = False                 # MyISAM: LOCK TABLES instead of BEGIN/COMMIT
     omit_id_on_auto_inc_insert: bool = False  # insert.lua on PostgreSQL
     xa_start: Callable[[str], list[str]] | None = None
-    xa_end: Callable[[str, bool], list[str]] | None = None       # (xid, two_phase)
-    xa_abort: Callable[[str, str], list[str]] | None = None      # (xid, state)
+    # (xid, two_phase) -> [(sql, state of the XA transaction once it succeeded)]
+    xa_end: Callable[[str, bool], list[tuple[str, str | None]]] | None = None
+    xa_abort: Callable[[str, str], list[str]] | None = None      # (xid, state) -> roll-back statements
     xa_limit_sql: str = ""                    # a query returning the prepared-transaction limit
 
 
@@ -215,15 +127,16 @@ DIALECTS: dict[str, LegacyDialect] = {
         id_column=lambda auto: f"id INTEGER UNSIGNED NOT NULL {'AUTO_INCREMENT' if auto else ''}",
         k_type="INTEGER UNSIGNED", table_suffix=_mysql_suffix, table_locks=True,
         xa_start=lambda xid: [f"XA START '{xid}'"],
-        xa_end=lambda xid, two: ([f"XA END '{xid}'", f"XA PREPARE '{xid}'", f"XA COMMIT '{xid}'"] if two
-                                 else [f"XA END '{xid}'", f"XA COMMIT '{xid}' ONE PHASE"]),
+        xa_end=lambda xid, two: ([(f"XA END '{xid}'", "ended"), (f"XA PREPARE '{xid}'", "prepared"),
+                                  (f"XA COMMIT '{xid}'", None)] if two
+                                 else [(f"XA END '{xid}'", "ended"), (f"XA COMMIT '{xid}' ONE PHASE", None)]),
         xa_abort=_mysql_abort),
     "pgsql": LegacyDialect(
         id_column=lambda auto: "id SERIAL NOT NULL", k_type="INTEGER", table_suffix=lambda v: "",
         omit_id_on_auto_inc_insert=True,
         xa_start=lambda xid: ["BEGIN"],
-        xa_end=lambda xid, two: ([f"PREPARE TRANSACTION '{xid}'", f"COMMIT PREPARED '{xid}'"] if two
-                                 else ["COMMIT"]),
+        xa_end=lambda xid, two: ([(f"PREPARE TRANSACTION '{xid}'", "prepared"), (f"COMMIT PREPARED '{xid}'", None)]
+                                 if two else [("COMMIT", None)]),
         xa_abort=_pg_abort,
         xa_limit_sql="SELECT current_setting('max_prepared_transactions')::int"),
 }
@@ -274,7 +187,7 @@ class _ErrorsOnly:
         self.count_error = real.count_error
 
 
-READ, WRITE, OTHER = "reads", "writes", "others"
+READ, WRITE, OTHER = "reads", "writes", "others"   # Counters attributes
 
 
 def keyword_kind(sql: str) -> str:
@@ -287,102 +200,7 @@ def keyword_kind(sql: str) -> str:
     return OTHER
 
 
-# --- command-line handling --------------------------------------------------------------------
-
-
-def _set(values: Values, name: str, value: Any) -> None:
-    opt = values.registry.get(name)
-    if opt is not None:
-        values.set(opt, value)
-
-
-def legacy_limits(values: Values) -> None:
-    """0.5's defaults: --max-requests=10000, --max-time=0; the old names, when
-    given, win even with 0 (1.0 only honours them when > 0)."""
-    for new, old, default in (("events", "max_requests", LEGACY_EVENTS), ("time", "max_time", 0)):
-        if values.is_set(new):
-            continue
-        _set(values, new, values.get(old) if values.is_set(old) else default)
-
-
-def _rand_notes(values: Values, say: Callable[[str], None]) -> None:
-    for old, new in RAND_ALIASES:
-        if not values.is_set(old):
-            continue
-        value = values.get(old)
-        shown = f"--{old.replace('_', '-')}={value:g}" if isinstance(value, float) else \
-            f"--{old.replace('_', '-')}={value}"
-        if values.is_set(new) and values.get(new) != value:
-            say(f"NOTE: {shown} (sysbench 0.4) is ignored in favour of --{new.replace('_', '-')}="
-                f"{values.get(new)}")
-            continue
-        if new == "rand_type" and value not in DISTRIBUTIONS:
-            raise ConfigError(f"Invalid value for --oltp-dist-type: '{value}' (choose one of: "
-                              f"{', '.join(DISTRIBUTIONS)})")
-        _set(values, new, value)
-        say(f"NOTE: {shown} (a sysbench 0.4 option that 0.5 ignored) is honoured as "
-            f"--{new.replace('_', '-')}={value}")
-    if values.is_set("init_rng"):
-        state = "on" if values.init_rng else "off"
-        say(f"NOTE: --init-rng={state} (a sysbench 0.4 option that 0.5 ignored) is taken as --rand-init={state}: "
-            + ("random numbers are seeded from the current time" if values.init_rng else
-               "random numbers are still seeded from the current time unless --rand-seed is given"))
-        _set(values, "rand_init", values.init_rng)
-    if values.rand_init and values.rand_seed:
-        raise ConfigError("--rand-init=on and --rand-seed cannot be used together (sysbench 0.5 refuses them "
-                          "too): --rand-init seeds from the current time, --rand-seed from the given number")
-
-
-def _old_option_notes(values: Values, say: Callable[[str], None]) -> None:
-    for name in IGNORED_OLD:
-        if values.is_set(name):
-            say(f"NOTE: --{name.replace('_', '-')} (sysbench 0.4) has no equivalent in sysbench 0.5's scripts "
-                "and is ignored")
-    if values.is_set("mysql_create_options"):
-        say("NOTE: --mysql-create-options (sysbench 0.4) is honoured: appended to CREATE TABLE on MySQL, as "
-            "--mysql-table-options")
-    mode = values.oltp_reconnect_mode
-    if values.is_set("oltp_reconnect_mode"):
-        if mode == "transaction":
-            _set(values, "reconnect", 1)
-            say("NOTE: --oltp-reconnect-mode=transaction (sysbench 0.4) is honoured: the connection is re-opened "
-                "after every event (--reconnect=1)")
-        elif mode == "session":
-            say("NOTE: --oltp-reconnect-mode=session (sysbench 0.4) is the default behaviour")
-        else:
-            say(f"NOTE: --oltp-reconnect-mode={mode} (sysbench 0.4) is not supported and is ignored "
-                "(session and transaction are)")
-
-
-def _bare_notes(raw: Iterable[RawOption], say: Callable[[str], None]) -> None:
-    for item in raw:
-        if item.value is None and canonical(item.name) in READ_ONLY_BARE:
-            say(f"NOTE: a bare --{item.name} is taken as --{item.name}=on (sysbench 0.5 ignored the option "
-                "unless written with =on)")
-
-
 # --- the scripts ----------------------------------------------------------------------------
-
-
-class LegacyMixin:
-    """What every 0.5 script shares on the command line."""
-
-    script = ""                     # the 0.5 file name
-    accepts_unknown_options = True  # 0.5 accepted any option (a WARNING names the ones unused)
-    tx_per_event = 0                # COMMITs per event: 0.5 counted transactions by COMMIT
-
-    @classmethod
-    def after_parse(cls, values: Values, raw: list[RawOption], say: Callable[[str], None]) -> None:
-        legacy_limits(values)
-        if values.registry.get("init_rng") is not None:
-            _rand_notes(values, say)
-            _old_option_notes(values, say)
-        _bare_notes(raw, say)
-        cls.check_options(values, say)
-
-    @classmethod
-    def check_options(cls, values: Values, say: Callable[[str], None]) -> None:
-        """Script-specific checks and notes (subclasses)."""
 
 
 class LegacyScript(LegacyMixin, Workload):
@@ -458,10 +276,11 @@ class LegacyScript(LegacyMixin, Workload):
         ctx.state["r"] = LegacyRand(ctx.rand, self.values)
 
     @staticmethod
-    async def _send(ctx: ThreadContext, sql: str, kind: str) -> None:
+    async def _send(ctx: ThreadContext, sql: str) -> None:
         """A plain text query, counted by its first word as 0.5 did."""
         await ctx.conn.query(sql)
         c = ctx.counters
+        kind = keyword_kind(sql)
         setattr(c, kind, getattr(c, kind) + 1)
 
     # single statements (also the 0.4 --oltp-test-mode / --oltp-nontrx-mode events)
@@ -469,23 +288,23 @@ class LegacyScript(LegacyMixin, Workload):
     async def point_select(self, ctx: ThreadContext, column: str = "c") -> None:
         r = ctx.state["r"]
         t = r.uniform(1, self.tables)
-        await self._send(ctx, f"SELECT {column} FROM sbtest{t} WHERE id={r.default(1, self.table_size)}", READ)
+        await self._send(ctx, f"SELECT {column} FROM sbtest{t} WHERE id={r.default(1, self.table_size)}")
 
     async def index_update(self, ctx: ThreadContext) -> None:
         r = ctx.state["r"]
         t = r.uniform(1, self.tables)
-        await self._send(ctx, f"UPDATE sbtest{t} SET k=k+1 WHERE id={r.default(1, self.table_size)}", WRITE)
+        await self._send(ctx, f"UPDATE sbtest{t} SET k=k+1 WHERE id={r.default(1, self.table_size)}")
 
     async def non_index_update(self, ctx: ThreadContext) -> None:
         r = ctx.state["r"]
         t = r.uniform(1, self.tables)
         c = r.string(C_TEMPLATE)
-        await self._send(ctx, f"UPDATE sbtest{t} SET c='{c}' WHERE id={r.default(1, self.table_size)}", WRITE)
+        await self._send(ctx, f"UPDATE sbtest{t} SET c='{c}' WHERE id={r.default(1, self.table_size)}")
 
     async def delete(self, ctx: ThreadContext) -> None:
         r = ctx.state["r"]
         t = r.uniform(1, self.tables)
-        await self._send(ctx, f"DELETE FROM sbtest{t} WHERE id={r.default(1, self.table_size)}", WRITE)
+        await self._send(ctx, f"DELETE FROM sbtest{t} WHERE id={r.default(1, self.table_size)}")
 
     async def insert(self, ctx: ThreadContext) -> None:
         r = ctx.state["r"]
@@ -495,12 +314,11 @@ class LegacyScript(LegacyMixin, Workload):
         pad = r.string(PAD_TEMPLATE)
         auto_inc = self.values.oltp_auto_inc
         if auto_inc and self.dialect.omit_id_on_auto_inc_insert:
-            await self._send(ctx, f"INSERT INTO sbtest{t} (k, c, pad) VALUES ({k}, '{c}', '{pad}')", WRITE)
+            await self._send(ctx, f"INSERT INTO sbtest{t} (k, c, pad) VALUES ({k}, '{c}', '{pad}')")
             return
         # auto_inc off: ids from a permutation far outside 1..N, so they never collide (as 1.0's oltp_insert)
         ident = 0 if auto_inc else self._unique().next() - 2147483648
-        await self._send(ctx, f"INSERT INTO sbtest{t} (id, k, c, pad) VALUES ({ident}, {k}, '{c}', '{pad}')",
-                         WRITE)
+        await self._send(ctx, f"INSERT INTO sbtest{t} (id, k, c, pad) VALUES ({ident}, {k}, '{c}', '{pad}')")
 
     def _unique(self) -> Unique:
         if not hasattr(self, "_uniq"):
@@ -630,7 +448,7 @@ class Oltp(LegacyScript):
         self.reads, self.writes = not v.oltp_write_only, not v.oltp_read_only
         self.trx = not v.oltp_skip_trx
         self.tx_per_event = 1 if self.trx else 0
-        self.single = self._single_statement_mode(v)
+        self.single = None if self.uses_xa else self._single_statement_mode(v)
         if self.single is not None:
             self.tx_per_event = 0
         locks = self.dialect.table_locks and v.mysql_table_engine.lower() == "myisam"
@@ -658,22 +476,22 @@ class Oltp(LegacyScript):
         r = ctx.state["r"]
         table = None if self.table_per_statement else f"sbtest{r.uniform(1, self.tables)}"
         if self.trx:
-            await self._send(ctx, self.begin_sql, OTHER)
+            await self._send(ctx, self.begin_sql)
         await self.body(ctx, r, table)
         if self.trx:
-            await self._send(ctx, self.commit_sql, OTHER)
+            await self._send(ctx, self.commit_sql)
 
     async def body(self, ctx: ThreadContext, r: LegacyRand, table: str | None) -> None:
         n, counts, send = self.table_size, self.counts, self._send
         if self.reads:
             for _ in range(counts["oltp_point_selects"]):
                 t = self._table(r, table)
-                await send(ctx, f"SELECT c FROM {t} WHERE id={r.default(1, n)}", READ)
+                await send(ctx, f"SELECT c FROM {t} WHERE id={r.default(1, n)}")
             if self.values.oltp_range_selects:
                 for name, sql in RANGE_SQL:
                     for _ in range(counts[name]):
                         t = self._table(r, table)
-                        await send(ctx, sql.format(t=t, s=r.default(1, n), w=self.width), READ)
+                        await send(ctx, sql.format(t=t, s=r.default(1, n), w=self.width))
         if self.writes:
             await self._writes(ctx, r, table)
 
@@ -681,19 +499,18 @@ class Oltp(LegacyScript):
         n, counts, send = self.table_size, self.counts, self._send
         for _ in range(counts["oltp_index_updates"]):
             t = self._table(r, table)
-            await send(ctx, f"UPDATE {t} SET k=k+1 WHERE id={r.default(1, n)}", WRITE)
+            await send(ctx, f"UPDATE {t} SET k=k+1 WHERE id={r.default(1, n)}")
         for _ in range(counts["oltp_non_index_updates"]):
             t = self._table(r, table)
             c = r.string(C_TEMPLATE)
-            await send(ctx, f"UPDATE {t} SET c='{c}' WHERE id={r.default(1, n)}", WRITE)
+            await send(ctx, f"UPDATE {t} SET c='{c}' WHERE id={r.default(1, n)}")
         for _ in range(counts["oltp_delete_inserts"]):
             t = self._table(r, table)   # one table for the pair, also in oltp-randtabs.lua
             i = r.default(1, n)
-            await send(ctx, f"DELETE FROM {t} WHERE id={i}", WRITE)
+            await send(ctx, f"DELETE FROM {t} WHERE id={i}")
             c = r.string(C_TEMPLATE)
             pad = r.string(PAD_TEMPLATE)
-            await send(ctx, f"INSERT INTO {t} (id, k, c, pad) VALUES ({i}, {r.default(1, n)}, '{c}', '{pad}')",
-                       WRITE)
+            await send(ctx, f"INSERT INTO {t} (id, k, c, pad) VALUES ({i}, {r.default(1, n)}, '{c}', '{pad}')")
 
 
 class OltpRandTabs(Oltp):
@@ -748,16 +565,14 @@ class XaMixin:
         xid = f"xa_{ctx.tid}"
         ctx.state["xa"] = "active"
         for sql in self.dialect.xa_start(xid):
-            await self._send(ctx, sql, OTHER)
+            await self._send(ctx, sql)
 
     async def xa_commit(self, ctx: ThreadContext, r: LegacyRand) -> None:
         two_phase = not r.default(1, 100) > self.xa_2pc_pct
         xid = f"xa_{ctx.tid}"
-        for sql in self.dialect.xa_end(xid, two_phase):
-            await self._send(ctx, sql, OTHER)
-            if sql.startswith(("XA END", "XA PREPARE", "PREPARE TRANSACTION")):
-                ctx.state["xa"] = "prepared" if "PREPARE" in sql else "ended"
-        ctx.state["xa"] = None
+        for sql, state in self.dialect.xa_end(xid, two_phase):
+            await self._send(ctx, sql)
+            ctx.state["xa"] = state
 
     async def before_restart(self, ctx: ThreadContext, error: Exception) -> None:
         """An ignorable error inside an XA transaction leaves it open (MySQL) or
@@ -808,13 +623,13 @@ class OltpXa(XaMixin, Oltp):
             if use_xa:
                 await self.xa_begin(ctx)
             else:
-                await self._send(ctx, self.begin_sql, OTHER)
+                await self._send(ctx, self.begin_sql)
         await self.body(ctx, r, table)
         if self.trx:
             if use_xa:
                 await self.xa_commit(ctx, r)
             else:
-                await self._send(ctx, "COMMIT", OTHER)
+                await self._send(ctx, "COMMIT")
 
 
 class UpdateNonIndexXa(XaMixin, LegacyScript):
@@ -841,7 +656,7 @@ class UpdateNonIndexXa(XaMixin, LegacyScript):
         sql = f"UPDATE sbtest{t} SET c='{c}' WHERE id={r.default(1, self.table_size)}"
         if use_xa:
             await self.xa_begin(ctx)
-        await self._send(ctx, sql, WRITE)
+        await self._send(ctx, sql)
         if use_xa:
             await self.xa_commit(ctx, r)
 
@@ -958,11 +773,3 @@ def resolve(name: str) -> type[Workload] | None:
         return None
     cls.source = name          # worker processes resolve the same path again
     return cls
-
-
-def all_options() -> list[Option]:
-    """Every option a 0.5 script declares (for splitting glued command lines)."""
-    out: list[Option] = []
-    for cls in LEGACY_SCRIPTS.values():
-        out.extend(cls.options)
-    return out

@@ -12,6 +12,9 @@ import asyncio
 from typing import Any
 
 from ..errors import DataCheckError, TableExistsError
+from ..load.marker import drop_existing
+from ..load.options import INSERT
+from ..load.sizing import table_size_for
 from ..options import Option, OptType, Values
 from ..rand import C_TEMPLATE, PAD_TEMPLATE, Rand
 from .base import Env, Workload
@@ -126,7 +129,7 @@ class OltpBase(Workload):
     """Schema, data and commands shared by the bundled OLTP workloads."""
 
     options = OLTP_OPTIONS
-    commands = ("prepare", "prewarm", "run", "cleanup", "check", "help")
+    commands = ("prepare", "prewarm", "run", "cleanup", "help", "check")   # sysbench's order, then ours
     prepare_table_size: int | None = None   # oltp_insert overrides for auto_inc=off
     row_count_rule = EXACT                  # what running this workload does to the row count
 
@@ -134,7 +137,7 @@ class OltpBase(Workload):
         check_counts(self.values)
         v = self.values
         self.tables = v.tables
-        self.table_size = v.table_size
+        self.table_size = table_size_for(v, self.driver)    # --table-size, or from --data-size
         self.range_size = v.range_size
         self.trx = not v.skip_trx
 
@@ -142,6 +145,14 @@ class OltpBase(Workload):
         return [f"sbtest{t}" for t in range(1, self.tables + 1)]
 
     async def prepare(self, env: Env) -> None:
+        size = self.table_size if self.prepare_table_size is None else self.prepare_table_size
+        method = env.values.get("load_method", INSERT) or "auto"
+        if method != INSERT:       # the bulk path (pysysbench.load), the default
+            from ..load.prepare import fast_prepare   # numpy: imported when used
+            await fast_prepare(env, self.tables, size)
+            return
+        if env.values.get("force", False):
+            await drop_existing(env, self.tables)
         await self._striped(env, self.tables, self._prepare_table)
 
     async def _striped(self, env: Env, ntables: int, job) -> None:

@@ -575,7 +575,7 @@ def test_error_third_word(tmp_path):
 def test_error_missing_command(tmp_path):
     proc = run_cli(DATA, tmp_path)
     msg = error_message(proc)
-    assert msg == "FATAL: Command is required. Supported commands: prepare, prewarm, run, cleanup, help"
+    assert msg == "FATAL: Command is required. Supported commands: prepare, prewarm, run, cleanup, help, check"
     assert proc.stdout.endswith(msg + "\n")
 
 
