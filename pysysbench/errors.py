@@ -13,6 +13,7 @@
      |         +-- FatalSQLError    the run stops
      |              +-- MissingTableError   "run prepare first"
      |              +-- TableExistsError    "run cleanup first"
+     |              +-- BulkLoadRefused     the server refuses a bulk-load statement
      +-- DataCheckError             ``check`` found inconsistent data
      +-- RunAborted                 the run stopped early (init timeout, forced shutdown,
                                     queue overflow); carries the exit code
@@ -81,6 +82,11 @@ class MissingTableError(FatalSQLError):
 
 class TableExistsError(FatalSQLError):
     """``prepare`` found a table that is already there."""
+
+
+class BulkLoadRefused(FatalSQLError):
+    """The server does not allow a bulk-load statement (MySQL ``LOAD DATA LOCAL``
+    with ``local_infile=OFF``); prepare falls back to another method."""
 
 
 class DataCheckError(PySysbenchError):

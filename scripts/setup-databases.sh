@@ -88,6 +88,10 @@ my_root -e "GRANT ALL ON campaign.* TO 'sbtest'@'127.0.0.1', 'sbtest'@'localhost
 # `cluster`: the Ray (several client machines) tests' own database (same reason).
 my_root -e "CREATE DATABASE IF NOT EXISTS cluster"
 my_root -e "GRANT ALL ON cluster.* TO 'sbtest'@'127.0.0.1', 'sbtest'@'localhost', 'sbtest'@'%'"
+# `load`: the fast-prepare tests' and bench/prepare_speed.py's own database (same reason;
+# LOAD is a reserved word, hence the backquotes).
+my_root -e "CREATE DATABASE IF NOT EXISTS \`load\`"
+my_root -e "GRANT ALL ON \`load\`.* TO 'sbtest'@'127.0.0.1', 'sbtest'@'localhost', 'sbtest'@'%'"
 
 # SET GLOBAL is not persisted: a restart of mariadbd reverts these, so every run re-applies them.
 read -r my_max_conn my_max_stmt < <(my_root -e "SELECT @@global.max_connections, @@global.max_prepared_stmt_count")
@@ -98,6 +102,11 @@ fi
 if ((my_max_stmt < MY_WANT_MAX_PREPARED_STMT_COUNT)); then
     log "MariaDB: max_prepared_stmt_count $my_max_stmt -> $MY_WANT_MAX_PREPARED_STMT_COUNT"
     my_root -e "SET GLOBAL max_prepared_stmt_count = $MY_WANT_MAX_PREPARED_STMT_COUNT"
+fi
+# prepare's fast path streams rows with LOAD DATA LOCAL INFILE (it falls back to INSERTs when off)
+if [[ $(my_root -e "SELECT @@global.local_infile") != 1 ]]; then
+    log "MariaDB: local_infile -> ON"
+    my_root -e "SET GLOBAL local_infile = 1"
 fi
 
 # ------------------------------------------------------------- PostgreSQL ---
@@ -254,6 +263,18 @@ SELECT 'CREATE DATABASE campaign OWNER sbtest' WHERE NOT EXISTS (SELECT FROM pg_
 \gexec
 SQL
 pg_super -d postgres -c "ALTER DATABASE campaign OWNER TO sbtest"
+# `cluster`: the multi-node / Ray tests' own database (see the MariaDB part)
+pg_super -d postgres <<'SQL'
+SELECT 'CREATE DATABASE cluster OWNER sbtest' WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = 'cluster')
+\gexec
+SQL
+pg_super -d postgres -c "ALTER DATABASE cluster OWNER TO sbtest"
+# `load`: the fast-prepare tests' and bench/prepare_speed.py's own database (see the MariaDB part)
+pg_super -d postgres <<'SQL'
+SELECT 'CREATE DATABASE load OWNER sbtest' WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = 'load')
+\gexec
+SQL
+pg_super -d postgres -c "ALTER DATABASE load OWNER TO sbtest"
 
 # ------------------------------------------------------------------ verify ---
 

@@ -62,6 +62,8 @@ class DriverCaps:
     blocking: bool = False        # statements run synchronously on the event loop (SQLite)
     auto_inc_insert_omits_id: bool = False   # oltp_insert with auto_inc sends no id column
     needs_commit_for_load: bool = False      # wrap bulk loads in explicit transactions
+    # fast prepare (pysysbench.load): the bulk-load methods this driver implements, fastest first
+    bulk_methods: tuple[str, ...] = ("multi-insert",)
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,23 @@ class Dialect:
     max_connections_hint: str = ""
     # statements that read table N into the server's caches (None: no prewarm)
     prewarm_sql: Callable[[int, int], list[str]] | None = None
+    # fast prepare (pysysbench.load).  A table being loaded carries a flag that the
+    # pre-flight of run refuses (an interrupted prepare leaves it); the statements take
+    # the table name; None = loads are atomic (one transaction), no flag needed
+    mark_loading_sql: Callable[[str], list[str]] | None = None
+    mark_loaded_sql: Callable[[str], list[str]] | None = None
+    loading_check_sql: str = ""   # one ? placeholder: the table name; a true first column = flagged
+    # statements after the rows of a table are in (table name, rows): PostgreSQL moves
+    # the SERIAL sequence past the explicit ids
+    after_load_sql: Callable[[str, int], list[str]] | None = None
+    # a primary key dropped before the rows and added back after them (built by one sort
+    # instead of row by row): statements of the table name; None = keep it during the load
+    drop_primary_key_sql: Callable[[str], list[str]] | None = None
+    add_primary_key_sql: Callable[[str], list[str]] | None = None
+    # session settings of the loading connections
+    load_session_sql: tuple[str, ...] = ()
+    # on-disk bytes per row, measured: (table with its primary key, secondary index on k)
+    row_bytes: tuple[int, int] = (0, 0)
 
 
 def literal(value: Any) -> str:
@@ -111,6 +130,9 @@ class Connection:
     """One database session.  Subclasses implement the abstract methods."""
 
     counters: Counters
+    # which server this session talks to ("host:port", a socket path; "" = embedded):
+    # the result file counts connections per database node with it
+    where: str = ""
 
     async def prepare(self, sql: str) -> Statement:
         """A callable statement honouring --db-ps-mode."""
@@ -134,6 +156,25 @@ class Connection:
     async def table_exists(self, table: str) -> bool:
         rows = await self.fetchall(self.dialect.table_exists_sql.replace("?", literal(table)))
         return bool(rows and rows[0][0])
+
+    # --- bulk load (fast prepare); drivers implement the ones their caps.bulk_methods name
+
+    async def copy_in(self, table: str, columns: Sequence[str], chunks: Any) -> int:
+        """COPY tab-separated text lines (an async iterator of bytes) into ``table``; rows copied."""
+        raise NotImplementedError
+
+    async def load_data_local(self, table: str, columns: Sequence[str], chunks: Any) -> int:
+        """LOAD DATA LOCAL INFILE of tab-separated text lines (an async iterator of bytes);
+        rows loaded.  Raises BulkLoadRefused when the server does not allow it."""
+        raise NotImplementedError
+
+    async def execute_params(self, sql: str, params: Sequence[Any]) -> None:
+        """One statement with ``?`` parameters, not counted (loading)."""
+        raise NotImplementedError
+
+    async def execute_many(self, sql: str, rows: Any) -> None:
+        """One statement per parameter tuple of ``rows``, not counted (loading)."""
+        raise NotImplementedError
 
     dialect: Dialect
 

@@ -11,8 +11,8 @@ import os
 import ssl
 from typing import Any
 
-from ..errors import (ConfigError, ConnectError, FatalSQLError, IgnorableError, MissingTableError,
-                      ReconnectError, TableExistsError)
+from ..errors import (BulkLoadRefused, ConfigError, ConnectError, FatalSQLError, IgnorableError, MissingTableError,
+                      PySysbenchError, ReconnectError, TableExistsError)
 from ..options import Option, OptType
 from .base import (Connection, Counters, Dialect, Driver, DriverCaps, register, split_placeholders,
                    substitute)
@@ -48,6 +48,15 @@ OPTIONS = [
 ]
 
 PREWARM_SESSION_BYTES = 2 * 1024**3   # tmp_table_size / max_heap_table_size (spec 2.7)
+LOADING_COMMENT = "pysysbench: prepare did not finish"
+# LOAD DATA LOCAL refused: 1148 (server local_infile=OFF), 3948 (MySQL 8 wording), 2068 (client
+# side); 1064 / 1235: a MySQL-protocol engine that does not parse or support the statement
+ER_LOCAL_INFILE_REFUSED = {"1148", "3948", "2068", "1064", "1235"}
+LOCAL_INFILE_PACKET_BYTES = 256 * 1024      # well below any max_allowed_packet (MySQL 5.5: 1 MiB)
+# InnoDB bytes per sbtest row (data_length: the clustered primary key; index_length: k), measured
+# on MariaDB 10.11 with 1,000,000 rows loaded in id order and the index built afterwards (--data-size)
+ROW_BYTES_TABLE = 225
+ROW_BYTES_K_INDEX = 16
 
 
 def _prewarm_sql(table: int, size: int) -> list[str]:
@@ -67,6 +76,13 @@ DIALECT = Dialect(
     index_count_sql=("SELECT COUNT(*) FROM sbtest{table} FORCE INDEX (k_{table}) WHERE k IS NOT NULL",),
     max_connections_sql="SELECT @@max_connections",
     max_connections_hint="SET GLOBAL max_connections={need}; set it in my.cnf too to keep it",
+    # fast prepare: a table comment flags a table while it loads (ALTER TABLE ... COMMENT is
+    # instant on InnoDB and leaves SHOW CREATE TABLE as sysbench's once cleared)
+    mark_loading_sql=lambda t: [f"ALTER TABLE {t} COMMENT = '{LOADING_COMMENT}'"],
+    mark_loaded_sql=lambda t: [f"ALTER TABLE {t} COMMENT = ''"],
+    loading_check_sql=("SELECT count(*) FROM information_schema.tables WHERE table_schema = DATABASE() "
+                       f"AND table_name = ? AND table_comment = '{LOADING_COMMENT}'"),
+    row_bytes=(ROW_BYTES_TABLE, ROW_BYTES_K_INDEX),
 )
 
 
@@ -197,13 +213,52 @@ class MySQLConnection(Connection):
             self.conn.close()
         await self.open()
 
+    async def load_data_local(self, table: str, columns, chunks) -> int:
+        """LOAD DATA LOCAL INFILE fed from ``chunks`` (an async iterator of bytes).
+
+        The client's side of the exchange is done here rather than by asyncmy's
+        ``LoadLocalFile``, which opens the echoed file name with a blocking
+        ``open()``/``read()`` on the event loop (stalling every other connection of
+        the process while a pipe is empty) and, in this asyncmy build, rejects the
+        name the server echoes (bytes where it expects str).  The file name sent is
+        a placeholder: the server only echoes it back."""
+        from asyncmy.constants.COMMAND import COM_QUERY
+        from asyncmy.protocol import OKPacketWrapper
+
+        conn = self.conn
+        # CHARACTER SET binary: the rows are ASCII, so skipping the charset conversion
+        # stores the same bytes about 10 % faster (measured on MariaDB 10.11)
+        sql = (f"LOAD DATA LOCAL INFILE 'pysysbench-rows' INTO TABLE {table} CHARACTER SET binary "
+               f"({', '.join(columns)})")
+        try:
+            await conn._execute_command(COM_QUERY, sql.encode())
+            request = await conn.read_packet()        # raises on the server's error packet
+            if not request.is_load_local_packet():
+                raise FatalSQLError(f"MySQL server did not ask for the rows of '{sql}'", "2027", sql)
+            try:
+                async for chunk in chunks:
+                    for at in range(0, len(chunk), LOCAL_INFILE_PACKET_BYTES):
+                        conn.write_packet(chunk[at:at + LOCAL_INFILE_PACKET_BYTES])
+                        await conn._proto.drain()
+            finally:
+                conn.write_packet(b"")                # end of file (also after a failed source)
+            return OKPacketWrapper(await conn.read_packet()).affected_rows
+        except PySysbenchError:
+            raise
+        except Exception as exc:
+            code = _errno(exc)
+            if code in ER_LOCAL_INFILE_REFUSED:
+                raise BulkLoadRefused(f"MySQL error {code} ({_message(exc)})", code, sql) from None
+            self._fail(exc, sql)
+            raise  # unreachable
+
 
 @register
 class MySQLDriver(Driver):
     name = "mysql"
     description = "MySQL driver (MySQL, MariaDB, TiDB, PolarDB-X, ... via asyncmy)"
     options = OPTIONS
-    caps = DriverCaps(server_prepare=True)
+    caps = DriverCaps(server_prepare=True, bulk_methods=("load-data", "multi-insert"))
     dialect = DIALECT
 
     def __init__(self, values):

@@ -22,6 +22,11 @@ GROUP = "pgsql options"
 READ_TAGS = ("SELECT", "FETCH", "SHOW")
 LOST_CONNECTION_CODE = "08006"
 SSL_MODES = ("disable", "allow", "prefer", "require", "verify-ca", "verify-full")
+LOADING_COMMENT = "pysysbench: prepare did not finish"
+# bytes per sbtest row (heap + primary key; the k index), measured on PostgreSQL 15 with
+# 1,000,000 rows COPYed in id order and the index built afterwards (--data-size)
+ROW_BYTES_TABLE = 244
+ROW_BYTES_K_INDEX = 10
 
 OPTIONS = [
     Option("pgsql-host", OptType.LIST, ["localhost"], "PostgreSQL server host (a list spreads connections over nodes)", GROUP),
@@ -46,7 +51,9 @@ def _prewarm_sql(table: int, size: int) -> list[str]:
     """pg_prewarm loads heap and indexes when the extension is installed; the
     reads after it do the same job when it is not (they are cheap once warm)."""
     return ["DO $$ BEGIN IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_prewarm') THEN "
-            f"PERFORM pg_prewarm('sbtest{table}'); END IF; END $$",
+            f"PERFORM pg_prewarm(r) FROM (SELECT 'sbtest{table}'::regclass AS r UNION ALL "
+            f"SELECT indexrelid::regclass FROM pg_index WHERE indrelid = 'sbtest{table}'::regclass) s; "
+            "END IF; END $$",
             f"ANALYZE sbtest{table}",
             f"SELECT AVG(id) FROM (SELECT * FROM sbtest{table} ORDER BY id LIMIT {size}) t",
             f"SELECT COUNT(*) FROM (SELECT * FROM sbtest{table} WHERE k::text LIKE '%0%' LIMIT {size}) t"]
@@ -64,6 +71,17 @@ DIALECT = Dialect(
                      "RESET enable_seqscan", "RESET enable_sort", "RESET enable_bitmapscan"),
     max_connections_sql="SHOW max_connections",
     max_connections_hint="ALTER SYSTEM SET max_connections = {need}, then restart PostgreSQL",
+    # fast prepare: a table comment flags a table while it loads
+    mark_loading_sql=lambda t: [f"COMMENT ON TABLE {t} IS '{LOADING_COMMENT}'"],
+    mark_loaded_sql=lambda t: [f"COMMENT ON TABLE {t} IS NULL"],
+    loading_check_sql=f"SELECT obj_description(to_regclass(?), 'pg_class') = '{LOADING_COMMENT}'",
+    # ids are loaded explicitly: move the SERIAL sequence past them (no sequence: setval(NULL) is NULL)
+    after_load_sql=lambda t, rows: [f"SELECT setval(pg_get_serial_sequence('{t}', 'id'), {rows})"],
+    # COPY into a heap without its primary key, then one sorted index build: 10-15 % faster
+    # (pg_restore's order); the constraint keeps its name, sbtestN_pkey
+    drop_primary_key_sql=lambda t: [f"ALTER TABLE {t} DROP CONSTRAINT {t}_pkey"],
+    add_primary_key_sql=lambda t: [f"ALTER TABLE {t} ADD PRIMARY KEY (id)"],
+    row_bytes=(ROW_BYTES_TABLE, ROW_BYTES_K_INDEX),
 )
 
 
@@ -195,13 +213,21 @@ class PgConnection(Connection):
             self.conn.terminate()
         await self.open()
 
+    async def copy_in(self, table: str, columns, chunks) -> int:
+        try:
+            status = await self.conn.copy_to_table(table, source=chunks, columns=list(columns))
+        except Exception as exc:
+            await self._fail(exc, f"COPY {table} ({', '.join(columns)}) FROM STDIN")
+        return int(status.rpartition(" ")[2])
+
 
 @register
 class PgDriver(Driver):
     name = "pgsql"
     description = "PostgreSQL driver (PostgreSQL, KunlunBase, CockroachDB, ... via asyncpg)"
     options = OPTIONS
-    caps = DriverCaps(server_prepare=True, auto_inc_insert_omits_id=True)
+    caps = DriverCaps(server_prepare=True, auto_inc_insert_omits_id=True,
+                      bulk_methods=("copy", "multi-insert"))
     dialect = DIALECT
 
     def __init__(self, values):

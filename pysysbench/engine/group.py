@@ -1,10 +1,13 @@
 """Worker groups: the seam between the run lifecycle and where threads live.
 
-:class:`LocalRun` drives a group through ``init -> start -> [end_warmup] ->
-sample ... -> wait -> close``.  :class:`InProcessGroup` runs every thread on the
+:class:`LocalRun` drives a group through ``setup -> init -> start -> [end_warmup]
+-> sample ... -> wait -> close``.  :class:`InProcessGroup` runs every thread on the
 current event loop; :class:`pysysbench.engine.procs.ProcessGroup` splits them
-over worker processes and merges their snapshots exactly.  Both answer with
-:class:`Sample` records, so reports never see where the numbers came from.
+over worker processes and :class:`pysysbench.engine.raygroup.RayGroup` over Ray
+actors on several machines; both merge their snapshots exactly.  All answer
+with :class:`Sample` records, so reports never see where the numbers came from.
+``setup`` gets the executor itself ready (a Ray connection and actors) and is
+not part of ``--thread-init-timeout``; ``init`` connects the threads.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ class Sample:
     queue_length: int = 0        # rate mode: arrivals waiting for a thread
     cpu_s: float = 0.0           # client CPU seconds used so far (all processes)
     per_worker: list[dict] = field(default_factory=list)
+    connections: dict[str, int] = field(default_factory=dict)   # database node -> sessions
+    nodes: list[dict] = field(default_factory=list)             # client machines (Ray only)
 
 
 def split(total: int, parts: int, index: int) -> int:
@@ -55,6 +60,9 @@ class InProcessGroup:
     def traceback(self) -> BaseException | None:
         return self.worker.traceback
 
+    async def setup(self) -> None:
+        """Nothing to get ready: the threads live on this event loop."""
+
     async def init(self) -> None:
         try:
             await self.worker.init_threads()
@@ -78,7 +86,7 @@ class InProcessGroup:
     def sample_now(self) -> Sample:
         w = self.worker
         return Sample(w.snapshot(), w.running(), w.inflight, w.queue_length(),
-                      time.process_time() - self.cpu0)
+                      time.process_time() - self.cpu0, connections=w.connections())
 
     async def sample(self) -> Sample:
         return self.sample_now()

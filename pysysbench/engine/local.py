@@ -20,6 +20,7 @@ from typing import Callable
 
 from ..drivers.base import Driver
 from ..errors import ConfigError, MissingTableError, PySysbenchError, RunAborted
+from ..load.marker import check_complete
 from ..options import Values
 from ..stats.records import IntervalStat, Snapshot, Summary, interval_from, summary_from
 from ..workloads.base import Workload
@@ -53,6 +54,8 @@ class RunOutcome:
     workers: int = 1
     client_cpu_s: float = 0.0
     per_worker: list[dict] = field(default_factory=list)
+    connections: dict[str, int] = field(default_factory=dict)   # database node -> sessions
+    nodes: list[dict] = field(default_factory=list)             # per client machine (Ray)
 
 
 def forced_shutdown_s(values: Values) -> float | None:
@@ -90,7 +93,10 @@ class LocalRun:
         self.hooks = hooks
         self.threads = values.threads
         self.workers = worker_count(values, driver)
-        if self.workers > 1:
+        if values.get("ray_address"):   # actors on a Ray cluster (optional extra, imported lazily)
+            from .raygroup import RayGroup
+            self.group = RayGroup(values, workload.source, driver.name, self.threads, driver.caps.blocking)
+        elif self.workers > 1:
             self.group = ProcessGroup(values, workload.source, driver.name, self.threads, self.workers)
         else:
             self.group = InProcessGroup(values, workload, driver, range(self.threads), self.threads,
@@ -116,6 +122,7 @@ class LocalRun:
                     raise MissingTableError(f"table '{table}' does not exist in {self.driver.target()}: "
                                             f"run prepare first (pysysbench {self.workload.name} prepare "
                                             "with the same options)")
+            await check_complete(conn, tables, self.driver.target())   # half-loaded by a killed prepare?
         finally:
             await conn.close()
 
@@ -134,6 +141,7 @@ class LocalRun:
 
     async def execute(self) -> RunOutcome:
         await self.preflight()
+        await self.group.setup()
         self.hooks.say("Initializing worker threads...\n")
         try:
             await asyncio.wait_for(self.group.init(), self.v.thread_init_timeout or None)
@@ -257,7 +265,8 @@ class LocalRun:
         summary = self._summary(s.snapshot, self.end, self.unfinished if self.forced else None)
         out = RunOutcome(summary=summary, intervals=self.intervals, started_at=started_at,
                          forced=self.forced, interrupted=self.interrupted, traceback=self.group.traceback,
-                         workers=self.workers, client_cpu_s=s.cpu_s, per_worker=s.per_worker)
+                         workers=len(s.per_worker) or self.workers, client_cpu_s=s.cpu_s,
+                         per_worker=s.per_worker, connections=s.connections, nodes=s.nodes)
         fatal = self.group.fatal
         if fatal is not None:
             out.exit_code = getattr(fatal, "exit_code", 1)
@@ -271,6 +280,8 @@ class LocalRun:
 
 def client_busy(outcome: RunOutcome) -> float:
     """Share of the worker processes' cores the client kept busy (0..1)."""
+    if outcome.nodes:   # several client machines: the busiest one decides
+        return max(n["busy_fraction"] for n in outcome.nodes)
     elapsed = outcome.summary.total_time_s
     if elapsed <= 0:
         return 0.0

@@ -109,6 +109,8 @@ class Worker:
         self.traceback: BaseException | None = None   # shown with --debug
         self.reconnect_every = values.get("reconnect", 0) or 0
         self.compat = compat_streams(values, threads)   # --rand-compat=sysbench, else None
+        self._connections: dict[str, int] | None = None
+        self._counted = 0
 
     # --- start-up ---------------------------------------------------------------
 
@@ -134,6 +136,18 @@ class Worker:
 
         await asyncio.gather(*(init_one(t) for t in self.tids))
         self.contexts.sort(key=lambda c: c.tid)
+
+    def connections(self) -> dict[str, int]:
+        """This worker's sessions per database node (``host:port``); a reconnect
+        keeps its node, so the count made once all threads are connected stays true."""
+        if self._connections is None or len(self.contexts) != self._counted:
+            out: dict[str, int] = {}
+            for ctx in self.contexts:
+                where = ctx.conn.where
+                if where:
+                    out[where] = out.get(where, 0) + 1
+            self._connections, self._counted = out, len(self.contexts)
+        return dict(self._connections)
 
     def start(self, rate: float = 0.0) -> None:
         """Start every thread; with ``rate`` > 0 also the arrival generator."""

@@ -1,9 +1,11 @@
 """The sbtest data set shared by the OLTP workloads: options, schema, prepare,
 cleanup, prewarm (spec section 2 and 3.1).
 
-``prepare`` is sysbench's: tables striped over ``--threads`` connections, rows
-generated in sysbench's draw order (c, pad, k) and sent as multi-row INSERTs of
-at most 512 KiB, the secondary index created after the load.
+``prepare`` loads with the database's bulk path by default (pysysbench.load:
+COPY, LOAD DATA LOCAL, SQLite batches).  ``--load-method=insert`` is sysbench's
+own: tables striped over ``--threads`` connections, rows generated in sysbench's
+draw order (c, pad, k) and sent as multi-row INSERTs of at most 512 KiB, the
+secondary index created after the load.
 """
 
 from __future__ import annotations

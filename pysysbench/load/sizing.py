@@ -1,0 +1,43 @@
+"""``--data-size=SIZE``: the ``--table_size`` whose tables take about SIZE on disk.
+
+The bytes a row takes depend on the database (page format, fill factor, the
+index on k), so each driver's dialect carries measured figures,
+``row_bytes = (table with its primary key, secondary index on k)``.  The
+result depends only on the options, never on the live server, so ``run``
+with the same ``--data-size`` arrives at the same table size as ``prepare``
+(vendor reports size their data at 1.2 x the instance's memory).
+"""
+
+from __future__ import annotations
+
+from ..errors import ConfigError
+from ..options import Values
+
+
+def bytes_per_row(values: Values, driver) -> int:
+    table, k_index = driver.dialect.row_bytes
+    if not table:
+        raise ConfigError(f"--data-size is not available with the {driver.name} driver (no row size known): "
+                          "use --table-size")
+    return table + (k_index if values.get("create_secondary", True) else 0)
+
+
+def table_size_for(values: Values, driver) -> int:
+    """--table_size, or the size --data-size asks for (written back into ``values``,
+    so the banner, result files and worker processes see it)."""
+    size = values.get("data_size", 0) or 0
+    if not size:
+        return values.table_size
+    if values.is_set("table_size"):
+        raise ConfigError("--data-size and --table-size were both given: use one of them")
+    tables = max(1, values.tables)
+    rows = max(1, size // (tables * bytes_per_row(values, driver)))
+    values.data["table_size"] = rows
+    return rows
+
+
+def describe(values: Values, driver) -> str:
+    """One line for the prepare output: how the table size was chosen."""
+    per_row = bytes_per_row(values, driver)
+    return (f"--data-size={values.data_size}: {values.tables} table(s) x {values.table_size} rows x "
+            f"{per_row} bytes per row on {driver.name}")
