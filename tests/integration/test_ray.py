@@ -95,12 +95,13 @@ def _shape(stdout: str) -> list[str]:
 
 def test_totals_equal_sum_over_nodes_and_output_matches_local(ray_cluster, data, run_cli, tmp_path):
     out = tmp_path / "ray.json"
-    opts = ["--threads=4", "--events=800", "--time=0", "--percentile=99", "--report-interval=1"]
+    # enough events to last over a second on a quiet machine, so that "[ 1s ]" is printed
+    opts = ["--threads=4", "--events=4000", "--time=0", "--percentile=99", "--report-interval=1"]
     proc = run_cli.ok("oltp_read_write", *DB, *DATA, *opts, f"--ray-address={ray_cluster.address}",
                       f"--result-file={out}", "run", timeout=CLI_TIMEOUT_S)
     doc, text = _doc(out), parse_summary_text(proc.stdout)
     s = doc["summary"]
-    assert s["events"] == text["events"] == 800            # --events is exact across actors
+    assert s["events"] == text["events"] == 4000           # --events is exact across actors
 
     nodes = doc["client"]["nodes"]
     assert sorted(n["node"] for n in nodes) == [HEAD_IP, NODE_IP]   # one actor per CPU on each node
