@@ -44,6 +44,7 @@ CONN = {
 }
 QPS_RE = re.compile(r"^\s+queries:\s+(\d+)\s+\(([\d.]+) per sec\.\)", re.M)
 SAMPLE_S = 0.05
+RUN_LIMIT_FACTOR, RUN_LIMIT_EXTRA_S = 3, 60   # a run still going after this is reported, not waited for
 
 
 @dataclass
@@ -81,10 +82,13 @@ def tree_rss_kb(root: int) -> int:
     return total
 
 
-def measure(cmd: list[str]) -> Measure:
+def measure(cmd: list[str], limit_s: float) -> Measure | None:
+    """One run; None when it has not finished ``limit_s`` seconds after it started."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPO)
     peak = [0]
     done = threading.Event()
+    watchdog = threading.Timer(limit_s, proc.kill)
+    watchdog.start()
 
     def sampler() -> None:
         while not done.is_set():
@@ -98,6 +102,9 @@ def measure(cmd: list[str]) -> Measure:
     proc.returncode = os.waitstatus_to_exitcode(status)
     done.set()
     t.join()
+    if not watchdog.is_alive():
+        return None
+    watchdog.cancel()
     m = QPS_RE.search(out)
     if proc.returncode != 0 or not m:
         raise SystemExit(f"command failed ({proc.returncode}): {' '.join(cmd)}\n{out[-2000:]}")
@@ -147,9 +154,14 @@ def main() -> int:
             prepared.add(server)
         sb_cmd, py_cmd = run_cmds(workload, int(threads), server, args.time)
         sb, py = [], []
+        limit_s = args.time * RUN_LIMIT_FACTOR + RUN_LIMIT_EXTRA_S
         for _ in range(args.rounds):
-            sb.append(measure(sb_cmd))
-            py.append(measure(py_cmd))
+            sb.append(measure(sb_cmd, limit_s))
+            py.append(measure(py_cmd, limit_s))
+        if None in sb or None in py:
+            late = "sysbench" if None in sb else "pysysbench"
+            print(f"| {workload} {threads} thr {server} | {late} did not finish within {limit_s:.0f} s |", flush=True)
+            continue
         med = statistics.median
         s_qps, p_qps = med(m.qps for m in sb), med(m.qps for m in py)
         s_cpu, p_cpu = med(m.cpu_us_per_query for m in sb), med(m.cpu_us_per_query for m in py)
