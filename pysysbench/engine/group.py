@@ -37,6 +37,28 @@ class Sample:
     nodes: list[dict] = field(default_factory=list)             # client machines (Ray only)
 
 
+def merge_counts(dicts) -> dict[str, int]:
+    """Add up ``{key: count}`` dicts (connections per database node)."""
+    out: dict[str, int] = {}
+    for d in dicts:
+        for key, n in d.items():
+            out[key] = out.get(key, 0) + n
+    return out
+
+
+def merged_sample(payloads: list[dict], alive: list[dict], parent_cpu_s: float, **extra) -> Sample:
+    """Merge the last payloads of remote workers (processes or Ray actors).
+    Counters come from every worker that ever reported, dead ones included (what
+    they measured is kept); running/in-flight/queue only from live ones."""
+    return Sample(snapshot=Snapshot.merge(p["snapshot"] for p in payloads) if payloads else Snapshot(),
+                  running=sum(p["running"] for p in alive),
+                  inflight=sum(p["inflight"] for p in alive),
+                  queue_length=sum(p["queue_length"] for p in alive),
+                  cpu_s=sum(p["cpu_s"] for p in payloads) + parent_cpu_s,
+                  connections=merge_counts(p.get("connections", {}) for p in payloads),
+                  **extra)
+
+
 def split(total: int, parts: int, index: int) -> int:
     """Share ``index`` of ``total`` split as evenly as possible over ``parts``."""
     return total // parts + (1 if index < total % parts else 0)

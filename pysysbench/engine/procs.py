@@ -27,8 +27,7 @@ from typing import Any
 
 from ..errors import PySysbenchError, RunAborted
 from ..options import Values
-from ..stats.records import Snapshot
-from .group import InProcessGroup, Sample, split
+from .group import InProcessGroup, Sample, merged_sample, split
 
 HEARTBEAT_S = 1.0
 THREADS_PER_EXTRA_WORKER = 64   # default --workers: one process per this many threads, up to the cores
@@ -299,18 +298,12 @@ class ProcessGroup:
 
     def _merge(self) -> Sample:
         payloads = [c.last for c in self.children if c.last is not None]
-        snap = Snapshot.merge(p["snapshot"] for p in payloads) if payloads else Snapshot()
         alive = [c.last for c in self.children if c.last is not None and not c.dead]
-        return Sample(snapshot=snap,
-                      running=sum(p["running"] for p in alive),
-                      inflight=sum(p["inflight"] for p in alive),
-                      queue_length=sum(p["queue_length"] for p in alive),
-                      cpu_s=sum(p["cpu_s"] for p in payloads) + time.process_time() - self._cpu0,
-                      per_worker=[{"worker": c.index, "pid": c.proc.pid, "threads": len(c.tids),
-                                   "cpu_s": (c.last or {}).get("cpu_s", 0.0), "died": c.dead,
-                                   "events": c.last["snapshot"].events if c.last else 0}
-                                  for c in self.children],
-                      connections=merge_counts(p.get("connections", {}) for p in payloads))
+        return merged_sample(payloads, alive, time.process_time() - self._cpu0,
+                             per_worker=[{"worker": c.index, "pid": c.proc.pid, "threads": len(c.tids),
+                                          "cpu_s": (c.last or {}).get("cpu_s", 0.0), "died": c.dead,
+                                          "events": c.last["snapshot"].events if c.last else 0}
+                                         for c in self.children])
 
     async def sample(self) -> Sample:
         await self._request("sample")
@@ -355,15 +348,6 @@ class ProcessGroup:
                 except (ValueError, OSError):
                     pass
             c.conn.close()
-
-
-def merge_counts(dicts) -> dict[str, int]:
-    """Add up ``{key: count}`` dicts (connections per database node)."""
-    out: dict[str, int] = {}
-    for d in dicts:
-        for key, n in d.items():
-            out[key] = out.get(key, 0) + n
-    return out
 
 
 def default_workers(threads: int, blocking: bool) -> int:

@@ -47,8 +47,8 @@ from ..errors import ConfigError, ConnectError, PySysbenchError, RunAborted
 from ..options import Option, OptType, Values
 from ..stats.histogram import percentile_ms
 from ..stats.records import Snapshot
-from .group import InProcessGroup, Sample, split
-from .procs import merge_counts, worker_payload
+from .group import InProcessGroup, Sample, merge_counts, merged_sample, split
+from .procs import worker_payload
 
 G = "General options"
 RAY_OPTIONS = [
@@ -502,15 +502,9 @@ class RayGroup:
 
     def _merge(self) -> Sample:
         have = [a for a in self.actors if a.last is not None]
-        alive = [a.last for a in have if not a.dead]
-        return Sample(snapshot=Snapshot.merge(a.last["snapshot"] for a in have) if have else Snapshot(),
-                      running=sum(p["running"] for p in alive),
-                      inflight=sum(p["inflight"] for p in alive),
-                      queue_length=sum(p["queue_length"] for p in alive),
-                      cpu_s=sum(a.last["cpu_s"] for a in have) + time.process_time() - self._cpu0,
-                      per_worker=[self._worker_entry(a) for a in self.actors],
-                      connections=merge_counts(a.last.get("connections", {}) for a in have),
-                      nodes=self._nodes())
+        return merged_sample([a.last for a in have], [a.last for a in have if not a.dead],
+                             time.process_time() - self._cpu0,
+                             per_worker=[self._worker_entry(a) for a in self.actors], nodes=self._nodes())
 
     def _worker_entry(self, a: _Actor) -> dict[str, Any]:
         p = a.last or {}
