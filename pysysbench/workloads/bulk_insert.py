@@ -5,7 +5,7 @@ flushed statements while "transactions" counts rows, as in sysbench."""
 from __future__ import annotations
 
 from .base import Env, ThreadContext, Workload, register
-from .oltp_common import BULK_INSERT_MAX_BYTES
+from .oltp_common import BULK_INSERT_MAX_BYTES, drop_tables
 
 
 def _create_sql(table: int) -> str:
@@ -37,13 +37,7 @@ class BulkInsert(Workload):
             await conn.close()
 
     async def cleanup(self, env: Env) -> None:
-        conn = await env.driver.connect()
-        try:
-            for t in range(1, env.values.threads + 1):
-                env.say(f"Dropping table 'sbtest{t}'...")
-                await conn.query(f"DROP TABLE IF EXISTS sbtest{t}")
-        finally:
-            await conn.close()
+        await drop_tables(env, env.values.threads)
 
     async def thread_init(self, ctx: ThreadContext) -> None:
         prefix = f"INSERT INTO sbtest{ctx.tid + 1} VALUES"

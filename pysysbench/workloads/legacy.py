@@ -40,7 +40,7 @@ from .base import Env, ThreadContext, Workload
 from .bulk_insert import BulkInsert
 from .legacy_options import (COMMON_OPTIONS, NONTRX_MODES, OLD_OPTIONS, OLTP_OPTIONS, RANDOM_POINTS_OPTIONS,
                              RANDOM_RANGES_OPTIONS, XA_OPTIONS, LegacyMixin)
-from .oltp_common import bulk_insert
+from .oltp_common import bulk_insert, drop_tables
 
 SB_MAX_RND = 0x3FFFFFFF           # 0.5's sb_rnd(): 30-bit random numbers
 LEGACY_DIRS = ("db", "oltp_legacy")   # tests/db/ (0.5) and 1.0's tests/include/oltp_legacy/
@@ -261,13 +261,7 @@ class LegacyScript(LegacyMixin, Workload):
                 yield f"({j},{r.default(1, n)},'{c}', '{pad}'  )"
 
     async def cleanup(self, env: Env) -> None:
-        conn = await env.driver.connect()
-        try:
-            for table in range(1, self.tables + 1):
-                env.say(f"Dropping table 'sbtest{table}'...")
-                await conn.query(f"DROP TABLE IF EXISTS sbtest{table}")
-        finally:
-            await conn.close()
+        await drop_tables(env, self.tables)
 
     # -- run --
 

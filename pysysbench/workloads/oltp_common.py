@@ -121,6 +121,17 @@ async def bulk_insert(conn, prefix: str, rows, *, wrap_trx: bool) -> None:
         await conn.query("COMMIT")
 
 
+async def drop_tables(env: Env, count: int) -> None:
+    """sysbench's cleanup: one connection, ``DROP TABLE IF EXISTS sbtest1..count`` (spec 2.6)."""
+    conn = await env.driver.connect()
+    try:
+        for table in range(1, count + 1):
+            env.say(f"Dropping table 'sbtest{table}'...")
+            await conn.query(f"DROP TABLE IF EXISTS sbtest{table}")
+    finally:
+        await conn.close()
+
+
 def make_rand(values: Values, seed: int | None) -> Rand:
     return Rand(seed, rand_type=values.rand_type, spec_iter=values.rand_spec_iter,
                 spec_pct=values.rand_spec_pct, spec_res=values.rand_spec_res,
@@ -196,13 +207,7 @@ class OltpBase(Workload):
             await conn.query(f"CREATE INDEX k_{table} ON sbtest{table}(k)")
 
     async def cleanup(self, env: Env) -> None:
-        conn = await env.driver.connect()
-        try:
-            for table in range(1, self.tables + 1):
-                env.say(f"Dropping table 'sbtest{table}'...")
-                await conn.query(f"DROP TABLE IF EXISTS sbtest{table}")
-        finally:
-            await conn.close()
+        await drop_tables(env, self.tables)
 
     async def check(self, env: Env) -> list[TableReport]:
         """Consistency of every table (see workloads/check.py); raises when any
