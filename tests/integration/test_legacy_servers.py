@@ -70,6 +70,7 @@ def report(stdout: str) -> dict[str, int]:
         assert m, stdout
         out[key] = int(m.group(1))
     out["events"] = int(re.search(r"total number of events:\s+(\d+)", stdout).group(1))
+    out["errors"] = int(re.search(r"ignored errors:\s+(\d+)", stdout).group(1))
     return out
 
 
@@ -467,8 +468,9 @@ def test_tencentdb_seed_command_lines(clean):
     r = report(out)
     assert r["events"] > 20 and r["transactions"] == r["events"]
     assert "99th percentile:" in out
-    # 4 point selects + 4 ranges per event; restarts after deadlocks add a few
-    assert 8 * r["events"] <= r["read"] <= 8 * r["events"] + 8 * 20
+    # 4 point selects + 4 ranges per event; each ignored deadlock restarts an event,
+    # re-sending at most its 8 reads (the count depends on contention, not a constant)
+    assert 8 * r["events"] <= r["read"] <= 8 * (r["events"] + r["errors"])
 
 
 @pytest.mark.pgsql
