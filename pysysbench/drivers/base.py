@@ -16,6 +16,7 @@ without escaping, exactly as sysbench).
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Sequence
 
@@ -31,6 +32,9 @@ DB_OPTIONS = [
     Option("db-ps-mode", OptType.STRING, "auto", "prepared statements usage mode {auto, disable}", DB_GROUP,
            choices=("auto", "disable")),
     Option("db-debug", OptType.BOOL, False, "print database-specific debug information", DB_GROUP),
+    Option("db-fast-path", OptType.BOOL, True,
+           "send the benchmark's statements with pysysbench's lean wire client (off: through the "
+           "driver library, asyncmy / asyncpg)", DB_GROUP),
 ]
 
 
@@ -133,6 +137,13 @@ class Connection:
     # which server this session talks to ("host:port", a socket path; "" = embedded):
     # the result file counts connections per database node with it
     where: str = ""
+    # the lean wire client holding the session's transport (drivers/wire.py), or None
+    wire: Any = None
+
+    def native(self) -> Any:
+        """A context in which the driver library has its transport back (checks,
+        bulk loads, close): statements off the hot path go through the library."""
+        return self.wire.released() if self.wire is not None else nullcontext()
 
     async def prepare(self, sql: str) -> Statement:
         """A callable statement honouring --db-ps-mode."""

@@ -122,6 +122,11 @@ class MySQLConnection(Connection):
         except Exception as exc:  # asyncmy raises several unrelated classes here
             raise ConnectError(self.driver.connect_message(self.endpoint, exc)) from None
         _shrink_receive_buffer(self.conn)
+        if self.driver.fast_path:
+            from asyncmy.constants.CLIENT import DEPRECATE_EOF
+            from .wire import MySQLWire
+            conn = self.conn
+            self.wire = MySQLWire(conn._transport, bool(conn._client_flag & DEPRECATE_EOF), conn._encoding)
 
     def _fail(self, exc: BaseException, sql: str, count: bool = True) -> None:
         code = _errno(exc)
@@ -146,6 +151,8 @@ class MySQLConnection(Connection):
     async def prepare(self, sql: str):
         if self.driver.ps_mode == "disable":
             return self._text_statement(sql)
+        if self.wire is not None:
+            return await self._wire_statement(sql)
         try:
             ps = await self.conn.prepare(sql)
         except Exception as exc:
@@ -169,6 +176,16 @@ class MySQLConnection(Connection):
                 c.others += 1
         return stmt
 
+    async def _wire_statement(self, sql: str):
+        try:
+            stmt_id, nparams = await self.wire.prepare(sql)
+        except Exception as exc:
+            if _errno(exc) == ER_UNSUPPORTED_PS:
+                return self._text_statement(sql)
+            self._fail(exc, sql)
+        fail = self._fail
+        return self.wire.statement(stmt_id, nparams, self.counters, lambda exc: fail(exc, sql))
+
     def _text_statement(self, sql: str):
         parts = split_placeholders(sql)
         query = self.query
@@ -178,8 +195,20 @@ class MySQLConnection(Connection):
         return text_stmt
 
     async def query(self, sql: str) -> None:
-        conn = self.conn
         c = self.counters
+        if self.wire is not None:
+            try:
+                fields, affected = await self.wire.query(sql)
+            except Exception as exc:
+                self._fail(exc, sql)
+            if fields:
+                c.reads += 1
+            elif affected:
+                c.writes += 1
+            else:
+                c.others += 1
+            return
+        conn = self.conn
         try:
             affected = await conn.query(sql)
         except Exception as exc:
@@ -193,14 +222,24 @@ class MySQLConnection(Connection):
 
     async def fetchall(self, sql: str) -> list[tuple]:
         try:
-            async with self.conn.cursor() as cur:
-                await cur.execute(sql)
-                return list(await cur.fetchall())
+            with self.native():
+                async with self.conn.cursor() as cur:
+                    await cur.execute(sql)
+                    return list(await cur.fetchall())
         except Exception as exc:
             self._fail(exc, sql)
             raise  # unreachable
 
     async def close(self) -> None:
+        if self.wire is not None:
+            busy = self.wire.busy
+            self.wire.release()
+            self.wire = None
+            if busy and self.conn is not None:
+                # a statement is still running (a lock wait at the end of the run): the
+                # session cannot end gracefully before it does, so drop the socket
+                self.conn.close()
+                self.conn = None
         if self.conn is not None:
             try:
                 await self.conn.ensure_closed()
@@ -209,6 +248,9 @@ class MySQLConnection(Connection):
             self.conn = None
 
     async def reconnect(self) -> None:
+        if self.wire is not None:
+            self.wire.release()
+            self.wire = None
         if self.conn is not None:
             self.conn.close()
         await self.open()
@@ -222,6 +264,10 @@ class MySQLConnection(Connection):
         the process while a pipe is empty) and, in this asyncmy build, rejects the
         name the server echoes (bytes where it expects str).  The file name sent is
         a placeholder: the server only echoes it back."""
+        with self.native():
+            return await self._load_data_local(table, columns, chunks)
+
+    async def _load_data_local(self, table: str, columns, chunks) -> int:
         from asyncmy.constants.COMMAND import COM_QUERY
         from asyncmy.protocol import OKPacketWrapper
 
@@ -264,6 +310,7 @@ class MySQLDriver(Driver):
     def __init__(self, values):
         super().__init__(values)
         self.ignore = {e.strip().lower() for e in values.mysql_ignore_errors}
+        self.fast_path = bool(values.get("db_fast_path", True))
         self.endpoints = self._endpoints()
         self.password = values.mysql_password or os.environ.get("PYSYSBENCH_MYSQL_PASSWORD", "")
         try:

@@ -121,6 +121,9 @@ class PgConnection(Connection):
             self.conn = await asyncpg.connect(**self.endpoint)
         except Exception as exc:
             raise ConnectError(self.driver.connect_message(self.endpoint, exc)) from None
+        if self.driver.fast_path:
+            from .wire import PgWire
+            self.wire = PgWire(self.conn._transport)
 
     async def _fail(self, exc: BaseException, sql: str) -> None:
         code = _sqlstate(exc)
@@ -134,7 +137,10 @@ class PgConnection(Connection):
         c.count_error(code)
         if listed:
             try:
-                await self.conn.execute("ROLLBACK")
+                if self.wire is not None:
+                    await self.wire.query("ROLLBACK")
+                else:
+                    await self.conn.execute("ROLLBACK")
             except Exception:
                 pass   # the restarted event will surface a broken connection
             raise IgnorableError(f"Ignoring error {code} {exc}", code, sql) from None
@@ -154,6 +160,8 @@ class PgConnection(Connection):
             async def text_stmt(*args: Any) -> None:
                 await query(substitute(parts, args))
             return text_stmt
+        if self.wire is not None:
+            return await self._wire_statement(sql)
         try:
             ps = await self.conn.prepare(_placeholders(sql))
         except Exception as exc:
@@ -179,10 +187,21 @@ class PgConnection(Connection):
                 c.others += 1
         return stmt
 
+    async def _wire_statement(self, sql: str):
+        try:
+            name, is_read = await self.wire.prepare(_placeholders(sql))
+        except Exception as exc:
+            await self._fail(exc, sql)
+        fail = self._fail
+        return self.wire.statement(name, is_read, self.counters, lambda exc: fail(exc, sql))
+
     async def query(self, sql: str) -> None:
         c = self.counters
         try:
-            tag = await self.conn.execute(sql)
+            if self.wire is not None:
+                tag = (await self.wire.query(sql)).decode("utf-8", "replace")
+            else:
+                tag = await self.conn.execute(sql)
         except Exception as exc:
             await self._fail(exc, sql)
         word, _, count = tag.rpartition(" ")
@@ -195,12 +214,22 @@ class PgConnection(Connection):
 
     async def fetchall(self, sql: str) -> list[tuple]:
         try:
-            return [tuple(r) for r in await self.conn.fetch(sql)]
+            with self.native():
+                return [tuple(r) for r in await self.conn.fetch(sql)]
         except Exception as exc:
             await self._fail(exc, sql)
             raise  # unreachable
 
     async def close(self) -> None:
+        if self.wire is not None:
+            busy = self.wire.busy
+            self.wire.release()
+            self.wire = None
+            if busy and self.conn is not None:
+                # a statement is still running (a lock wait at the end of the run): the
+                # session cannot end gracefully before it does, so drop the socket
+                self.conn.terminate()
+                self.conn = None
         if self.conn is not None:
             try:
                 await self.conn.close(timeout=5)
@@ -209,13 +238,17 @@ class PgConnection(Connection):
             self.conn = None
 
     async def reconnect(self) -> None:
+        if self.wire is not None:
+            self.wire.release()
+            self.wire = None
         if self.conn is not None:
             self.conn.terminate()
         await self.open()
 
     async def copy_in(self, table: str, columns, chunks) -> int:
         try:
-            status = await self.conn.copy_to_table(table, source=chunks, columns=list(columns))
+            with self.native():
+                status = await self.conn.copy_to_table(table, source=chunks, columns=list(columns))
         except Exception as exc:
             await self._fail(exc, f"COPY {table} ({', '.join(columns)}) FROM STDIN")
         return int(status.rpartition(" ")[2])
@@ -234,6 +267,7 @@ class PgDriver(Driver):
         super().__init__(values)
         self.ignore = {e.strip().upper() if e.strip().lower() != "all" else "all"
                        for e in values.pgsql_ignore_errors}
+        self.fast_path = bool(values.get("db_fast_path", True))
         self.password = values.pgsql_password or os.environ.get("PYSYSBENCH_PGSQL_PASSWORD", "")
         self.endpoints = self._endpoints()
         try:

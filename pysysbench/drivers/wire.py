@@ -1,0 +1,388 @@
+"""Lean wire clients for the hot path (``--db-fast-path=on``, the default).
+
+asyncmy and asyncpg open the sessions (authentication, TLS, character sets) and
+serve everything off the hot path (result rows for checks, bulk loads).  Once a
+session is open, the driver moves its transport to a :class:`Wire` protocol that
+sends the benchmark's statements itself and only looks for where each response
+ends (:mod:`.wirescan`): no row is decoded, no result object is built, one future
+per statement.  That halves the client's CPU per statement (measured in
+docs/performance.md), and on a machine where client and server share the cores,
+every microsecond the client saves goes to the server.
+
+Statements use the servers' binary prepared-statement protocols (MySQL
+COM_STMT_PREPARE / COM_STMT_EXECUTE; PostgreSQL Parse once, then Bind / Execute /
+Sync) or plain text (COM_QUERY / simple Query), exactly the messages the
+libraries send; the server sees the same statements as with sysbench.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+from contextlib import contextmanager
+from functools import partial
+from typing import Any, Callable
+
+from .wirescan import mysql_scan_fast, pg_scan_fast
+
+try:   # asyncmy's C packer of COM_STMT_EXECUTE parameters (null bitmap, types, values)
+    from asyncmy.protocol import pack_binary_params as _asyncmy_pack
+except ImportError:   # pragma: no cover - depends on the asyncmy build
+    _asyncmy_pack = None
+
+
+class WireError(Exception):
+    """A server error: ``args`` = (code, message) as the drivers' error mapping expects."""
+
+    def __init__(self, code: Any, message: str, sqlstate: str | None = None):
+        super().__init__(code, message)
+        if sqlstate is not None:
+            self.sqlstate = sqlstate
+
+    def __str__(self) -> str:
+        return str(self.args[1])
+
+
+class LostConnection(WireError):
+    """The transport closed while a response was due."""
+
+
+class Wire(asyncio.Protocol):
+    """Request / response over a transport taken from a library connection.
+
+    ``request(data, scan)`` writes ``data`` and resolves with ``scan(buffer)`` once
+    it returns non-None (the scanner is given everything received since the
+    request).  Bytes after the end of a response are a protocol error."""
+
+    __slots__ = ("transport", "previous", "waiter", "scan", "pending", "lost", "loop")
+
+    def __init__(self, transport: asyncio.BaseTransport):
+        self.transport = transport
+        self.previous = transport.get_protocol()
+        self.waiter: asyncio.Future | None = None
+        self.scan: Callable[[Any], Any] | None = None
+        self.pending = bytearray()
+        self.lost: BaseException | None = None
+        self.loop = asyncio.get_running_loop()
+        transport.set_protocol(self)
+
+    @property
+    def busy(self) -> bool:
+        """A request is waiting for its response (an event cut short at shutdown)."""
+        return self.waiter is not None
+
+    def release(self) -> None:
+        """Give the transport back to the library's protocol (between requests)."""
+        if self.transport.get_protocol() is self:
+            self.transport.set_protocol(self.previous)
+
+    def take(self) -> None:
+        if self.lost is None and self.transport.get_protocol() is not self:
+            self.transport.set_protocol(self)
+
+    @contextmanager
+    def released(self):
+        self.release()
+        try:
+            yield
+        finally:
+            self.take()
+
+    def data_received(self, data: bytes) -> None:
+        waiter = self.waiter
+        if waiter is None:
+            return   # nothing asked (a late notice): dropped
+        pending = self.pending
+        if pending:
+            pending += data
+            data = pending
+        result = self.scan(data)
+        if result is None:
+            if not pending:
+                pending += data
+            return
+        self.waiter = None
+        if pending:
+            pending.clear()
+        if not waiter.done():
+            waiter.set_result(result)
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        self.lost = exc or ConnectionResetError("connection closed by the server")
+        waiter = self.waiter
+        self.waiter = None
+        if waiter is not None and not waiter.done():
+            waiter.set_exception(self._lost_error())
+        prev = self.previous
+        try:   # let the library know too, so its close() does not wait for a dead socket
+            prev.connection_lost(exc)
+        except Exception:
+            pass
+
+    def _lost_error(self) -> WireError:
+        raise NotImplementedError
+
+    def request(self, data: bytes, scan: Callable[[Any], Any]) -> asyncio.Future:
+        if self.lost is not None or self.transport.is_closing():
+            raise self._lost_error()
+        waiter = self.waiter = self.loop.create_future()
+        self.scan = scan
+        self.transport.write(data)
+        return waiter
+
+
+# --- MySQL / MariaDB ----------------------------------------------------------------
+
+COM_QUERY = 0x03
+COM_STMT_PREPARE = 0x16
+COM_STMT_EXECUTE = 0x17
+CR_SERVER_LOST = 2013
+_U32 = struct.Struct("<I")
+
+
+def _command(code: int, body: bytes) -> bytes:
+    """One command packet (sequence id 0); commands over 16 MiB are not ours to send."""
+    n = len(body) + 1
+    return _U32.pack(n)[:3] + b"\x00" + bytes((code,)) + body
+
+
+def _prepare_scan(deprecate_eof: bool, buf):
+    """Response to COM_STMT_PREPARE: (statement id, params, columns) or an error."""
+    n = len(buf)
+    if n < 5:
+        return None
+    length = buf[0] | buf[1] << 8 | buf[2] << 16
+    if n < 4 + length:
+        return None
+    if buf[4] == 0xFF:
+        errno = buf[5] | buf[6] << 8
+        msg = bytes(buf[7:4 + length])
+        if msg[:1] == b"#":
+            msg = msg[6:]
+        return ("error", errno, msg.decode("utf-8", "replace"))
+    stmt_id, columns, params = struct.unpack_from("<IHH", buf, 5)
+    packets = 0
+    for count in (params, columns):
+        if count:
+            packets += count + (0 if deprecate_eof else 1)
+    pos = 4 + length
+    for _ in range(packets):
+        if n - pos < 4:
+            return None
+        length = buf[pos] | buf[pos + 1] << 8 | buf[pos + 2] << 16
+        if n - pos - 4 < length:
+            return None
+        pos += 4 + length
+    return ("ok", stmt_id, params, columns)
+
+
+def _py_pack_params(args: tuple, encoding: str) -> bytes:
+    """null bitmap + new-params-bound flag + types + values (the fallback of asyncmy's packer)."""
+    bitmap = bytearray((len(args) + 7) // 8)
+    types = bytearray()
+    values = bytearray()
+    for i, v in enumerate(args):
+        if v is None:
+            bitmap[i // 8] |= 1 << (i % 8)
+            types += b"\x06\x00"
+        elif isinstance(v, bool):
+            types += b"\x01\x00"
+            values.append(1 if v else 0)
+        elif isinstance(v, int):
+            if v >= 1 << 63:
+                types += b"\x08\x80"
+                values += v.to_bytes(8, "little")
+            else:
+                types += b"\x08\x00"
+                values += v.to_bytes(8, "little", signed=True)
+        elif isinstance(v, float):
+            types += b"\x05\x00"
+            values += struct.pack("<d", v)
+        else:
+            data = v if isinstance(v, (bytes, bytearray)) else str(v).encode(encoding)
+            types += b"\xfd\x00"
+            size = len(data)
+            if size < 251:
+                values.append(size)
+            elif size < 1 << 16:
+                values += b"\xfc" + size.to_bytes(2, "little")
+            elif size < 1 << 24:
+                values += b"\xfd" + size.to_bytes(3, "little")
+            else:
+                values += b"\xfe" + size.to_bytes(8, "little")
+            values += data
+    return bytes(bitmap) + b"\x01" + bytes(types) + bytes(values)
+
+
+class MySQLWire(Wire):
+    """COM_STMT_EXECUTE / COM_QUERY with responses scanned, never decoded."""
+
+    __slots__ = ("deprecate_eof", "encoding", "_scan", "_pack")
+
+    def __init__(self, transport: asyncio.BaseTransport, deprecate_eof: bool, encoding: str = "utf8"):
+        super().__init__(transport)
+        self.deprecate_eof = deprecate_eof
+        self.encoding = encoding
+        self._scan = lambda buf, _scan=mysql_scan_fast, _eof=deprecate_eof: _scan(buf, _eof)
+        self._pack = _asyncmy_pack or _py_pack_params
+
+    def _lost_error(self) -> WireError:
+        return LostConnection(CR_SERVER_LOST, "Lost connection to server during query")
+
+    async def prepare(self, sql: str) -> tuple[int, int]:
+        """(statement id, parameter count); WireError for a server error."""
+        r = await self.request(_command(COM_STMT_PREPARE, sql.encode(self.encoding)),
+                               partial(_prepare_scan, self.deprecate_eof))
+        if r[0] == "error":
+            raise WireError(r[1], r[2])
+        return r[1], r[2]
+
+    def statement(self, stmt_id: int, nparams: int, counters: Any, fail: Callable[[BaseException], None]):
+        """The coroutine function of one prepared statement: sends COM_STMT_EXECUTE
+        with its arguments and counts the result as read / write / other in
+        ``counters``; a server error goes to ``fail`` (which raises).  One coroutine
+        per statement on the hot path: packing, sending and counting are inlined."""
+        head = bytes((COM_STMT_EXECUTE,)) + _U32.pack(stmt_id) + b"\x00\x01\x00\x00\x00"
+        pack, encoding, u32 = self._pack, self.encoding, _U32.pack
+        request, scan = self.request, self._scan
+        no_params = _command(COM_STMT_EXECUTE, head[1:])
+        c = counters
+
+        async def stmt(*args: Any) -> None:
+            try:
+                if len(args) != nparams:
+                    raise WireError(2031, f"statement expects {nparams} parameters, got {len(args)}")
+                if nparams:
+                    body = head + pack(args, encoding)
+                    data = u32(len(body))[:3] + b"\x00" + body
+                else:
+                    data = no_params
+                end, fields, affected, errno, msg = await request(data, scan)
+                if errno:
+                    raise WireError(errno, msg.decode("utf-8", "replace"))
+            except Exception as exc:
+                fail(exc)
+            if fields:
+                c.reads += 1
+            elif affected:
+                c.writes += 1
+            else:
+                c.others += 1
+        return stmt
+
+    async def query(self, sql: str) -> tuple[int, int]:
+        end, fields, affected, errno, msg = await self.request(
+            _command(COM_QUERY, sql.encode(self.encoding)), self._scan)
+        if errno:
+            raise WireError(errno, msg.decode("utf-8", "replace"))
+        return fields, affected
+
+
+# --- PostgreSQL ---------------------------------------------------------------------
+
+_I32 = struct.Struct("!i")
+_SYNC = b"S\x00\x00\x00\x04"
+_EXECUTE = b"E\x00\x00\x00\x09\x00\x00\x00\x00\x00"    # unnamed portal, all rows
+_DESCRIBE_PREFIX = b"S"
+
+
+def _pg_message(kind: bytes, body: bytes) -> bytes:
+    return kind + _I32.pack(len(body) + 4) + body
+
+
+def pg_error_fields(body: bytes) -> tuple[str, str]:
+    """(SQLSTATE, message) of an ErrorResponse body."""
+    code, message = "XX000", "server error"
+    for field in body.split(b"\x00"):
+        if field[:1] == b"C":
+            code = field[1:].decode("ascii", "replace")
+        elif field[:1] == b"M":
+            message = field[1:].decode("utf-8", "replace")
+    return code, message
+
+
+def _pg_text(value: Any) -> bytes | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return b"t" if value else b"f"
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value)
+    return str(value).encode()
+
+
+class PgWire(Wire):
+    """Parse once, then Bind / Execute / Sync per statement; parameters as text,
+    results left in text and never decoded."""
+
+    __slots__ = ("_names",)
+
+    def __init__(self, transport: asyncio.BaseTransport):
+        super().__init__(transport)
+        self._names = 0
+
+    def _lost_error(self) -> WireError:
+        return LostConnection("08006", "connection to the server was lost", sqlstate="08006")
+
+    @staticmethod
+    def _raise(error: bytes) -> None:
+        code, message = pg_error_fields(error)
+        raise WireError(code, message, sqlstate=code)
+
+    async def prepare(self, sql: str) -> tuple[bytes, bool]:
+        """(statement name, whether it returns rows); WireError for a server error."""
+        self._names += 1
+        name = f"pysysbench_{self._names}".encode() + b"\x00"
+        data = (_pg_message(b"P", name + sql.encode() + b"\x00\x00\x00")
+                + _pg_message(b"D", _DESCRIBE_PREFIX + name) + _SYNC)
+        end, tag, error, described = await self.request(data, pg_scan_fast)
+        if error is not None:
+            self._raise(error)
+        return name, described == 1
+
+    def statement(self, name: bytes, is_read: bool, counters: Any, fail: Callable[[BaseException], Any]):
+        """The coroutine function of one prepared statement: binds its arguments
+        (as text) to ``name``, runs it and counts the result in ``counters`` (reads
+        when it returns rows, else writes when the command tag counts rows); a
+        server error goes to ``fail`` (a coroutine function that raises)."""
+        head = b"\x00" + name + b"\x00\x00"          # unnamed portal; all parameters as text
+        i32, i16 = _I32.pack, struct.Struct("!h").pack
+        request, scan = self.request, pg_scan_fast
+        tail = b"\x00\x00" + _EXECUTE + _SYNC          # results in text, then Execute + Sync
+        c = counters
+
+        async def stmt(*args: Any) -> None:
+            try:
+                parts = [head, i16(len(args))]
+                for value in args:
+                    if type(value) is int:
+                        text = b"%d" % value
+                    else:
+                        text = _pg_text(value)
+                        if text is None:
+                            parts.append(b"\xff\xff\xff\xff")
+                            continue
+                    parts.append(i32(len(text)))
+                    parts.append(text)
+                body = b"".join(parts)
+                end, tag, error, described = await request(b"B" + i32(len(body) + 6) + body + tail, scan)
+                if error is not None:
+                    code, message = pg_error_fields(error)
+                    raise WireError(code, message, sqlstate=code)
+            except Exception as exc:
+                await fail(exc)
+            if is_read:
+                c.reads += 1
+                return
+            rows = tag.rpartition(b" ")[2] if tag else b""
+            if rows.isdigit() and rows != b"0":
+                c.writes += 1
+            else:
+                c.others += 1
+        return stmt
+
+    async def query(self, sql: str) -> bytes:
+        end, tag, error, described = await self.request(_pg_message(b"Q", sql.encode() + b"\x00"), pg_scan_fast)
+        if error is not None:
+            self._raise(error)
+        return tag or b""

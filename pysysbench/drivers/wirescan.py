@@ -1,0 +1,162 @@
+"""Where a server's response ends, without decoding it (the hot path's only parsing).
+
+pysysbench's workloads discard the rows their statements return (as sysbench's
+C client does: it fetches them into buffers it never reads), so the lean wire
+clients in :mod:`.wire` do not decode rows at all: they only need to know when a
+response is complete, what kind it was (rows / affected rows) and the error, if
+any.  These scanners answer exactly that for a buffer holding the bytes received
+so far.  The C extension ``pysysbench._wirescan`` implements the same two
+functions (the unit tests check both against each other); this module is its
+reference and the fallback when the extension was not built.
+
+``mysql_scan(buf, deprecate_eof)`` -> ``None`` while incomplete, else
+``(end, field_count, affected_rows, errno, message)``: the response to one
+COM_QUERY or COM_STMT_EXECUTE, every result set of it (SERVER_MORE_RESULTS_EXISTS),
+``field_count`` of the first, ``affected_rows`` summed, ``errno`` 0 or the error
+packet's (then ``message``, bytes, without the SQLSTATE marker); ``errno`` -1 for
+a LOCAL INFILE request (not handled on this path).
+
+``pg_scan(buf)`` -> ``None`` while incomplete, else ``(end, tag, error, described)``:
+everything up to and including ReadyForQuery; ``tag`` the last CommandComplete
+(bytes, without its NUL) or None, ``error`` the ErrorResponse body or None,
+``described`` 1 when a RowDescription came, 0 when NoData came, -1 for neither.
+"""
+
+from __future__ import annotations
+
+MORE_RESULTS = 0x0008
+MAX_PACKET = 0xFFFFFF
+
+
+def _lenenc(buf, pos: int) -> tuple[int, int]:
+    """A length-encoded integer at ``pos``: (value, position after it)."""
+    first = buf[pos]
+    if first < 0xFB:
+        return first, pos + 1
+    if first == 0xFC:
+        return buf[pos + 1] | buf[pos + 2] << 8, pos + 3
+    if first == 0xFD:
+        return buf[pos + 1] | buf[pos + 2] << 8 | buf[pos + 3] << 16, pos + 4
+    return int.from_bytes(buf[pos + 1:pos + 9], "little"), pos + 9
+
+
+def _packet(buf, pos: int, n: int) -> tuple[int, int, int] | None:
+    """One logical packet at ``pos``: (payload start, first physical payload length,
+    position after it), or None when it is not all there.  A payload of 16 MiB - 1
+    continues in the next physical packet."""
+    start = pos + 4
+    first_len = -1
+    while True:
+        if n - pos < 4:
+            return None
+        length = buf[pos] | buf[pos + 1] << 8 | buf[pos + 2] << 16
+        if n - pos - 4 < length:
+            return None
+        if first_len < 0:
+            first_len = length
+        pos += 4 + length
+        if length != MAX_PACKET:
+            return start, first_len, pos
+
+
+def _mysql_error(buf, start: int, end: int) -> tuple[int, bytes]:
+    errno = buf[start + 1] | buf[start + 2] << 8
+    at = start + 3
+    if at < end and buf[at] == 0x23:    # '#' + 5-character SQLSTATE
+        at += 6
+    return errno, bytes(buf[at:end])
+
+
+def mysql_scan(buf, deprecate_eof: bool):
+    n = len(buf)
+    pos = 0
+    field_count = -1
+    affected = 0
+    while True:
+        p = _packet(buf, pos, n)
+        if p is None:
+            return None
+        start, length, pos = p
+        if length == 0:
+            return pos, max(field_count, 0), affected, 2027, b"malformed packet"
+        first = buf[start]
+        if first == 0x00:                                   # OK
+            rows, at = _lenenc(buf, start + 1)
+            _, at = _lenenc(buf, at)
+            affected += rows
+            status = buf[at] | buf[at + 1] << 8 if at + 1 < start + length else 0
+            if field_count < 0:
+                field_count = 0
+            if status & MORE_RESULTS:
+                continue
+            return pos, field_count, affected, 0, b""
+        if first == 0xFF:
+            errno, msg = _mysql_error(buf, start, start + length)
+            return pos, max(field_count, 0), affected, errno, msg
+        if first == 0xFB:
+            return pos, 0, 0, -1, b"LOCAL INFILE request"
+        columns, _ = _lenenc(buf, start)
+        if field_count < 0:
+            field_count = columns
+        # column definitions, then an EOF packet unless CLIENT_DEPRECATE_EOF
+        for _ in range(columns + (0 if deprecate_eof else 1)):
+            p = _packet(buf, pos, n)
+            if p is None:
+                return None
+            pos = p[2]
+        # rows up to the terminator (EOF, or an OK packet flagged 0xFE)
+        while True:
+            p = _packet(buf, pos, n)
+            if p is None:
+                return None
+            start, length, pos = p
+            first = buf[start] if length else 0
+            if first == 0xFE and (length < 9 or (deprecate_eof and length < MAX_PACKET)):
+                if deprecate_eof:
+                    _, at = _lenenc(buf, start + 1)
+                    _, at = _lenenc(buf, at)
+                    status = buf[at] | buf[at + 1] << 8 if at + 1 < start + length else 0
+                else:
+                    status = buf[start + 3] | buf[start + 4] << 8 if length >= 5 else 0
+                break
+            if first == 0xFF:
+                errno, msg = _mysql_error(buf, start, start + length)
+                return pos, field_count, affected, errno, msg
+        if not status & MORE_RESULTS:
+            return pos, field_count, affected, 0, b""
+
+
+def pg_scan(buf):
+    n = len(buf)
+    pos = 0
+    tag = None
+    error = None
+    described = -1
+    while True:
+        if n - pos < 5:
+            return None
+        kind = buf[pos]
+        length = int.from_bytes(buf[pos + 1:pos + 5], "big")
+        end = pos + 1 + length
+        if end > n:
+            return None
+        if kind == 0x5A:                       # 'Z' ReadyForQuery
+            return end, tag, error, described
+        if kind == 0x43:                       # 'C' CommandComplete
+            tag = bytes(buf[pos + 5:end - 1])
+        elif kind == 0x45 and error is None:   # 'E' ErrorResponse
+            error = bytes(buf[pos + 5:end])
+        elif kind == 0x54:                     # 'T' RowDescription
+            described = 1
+        elif kind == 0x6E and described < 0:   # 'n' NoData
+            described = 0
+        pos = end
+
+
+try:   # the same functions in C (built by pip install when a compiler is there)
+    from .._wirescan import mysql_scan as mysql_scan_c, pg_scan as pg_scan_c
+except ImportError:   # pragma: no cover - depends on the build
+    mysql_scan_c = pg_scan_c = None
+
+mysql_scan_fast = mysql_scan_c or mysql_scan
+pg_scan_fast = pg_scan_c or pg_scan

@@ -1,0 +1,133 @@
+"""The lean wire clients (``--db-fast-path``, pysysbench/drivers/wire.py) against
+the real MariaDB and PostgreSQL.
+
+* the bundled workloads count the same reads / writes / others and leave the same
+  data with the fast path on and off (the library path is the reference);
+* every parameter type a workload can bind (int, negative and 64-bit int, str,
+  float, None) reaches the server intact, read back through the library;
+* large results (thousands of rows, several network reads) end where they end;
+* server errors come out classified as before: listed codes are ignored and
+  counted, others stop the run with one FATAL line;
+* statements off the hot path (``fetchall``) work between fast statements on
+  the same session (the transport goes back to the library and returns).
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+import pytest
+
+pytestmark = pytest.mark.timeout(300)
+
+DATA = ["--tables=2", "--table-size=300"]
+
+WORKLOAD = textwrap.dedent('''
+    from pysysbench.workloads.base import ThreadContext, Workload
+
+    class WireProbe(Workload):
+        """Binds every parameter type, reads a large result, hits a duplicate key."""
+
+        name = "wire_probe"
+
+        async def thread_init(self, ctx: ThreadContext) -> None:
+            await ctx.prepare("put", "INSERT INTO sbtest_wire (id, i, s, f, n) VALUES (?, ?, ?, ?, ?)")
+            await ctx.prepare("dup", "INSERT INTO sbtest_wire (id, i, s, f, n) VALUES (1, 0, '', 0, NULL)")
+            await ctx.prepare("many", "SELECT id, s FROM sbtest_wire_big WHERE id <= ?")
+            await ctx.prepare("one", "SELECT s FROM sbtest_wire WHERE id = ?")
+
+        async def event(self, ctx: ThreadContext) -> None:
+            attempt = self.count(ctx)
+            n = ctx.tid * 100000 + attempt + 10
+            await ctx.stmts["put"][0](n, -(2**62) - n, "x'y\\\\z \\u00e9" + str(n), n / 8, None)
+            await ctx.stmts["one"][0](n)
+            rows = await ctx.conn.fetchall(f"SELECT i, s, f, n FROM sbtest_wire WHERE id = {n}")
+            want = (-(2**62) - n, "x'y\\\\z \\u00e9" + str(n), n / 8, None)
+            got = tuple(rows[0]) if rows else None
+            if got is None or (int(got[0]), str(got[1]), float(got[2]), got[3]) != want:
+                raise RuntimeError(f"round trip of {want!r} gave {got!r}")
+            await ctx.stmts["many"][0](5000)
+            if attempt % 2:   # every first attempt fails (duplicate key): restarted once
+                await ctx.stmts["dup"][0]()
+
+        def count(self, ctx: ThreadContext) -> int:
+            ctx.done = getattr(ctx, "done", 0) + 1
+            return ctx.done
+''')
+
+
+def _setup_tables(db) -> None:
+    if db.name == "mysql":
+        db.admin(["DROP TABLE IF EXISTS sbtest_wire, sbtest_wire_big",
+                  "CREATE TABLE sbtest_wire (id BIGINT PRIMARY KEY, i BIGINT, s VARCHAR(64), f DOUBLE, n INT)",
+                  "CREATE TABLE sbtest_wire_big (id INT PRIMARY KEY, s CHAR(120))",
+                  "INSERT INTO sbtest_wire_big SELECT seq, REPEAT('7', 120) FROM seq_1_to_5000"])
+    else:
+        db.admin(["DROP TABLE IF EXISTS sbtest_wire, sbtest_wire_big",
+                  "CREATE TABLE sbtest_wire (id BIGINT PRIMARY KEY, i BIGINT, s VARCHAR(64), "
+                  "f DOUBLE PRECISION, n INT)",
+                  "CREATE TABLE sbtest_wire_big (id INT PRIMARY KEY, s CHAR(120))",
+                  "INSERT INTO sbtest_wire_big SELECT g, repeat('7', 120) FROM generate_series(1, 5000) g",
+                  "ALTER TABLE sbtest_wire OWNER TO sbtest", "ALTER TABLE sbtest_wire_big OWNER TO sbtest"])
+
+
+def _counts(stdout: str) -> tuple[int, ...]:
+    out = []
+    for key in ("read", "write", "other", "transactions", "ignored errors"):
+        m = re.search(rf"^\s+{key}:\s+(\d+)", stdout, re.M)
+        assert m, f"no '{key}' line in:\n{stdout}"
+        out.append(int(m.group(1)))
+    return tuple(out)
+
+
+@pytest.mark.parametrize("workload", ["oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp_insert"])
+def test_fast_path_counts_equal_library_path(server_db, run_cli, workload):
+    """Same seed, one thread, same events: the same counters and row counts."""
+    results = {}
+    for fast in ("on", "off"):
+        run_cli.ok(workload, *server_db.opts, *DATA, "cleanup")
+        run_cli.ok(workload, *server_db.opts, *DATA, "prepare")
+        proc = run_cli.ok(workload, *server_db.opts, *DATA, "--threads=1", "--events=40", "--time=0",
+                          "--rand-seed=11", f"--db-fast-path={fast}", "run")
+        rows = sum(int(server_db.scalar(f"SELECT COUNT(*) FROM sbtest{t}")) for t in (1, 2))
+        results[fast] = (_counts(proc.stdout), rows)
+    assert results["on"] == results["off"]
+    assert results["on"][0][3] == 40
+
+
+def test_parameters_large_results_and_errors(server_db, run_cli, tmp_path):
+    _setup_tables(server_db)
+    script = tmp_path / "wire_probe.py"
+    script.write_text(WORKLOAD)
+    dup = "1062" if server_db.name == "mysql" else "23505"
+    ignore = f"--{server_db.name}-ignore-errors={dup}"
+    try:
+        server_db.admin("INSERT INTO sbtest_wire (id, i, s, f, n) VALUES (1, 0, '', 0, NULL)")
+        proc = run_cli.ok(str(script), *server_db.opts, "--threads=3", "--events=60", "--time=0", ignore, "run")
+        reads, writes, others, events, ignored = _counts(proc.stdout)
+        # per event two attempts of INSERT (write), SELECT one (read), SELECT 5000 rows (read);
+        # the first ends in the duplicate key (ignored, event restarted)
+        assert (reads, writes, others, events, ignored) == (240, 120, 0, 60, 60), proc.stdout
+        assert server_db.scalar("SELECT COUNT(*) FROM sbtest_wire") == 121
+
+        # not listed (PostgreSQL ignores 23505 by default): one FATAL line naming the error,
+        # exit code 1, no traceback
+        other = "1213" if server_db.name == "mysql" else "40P01"
+        proc = run_cli(str(script), *server_db.opts, "--threads=1", "--events=5", "--time=0",
+                       f"--{server_db.name}-ignore-errors={other}", "run")
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        fatal = [line for line in (proc.stdout + proc.stderr).splitlines() if "FATAL" in line]
+        assert len(fatal) >= 1 and dup in fatal[0], proc.stdout + proc.stderr
+        assert "Traceback" not in proc.stdout + proc.stderr
+    finally:
+        server_db.admin("DROP TABLE IF EXISTS sbtest_wire, sbtest_wire_big")
+
+
+def test_ps_mode_disable_and_fast_path_off_still_work(server_db, run_cli):
+    run_cli.ok("oltp_point_select", *server_db.opts, *DATA, "prepare")
+    for extra in (["--db-ps-mode=disable"], ["--db-fast-path=off"], ["--db-ps-mode=disable", "--db-fast-path=off"]):
+        proc = run_cli.ok("oltp_read_only", *server_db.opts, *DATA, "--threads=2", "--events=20", "--time=0",
+                          *extra, "run")
+        reads, writes, others, events, ignored = _counts(proc.stdout)
+        assert (reads, writes, others, events) == (280, 0, 40, 20), (extra, proc.stdout)

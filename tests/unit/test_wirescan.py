@@ -1,0 +1,171 @@
+"""The response scanners of the lean wire clients (pysysbench/drivers/wirescan.py):
+the Python reference and the C extension must agree on every buffer, report
+"incomplete" (None) for every proper prefix of a response, and find its end,
+kind, counts and error exactly."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pysysbench.drivers import wirescan
+
+SCANNERS = [pytest.param((wirescan.mysql_scan, wirescan.pg_scan), id="python")]
+if wirescan.mysql_scan_c is not None:
+    SCANNERS.append(pytest.param((wirescan.mysql_scan_c, wirescan.pg_scan_c), id="c"))
+
+
+def test_c_extension_is_built():
+    """pip install builds it here (gcc is on every machine of this project); without
+    it the hot path silently pays the Python scanner's cost."""
+    assert wirescan.mysql_scan_c is not None and wirescan.mysql_scan_fast is wirescan.mysql_scan_c
+
+
+# --- MySQL -------------------------------------------------------------------------
+
+def lenenc(n: int) -> bytes:
+    if n < 251:
+        return bytes((n,))
+    if n < 1 << 16:
+        return b"\xfc" + n.to_bytes(2, "little")
+    if n < 1 << 24:
+        return b"\xfd" + n.to_bytes(3, "little")
+    return b"\xfe" + n.to_bytes(8, "little")
+
+
+def packets(*payloads: bytes) -> bytes:
+    out = b""
+    for seq, p in enumerate(payloads, 1):
+        out += len(p).to_bytes(3, "little") + bytes((seq & 0xFF,)) + p
+    return out
+
+
+def ok(affected: int = 0, status: int = 2, info: bytes = b"", marker: int = 0) -> bytes:
+    return bytes((marker,)) + lenenc(affected) + lenenc(0) + struct.pack("<HH", status, 0) + info
+
+
+def eof(status: int = 2) -> bytes:
+    return b"\xfe" + struct.pack("<HH", 0, status)
+
+
+def err(code: int, msg: bytes, state: bytes = b"42S02") -> bytes:
+    return b"\xff" + struct.pack("<H", code) + b"#" + state + msg
+
+
+def column() -> bytes:
+    return b"\x03def\x06sbtest\x07sbtest1\x07sbtest1\x01c\x01c\x0c" + b"\x08\x00" + b"\x00" * 10
+
+
+def result_set(rows: list[bytes], deprecate_eof: bool, columns: int = 1, status: int = 2) -> list[bytes]:
+    out = [lenenc(columns)] + [column()] * columns
+    if not deprecate_eof:
+        out.append(eof())
+    out += [b"\x00\x00" + lenenc(len(r)) + r for r in rows]
+    out.append(ok(status=status, marker=0xFE) if deprecate_eof else eof(status))
+    return out
+
+
+def mysql_cases(deprecate_eof: bool):
+    rows = [b"%020d" % i * 6 for i in range(100)]
+    return {
+        "ok-update": (packets(ok(1, info=b"Rows matched: 1  Changed: 1  Warnings: 0")), (1, 0, 1, 0, b"")),
+        "ok-none": (packets(ok(0)), (1, 0, 0, 0, b"")),
+        "ok-big-affected": (packets(ok(70000)), (1, 0, 70000, 0, b"")),
+        "error": (packets(err(1146, b"Table 'sbtest.sbtest9' doesn't exist")),
+                  (1, 0, 0, 1146, b"Table 'sbtest.sbtest9' doesn't exist")),
+        "point-select": (packets(*result_set(rows[:1], deprecate_eof)), (1, 1, 0, 0, b"")),
+        "range-select": (packets(*result_set(rows, deprecate_eof)), (1, 1, 0, 0, b"")),
+        "empty-select": (packets(*result_set([], deprecate_eof, columns=3)), (1, 3, 0, 0, b"")),
+        "two-results": (packets(*result_set(rows[:2], deprecate_eof, status=2 | 8), ok(3)), (1, 1, 3, 0, b"")),
+        "error-mid-rows": (packets(*result_set(rows[:3], deprecate_eof)[:-1], err(1317, b"interrupted", b"70100")),
+                           (1, 1, 0, 1317, b"interrupted")),
+    }
+
+
+@pytest.mark.parametrize("scanners", SCANNERS)
+@pytest.mark.parametrize("deprecate_eof", [False, True])
+def test_mysql_responses(scanners, deprecate_eof):
+    scan = scanners[0]
+    for name, (data, (_, fields, affected, errno, msg)) in mysql_cases(deprecate_eof).items():
+        assert scan(data, deprecate_eof) == (len(data), fields, affected, errno, msg), name
+        for cut in range(len(data)):
+            assert scan(data[:cut], deprecate_eof) is None, (name, cut)
+
+
+@pytest.mark.parametrize("scanners", SCANNERS)
+def test_mysql_local_infile_request_is_refused(scanners):
+    data = packets(b"\xfbpysysbench-rows")
+    assert scanners[0](data, True)[3] == -1
+
+
+@pytest.mark.parametrize("scanners", SCANNERS)
+def test_mysql_packet_of_16_mib_continues(scanners):
+    """A row of 16 MiB - 1 bytes or more spans several physical packets."""
+    big = b"\x00\x00" + lenenc(20_000_000) + b"x" * 20_000_000
+    phys = [big[:0xFFFFFF], big[0xFFFFFF:]]
+    data = packets(lenenc(1), column(), *phys, ok(marker=0xFE))
+    assert scanners[0](data, True) == (len(data), 1, 0, 0, b"")
+    assert scanners[0](data[:-5], True) is None
+
+
+# --- PostgreSQL --------------------------------------------------------------------
+
+def msg(kind: bytes, body: bytes) -> bytes:
+    return kind + struct.pack("!i", len(body) + 4) + body
+
+
+Z_IDLE = msg(b"Z", b"I")
+
+
+def pg_cases():
+    row = msg(b"D", struct.pack("!hi", 1, 120) + b"7" * 120)
+    error = b"SERROR\x00VERROR\x00C42P01\x00Mrelation \"sbtest9\" does not exist\x00\x00"
+    return {
+        "select": (msg(b"2", b"") + row + msg(b"C", b"SELECT 1\x00") + Z_IDLE, (b"SELECT 1", None, -1)),
+        "range": (msg(b"2", b"") + row * 100 + msg(b"C", b"SELECT 100\x00") + Z_IDLE, (b"SELECT 100", None, -1)),
+        "update": (msg(b"2", b"") + msg(b"C", b"UPDATE 1\x00") + msg(b"Z", b"T"), (b"UPDATE 1", None, -1)),
+        "error": (msg(b"E", error) + Z_IDLE, (None, error, -1)),
+        "notice-then-tag": (msg(b"N", b"SNOTICE\x00Mhi\x00\x00") + msg(b"C", b"BEGIN\x00") + Z_IDLE,
+                            (b"BEGIN", None, -1)),
+        "describe-rows": (msg(b"1", b"") + msg(b"t", b"\x00\x01\x00\x00\x00\x17")
+                          + msg(b"T", b"\x00\x01c\x00" + b"\x00" * 18) + Z_IDLE, (None, None, 1)),
+        "describe-nodata": (msg(b"1", b"") + msg(b"t", b"\x00\x00") + msg(b"n", b"") + Z_IDLE, (None, None, 0)),
+    }
+
+
+@pytest.mark.parametrize("scanners", SCANNERS)
+def test_pg_responses(scanners):
+    scan = scanners[1]
+    for name, (data, (tag, error, described)) in pg_cases().items():
+        assert scan(data) == (len(data), tag, error, described), name
+        for cut in range(len(data)):
+            assert scan(data[:cut]) is None, (name, cut)
+
+
+# --- both scanners agree on arbitrary input (including garbage) ----------------------
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=300), st.booleans())
+def test_c_and_python_agree_on_any_bytes(data, deprecate_eof):
+    if wirescan.mysql_scan_c is None:
+        pytest.skip("C extension not built")
+    assert wirescan.pg_scan_c(data) == wirescan.pg_scan(data)
+    try:
+        expected = wirescan.mysql_scan(data, deprecate_eof)
+    except IndexError:   # the Python reference does not bound-check malformed OK packets
+        return
+    assert wirescan.mysql_scan_c(data, deprecate_eof) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(sorted(mysql_cases(True))), min_size=1, max_size=1), st.booleans(),
+       st.integers(min_value=0, max_value=10_000))
+def test_mysql_split_anywhere(names, deprecate_eof, cut):
+    data, expected = mysql_cases(deprecate_eof)[names[0]]
+    cut %= len(data)
+    for scan in (wirescan.mysql_scan, wirescan.mysql_scan_c or wirescan.mysql_scan):
+        assert scan(data[:cut], deprecate_eof) is None
+        assert scan(data, deprecate_eof)[0] == len(data)
