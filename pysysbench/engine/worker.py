@@ -295,11 +295,14 @@ class Worker:
     async def close(self) -> None:
         if self.generator is not None:
             self.generator.cancel()
-        for ctx in self.contexts:
+        async def close_one(conn) -> None:
             try:
-                await asyncio.wait_for(ctx.conn.close(), 5)
+                await asyncio.wait_for(conn.close(), 5)
             except Exception:
                 pass   # a connection that cannot close cleanly is simply dropped
+        # all at once: with 1000 connections whose sessions wait on row locks, closing
+        # them one by one (each up to its timeout) took longer than the run itself
+        await asyncio.gather(*(close_one(ctx.conn) for ctx in self.contexts))
 
     def snapshot(self) -> Snapshot:
         return self.recorder.snapshot()
