@@ -24,6 +24,7 @@ ER_NO_SUCH_TABLE = "1146"
 ER_TABLE_EXISTS = "1050"
 ER_UNSUPPORTED_PS = "1295"
 RECV_BUFFER_BYTES = 16 * 1024
+COM_QUIT_PACKET = b"\x01\x00\x00\x00\x01"
 SSL_MODES = ("off", "on", "disabled", "preferred", "required", "verify_ca", "verify_identity")
 
 OPTIONS = [
@@ -232,12 +233,13 @@ class MySQLConnection(Connection):
 
     async def close(self) -> None:
         if self.wire is not None:
-            busy = self.wire.busy
-            self.wire.release()
-            self.wire = None
-            if busy and self.conn is not None:
-                # a statement is still running (a lock wait at the end of the run): the
-                # session cannot end gracefully before it does, so drop the socket
+            wire, self.wire = self.wire, None
+            if not wire.busy:
+                wire.close(COM_QUIT_PACKET)
+            # else a statement is still running (a lock wait at the end of the run): the
+            # session cannot end gracefully before it does, so the socket is dropped
+            wire.release()
+            if self.conn is not None:
                 self.conn.close()
                 self.conn = None
         if self.conn is not None:

@@ -71,6 +71,13 @@ class Wire(asyncio.Protocol):
         """A request is waiting for its response (an event cut short at shutdown)."""
         return self.waiter is not None
 
+    def close(self, goodbye: bytes) -> None:
+        """End the session: the protocol's goodbye message, then the socket is closed
+        once it is written (no reply is awaited)."""
+        if self.lost is None and not self.transport.is_closing():
+            self.transport.write(goodbye)
+            self.transport.close()
+
     def release(self) -> None:
         """Give the transport back to the library's protocol (between requests)."""
         if self.transport.get_protocol() is self:
