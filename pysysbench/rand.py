@@ -62,6 +62,28 @@ _DIGIT_LO, _DIGIT_HI = ord("0"), ord("9")
 _LETTER_LO, _LETTER_HI = ord("a"), ord("z")
 
 
+_SUMMERS: dict[int, Callable[[Callable[[], float]], float]] = {}
+
+
+def _summer(n: int) -> Callable[[Callable[[], float]], float]:
+    """A function adding ``n`` draws of ``u()`` left to right: the same rounding as
+    ``total = 0.0; for ...: total += u()`` (0.0 + x is exact), without the loop
+    (the default distribution, 'special', sums 12 draws for 75 % of its numbers)."""
+    f = _SUMMERS.get(n)
+    if f is None:
+        if n <= 64:
+            # generated from an int, nothing else: "lambda u: u() + u() + ... + u()"
+            f = eval("lambda u: " + " + ".join(["u()"] * n))  # noqa: S307
+        else:
+            def f(u: Callable[[], float], _r: range = range(n)) -> float:
+                total = 0.0
+                for _ in _r:
+                    total += u()
+                return total
+        _SUMMERS[n] = f
+    return f
+
+
 class Rand:
     """Per-connection random source with sysbench 1.0.20 distributions.
 
@@ -74,6 +96,7 @@ class Rand:
         "_rng",
         "_u",
         "_iter_range",
+        "_sum_draws",
         "_iter_mult",
         "_pct_mult",
         "_pct_2_mult",
@@ -117,6 +140,7 @@ class Rand:
             # sysbench would divide by zero and return garbage; refuse instead.
             raise ValueError("--rand-spec-iter must be >= 1")
         self._iter_range = range(spec_iter)
+        self._sum_draws = _summer(spec_iter)
         # sysbench precomputes these multipliers; using them (rather than
         # dividing per call) keeps the rounding identical to the C code.
         self._iter_mult = 1.0 / spec_iter
@@ -172,10 +196,7 @@ class Rand:
         t = b - a
         rnd = self._u()
         if rnd * (t * self._res_mult) < t:
-            u = self._u
-            total = 0.0
-            for _ in self._iter_range:
-                total += u()
+            total = self._sum_draws(self._u)
             return int(a + total * t * self._iter_mult)
         return a + int(rnd * (t * self._pct_mult + 1) + (t / 2 - t * self._pct_2_mult))
 

@@ -31,50 +31,65 @@ EVENT_QUEUE_SLOTS = 131_072       # sysbench's rate-mode ring size (spec 5.4)
 QUEUE_FULL = ("The event queue is full. This means the worker threads are unable to keep up with "
               "the specified event generation rate")
 LN_NS_PER_MS = math.log(1e6)
+_log = math.log
 _LAST_BUCKET = N_BUCKETS - 1
 NS = 1_000_000_000
 
 
 class Recorder:
-    """Latency and event accounting of one worker (hot path: ``record``)."""
+    """Latency and event accounting of one worker (hot path: ``record``).
 
-    __slots__ = ("counters", "events", "lat_sum", "lat_min", "lat_max", "hist", "thread_events", "thread_lat")
+    Events and latency sums are kept per thread only (``[events, latency]`` lists
+    reached by one dict lookup); the worker's totals are their sums, taken when a
+    snapshot is (once per report interval), not on every event."""
+
+    __slots__ = ("counters", "lat_min", "lat_max", "hist", "threads")
 
     def __init__(self, counters: Counters):
         self.counters = counters
-        self.events = 0
-        self.lat_sum = 0
         self.lat_min = 0
         self.lat_max = 0
         self.hist = [0] * N_BUCKETS
-        self.thread_events: dict[int, int] = {}
-        self.thread_lat: dict[int, int] = {}
+        self.threads: dict[int, list[int]] = {}
+
+    @property
+    def events(self) -> int:
+        return sum(t[0] for t in self.threads.values())
+
+    @property
+    def lat_sum(self) -> int:
+        return sum(t[1] for t in self.threads.values())
 
     def record(self, tid: int, lat_ns: int) -> None:
-        self.events += 1
-        self.lat_sum += lat_ns
+        try:
+            t = self.threads[tid]
+            t[0] += 1
+            t[1] += lat_ns
+        except KeyError:
+            self.threads[tid] = [1, lat_ns]
         if lat_ns > self.lat_max:
             self.lat_max = lat_ns
         if lat_ns < self.lat_min or not self.lat_min:
             self.lat_min = lat_ns
         # sysbench's 1024-bucket log histogram index, inlined (spec 5.7)
         if lat_ns > 0:
-            i = int((math.log(lat_ns) - LN_NS_PER_MS - LN_MIN_MS) * M + 0.5)
+            i = int((_log(lat_ns) - LN_NS_PER_MS - LN_MIN_MS) * M + 0.5)
             self.hist[0 if i < 0 else _LAST_BUCKET if i > _LAST_BUCKET else i] += 1
         else:
             self.hist[0] += 1
-        self.thread_events[tid] = self.thread_events.get(tid, 0) + 1
-        self.thread_lat[tid] = self.thread_lat.get(tid, 0) + lat_ns
 
     def reset_minmax(self) -> None:
         self.lat_min = self.lat_max = 0
 
     def snapshot(self) -> Snapshot:
         c = self.counters
-        return Snapshot(events=self.events, reads=c.reads, writes=c.writes, others=c.others, errors=c.errors,
-                        reconnects=c.reconnects, lat_sum_ns=self.lat_sum, lat_min_ns=self.lat_min,
-                        lat_max_ns=self.lat_max, hist=list(self.hist), thread_events=dict(self.thread_events),
-                        thread_lat_ns=dict(self.thread_lat), error_codes=dict(c.errors_by_code))
+        threads = self.threads
+        return Snapshot(events=sum(t[0] for t in threads.values()), reads=c.reads, writes=c.writes,
+                        others=c.others, errors=c.errors, reconnects=c.reconnects,
+                        lat_sum_ns=sum(t[1] for t in threads.values()), lat_min_ns=self.lat_min,
+                        lat_max_ns=self.lat_max, hist=list(self.hist),
+                        thread_events={tid: t[0] for tid, t in threads.items()},
+                        thread_lat_ns={tid: t[1] for tid, t in threads.items()}, error_codes=dict(c.errors_by_code))
 
 
 @dataclass
@@ -232,7 +247,8 @@ class Worker:
         after_event = ctx.after_event
         done = 0
         while not lim.stop:
-            if lim.deadline_ns and perf_counter_ns() >= lim.deadline_ns:
+            now = perf_counter_ns()   # the deadline check's clock is the event's start
+            if lim.deadline_ns and now >= lim.deadline_ns:
                 break
             if lim.max_events and not lim.warming:
                 if lim.issued >= lim.max_events:
@@ -244,7 +260,7 @@ class Worker:
                     break
                 start = due
             else:
-                start = perf_counter_ns()
+                start = now
             self.inflight += 1
             while True:
                 try:
