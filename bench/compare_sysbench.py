@@ -102,8 +102,9 @@ def tree_rss_kb(root: int) -> int:
     return total
 
 
-def measure(cmd: list[str], limit_s: float) -> Measure | None:
-    """One run; None when it has not finished ``limit_s`` seconds after it started."""
+def measure(cmd: list[str], limit_s: float) -> Measure | str:
+    """One run, or why there is no figure: it had not finished ``limit_s`` seconds
+    after it started, or it failed (its last line)."""
     # a session of its own, so the watchdog kills the whole tree (pysysbench's worker
     # processes hold the output pipe open: killing the parent alone left read() waiting)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPO,
@@ -133,11 +134,13 @@ def measure(cmd: list[str], limit_s: float) -> Measure | None:
     done.set()
     t.join()
     if not watchdog.is_alive():
-        return None
+        return f"did not finish within {limit_s:.0f} s"
     watchdog.cancel()
     m = QPS_RE.search(out)
     if proc.returncode != 0 or not m:
-        raise SystemExit(f"command failed ({proc.returncode}): {' '.join(cmd)}\n{out[-2000:]}")
+        last = [line for line in out.splitlines() if line.strip()][-1:] or ["no output"]
+        print(f"# failed (exit {proc.returncode}): {' '.join(cmd)}: {last[0].strip()}", file=sys.stderr, flush=True)
+        return f"failed: {last[0].strip()}"
     # wait4's usage covers the child and every descendant it waited for
     return Measure(float(m.group(2)), int(m.group(1)), usage.ru_utime + usage.ru_stime, peak[0] / 1024)
 
@@ -156,6 +159,28 @@ def ensure_database() -> None:
                     f"GRANT ALL ON {DB}.* TO sbtest@'127.0.0.1', sbtest@'localhost', sbtest@'%'"], check=False)
     subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-qc", f"CREATE DATABASE {DB} OWNER sbtest"],
                    capture_output=True, check=False)
+
+
+QUIET_SQL = {
+    "mysql": ["mysql", "-uroot", "-N", "-e",
+              f"SELECT COUNT(*) FROM information_schema.processlist WHERE db = '{DB}'"],
+    "pgsql": ["psql", "-h", "127.0.0.1", "-U", "postgres", "-Atc",
+              f"SELECT COUNT(*) FROM pg_stat_activity WHERE datname = '{DB}'"],
+}
+QUIET_WAIT_S = 120
+
+
+def wait_quiet(server: str) -> None:
+    """Start every run on a server with no session of the previous one left: 1000
+    sessions ending (or still queued on locks) slowed the next run's connects past
+    sysbench's 30-second thread-init limit."""
+    deadline = time.monotonic() + QUIET_WAIT_S
+    while time.monotonic() < deadline:
+        out = subprocess.run(QUIET_SQL[server], capture_output=True, text=True).stdout.strip()
+        if out == "0":
+            return
+        time.sleep(0.5)
+    print(f"# {server}: sessions of the previous run still open after {QUIET_WAIT_S} s", file=sys.stderr)
 
 
 def prepare(server: str) -> None:
@@ -178,8 +203,8 @@ def main() -> int:
           f"{args.rounds} rounds, tools alternating")
     print(f"# command: {' '.join([Path(sys.executable).name, 'bench/compare_sysbench.py', *sys.argv[1:]])}")
     print("| case | sysbench QPS | pysysbench QPS | ratio | sysbench CPU us/q | pysysbench CPU us/q | CPU ratio "
-          "| sysbench RSS MB | pysysbench RSS MB |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "| sysbench RSS MB | pysysbench RSS MB | QPS ratio per round |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     prepared = set()
     for workload, threads, server in cases:
         if server not in prepared:
@@ -188,19 +213,27 @@ def main() -> int:
         sb_cmd, py_cmd = run_cmds(workload, int(threads), server, args.time)
         sb, py = [], []
         limit_s = args.time * RUN_LIMIT_FACTOR + RUN_LIMIT_EXTRA_S
-        for _ in range(args.rounds):
-            sb.append(measure(sb_cmd, limit_s))
-            py.append(measure(py_cmd, limit_s))
-        if None in sb or None in py:
-            late = "sysbench" if None in sb else "pysysbench"
-            print(f"| {workload} {threads} thr {server} | {late} did not finish within {limit_s:.0f} s |", flush=True)
+        for r in range(args.rounds):
+            # the tools alternate, and so does which one goes first
+            order = ((sb_cmd, sb), (py_cmd, py)) if r % 2 == 0 else ((py_cmd, py), (sb_cmd, sb))
+            for cmd, out in order:
+                wait_quiet(server)
+                out.append(measure(cmd, limit_s))
+        pairs = [(s_m, p_m) for s_m, p_m in zip(sb, py) if isinstance(s_m, Measure) and isinstance(p_m, Measure)]
+        name = f"{workload} {threads} thr {server}"
+        if not pairs:
+            why = next(m for m in sb + py if not isinstance(m, Measure))
+            tool = "sysbench" if any(not isinstance(m, Measure) for m in sb) else "pysysbench"
+            print(f"| {name} | {tool}: {why} |", flush=True)
             continue
+        sb, py = [p[0] for p in pairs], [p[1] for p in pairs]
+        rounds = ", ".join(f"{p.qps / s.qps:.2f}" for s, p in pairs)
         med = statistics.median
         s_qps, p_qps = med(m.qps for m in sb), med(m.qps for m in py)
         s_cpu, p_cpu = med(m.cpu_us_per_query for m in sb), med(m.cpu_us_per_query for m in py)
         print(f"| {workload} {threads} thr {server} | {s_qps:,.0f} | {p_qps:,.0f} | {p_qps / s_qps:.2f} "
               f"| {s_cpu:.1f} | {p_cpu:.1f} | {p_cpu / s_cpu:.2f} | {max(m.rss_mb for m in sb):.0f} "
-              f"| {max(m.rss_mb for m in py):.0f} |", flush=True)
+              f"| {max(m.rss_mb for m in py):.0f} | {rounds} |", flush=True)
     return 0
 
 

@@ -21,8 +21,7 @@ from ..options import help_block
 from ..output import text
 from ..output.legacy_text import report_format
 from ..workloads.base import Env, Workload
-from .subcommands import SUBCOMMANDS
-from . import tools  # noqa: F401  (registers campaign, report, compare, export)
+from . import subcommands
 from .load_progress import load_display
 from .compat import COMMANDS, Invocation, choose_driver, general_help, header, parse, validate
 
@@ -90,8 +89,9 @@ def _main(argv: list[str] | None) -> int:
 
 
 def dispatch(argv: list[str], out: Printer) -> int:
-    if argv and argv[0] in SUBCOMMANDS:
-        return SUBCOMMANDS[argv[0]](argv[1:], out)
+    command = subcommands.find(argv[0]) if argv else None
+    if command is not None:
+        return command(argv[1:], out)
     inv = parse(argv)
     v = inv.values
     for line in inv.stderr_warnings:

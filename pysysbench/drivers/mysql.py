@@ -16,6 +16,7 @@ from ..errors import (BulkLoadRefused, ConfigError, ConnectError, FatalSQLError,
 from ..options import Option, OptType
 from .base import (Connection, Counters, Dialect, Driver, DriverCaps, register, split_placeholders,
                    substitute)
+from .wire import count_result
 
 GROUP = "mysql options"
 DEFAULT_SOCKETS = ("/run/mysqld/mysqld.sock", "/var/run/mysqld/mysqld.sock", "/tmp/mysql.sock")
@@ -163,18 +164,14 @@ class MySQLConnection(Connection):
         execute = ps.execute
         c = self.counters
         fail = self._fail
+        count = count_result
 
         async def stmt(*args: Any) -> None:
             try:
                 r = await execute(args)
             except Exception as exc:
                 fail(exc, sql)
-            if r.field_count:
-                c.reads += 1
-            elif r.affected_rows:
-                c.writes += 1
-            else:
-                c.others += 1
+            count(c, r.field_count, r.affected_rows)
         return stmt
 
     async def _wire_statement(self, sql: str):
@@ -196,30 +193,15 @@ class MySQLConnection(Connection):
         return text_stmt
 
     async def query(self, sql: str) -> None:
-        c = self.counters
-        if self.wire is not None:
-            try:
-                fields, affected = await self.wire.query(sql)
-            except Exception as exc:
-                self._fail(exc, sql)
-            if fields:
-                c.reads += 1
-            elif affected:
-                c.writes += 1
-            else:
-                c.others += 1
-            return
-        conn = self.conn
         try:
-            affected = await conn.query(sql)
+            if self.wire is not None:
+                fields, affected = await self.wire.query(sql)
+            else:
+                affected = await self.conn.query(sql)
+                fields = self.conn._result.field_count
         except Exception as exc:
             self._fail(exc, sql)
-        if conn._result.field_count:
-            c.reads += 1
-        elif affected:
-            c.writes += 1
-        else:
-            c.others += 1
+        count_result(self.counters, fields, affected)
 
     async def fetchall(self, sql: str) -> list[tuple]:
         try:

@@ -25,10 +25,6 @@ from typing import Any, Callable
 
 from .wirescan import mysql_scan_fast, pg_scan_fast
 
-try:   # asyncmy's C packer of COM_STMT_EXECUTE parameters (null bitmap, types, values)
-    from asyncmy.protocol import pack_binary_params as _asyncmy_pack
-except ImportError:   # pragma: no cover - depends on the asyncmy build
-    _asyncmy_pack = None
 
 
 class WireError(Exception):
@@ -153,6 +149,18 @@ def _command(code: int, body: bytes) -> bytes:
     return _U32.pack(n)[:3] + b"\x00" + bytes((code,)) + body
 
 
+def count_result(c: Any, fields: int, affected: int) -> None:
+    """spec 5.11: a result set is a read, changed rows a write, anything else other.
+    (The prepared-statement closure below inlines the same three lines: it is the
+    hot path.)"""
+    if fields:
+        c.reads += 1
+    elif affected:
+        c.writes += 1
+    else:
+        c.others += 1
+
+
 def _prepare_scan(deprecate_eof: bool, buf):
     """Response to COM_STMT_PREPARE: (statement id, params, columns) or an error."""
     n = len(buf)
@@ -221,6 +229,16 @@ def _py_pack_params(args: tuple, encoding: str) -> bytes:
     return bytes(bitmap) + b"\x01" + bytes(types) + bytes(values)
 
 
+def _param_packer() -> Callable[[tuple, str], bytes]:
+    """asyncmy's C packer of COM_STMT_EXECUTE parameters when this asyncmy has it
+    (imported here, not at module import: SQLite runs never load asyncmy)."""
+    try:
+        from asyncmy.protocol import pack_binary_params
+        return pack_binary_params
+    except ImportError:   # pragma: no cover - depends on the asyncmy build
+        return _py_pack_params
+
+
 class MySQLWire(Wire):
     """COM_STMT_EXECUTE / COM_QUERY with responses scanned, never decoded."""
 
@@ -231,7 +249,7 @@ class MySQLWire(Wire):
         self.deprecate_eof = deprecate_eof
         self.encoding = encoding
         self._scan = lambda buf, _scan=mysql_scan_fast, _eof=deprecate_eof: _scan(buf, _eof)
-        self._pack = _asyncmy_pack or _py_pack_params
+        self._pack = _param_packer()
 
     def _lost_error(self) -> WireError:
         return LostConnection(CR_SERVER_LOST, "Lost connection to server during query")

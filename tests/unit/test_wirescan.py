@@ -169,3 +169,16 @@ def test_mysql_split_anywhere(names, deprecate_eof, cut):
     for scan in (wirescan.mysql_scan, wirescan.mysql_scan_c or wirescan.mysql_scan):
         assert scan(data[:cut], deprecate_eof) is None
         assert scan(data, deprecate_eof)[0] == len(data)
+
+
+# --- the fallback parameter packer matches asyncmy's --------------------------------
+
+@pytest.mark.parametrize("args", [
+    (1,), (-5, 2**62, 0), ("abc", None, 1.5), ("x" * 300, "é" * 70_000), (True, False, None, None, 7, "z"),
+    (2**64 - 1,),
+])
+def test_python_param_packer_matches_asyncmy(args):
+    from asyncmy.protocol import pack_binary_params
+
+    from pysysbench.drivers.wire import _py_pack_params
+    assert _py_pack_params(args, "utf8") == pack_binary_params(args, "utf8")
