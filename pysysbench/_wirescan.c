@@ -6,6 +6,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 #define MORE_RESULTS 0x0008
 #define MAX_PACKET 0xFFFFFF
@@ -241,9 +243,121 @@ pg_scan(PyObject *self, PyObject *args)
     return out;
 }
 
+/* pg_bind(head, args, tail) -> bytes: a Bind message of args as text parameters
+ * ('B', length, head = portal + statement name + "no format codes", the parameter
+ * count, each as int32 length + text (-1 = NULL), "no result format codes"), then
+ * tail (Execute + Sync) -- the Python twin is wire._py_pg_bind */
+static PyObject *
+pg_bind(PyObject *self, PyObject *args)
+{
+    Py_buffer head, tail;
+    PyObject *values, *out = NULL, **temps = NULL;
+    const char **ptrs = NULL;
+    Py_ssize_t *lens = NULL, n, i, total, bind_len;
+    char (*nums)[24] = NULL;
+    unsigned char *w;
+
+    if (!PyArg_ParseTuple(args, "y*O!y*", &head, &PyTuple_Type, &values, &tail))
+        return NULL;
+    n = PyTuple_GET_SIZE(values);
+    if (n > 32767) {
+        PyErr_SetString(PyExc_ValueError, "too many parameters for one statement");
+        goto done;
+    }
+    ptrs = PyMem_Calloc(n ? n : 1, sizeof(*ptrs));
+    lens = PyMem_Calloc(n ? n : 1, sizeof(*lens));
+    temps = PyMem_Calloc(n ? n : 1, sizeof(*temps));
+    nums = PyMem_Calloc(n ? n : 1, sizeof(*nums));
+    if (!ptrs || !lens || !temps || !nums) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    bind_len = 4 + head.len + 2 + 2;
+    for (i = 0; i < n; i++) {
+        PyObject *v = PyTuple_GET_ITEM(values, i);
+        if (v == Py_None) {
+            lens[i] = -1;
+        } else if (PyBool_Check(v)) {
+            ptrs[i] = v == Py_True ? "t" : "f";
+            lens[i] = 1;
+        } else if (PyLong_CheckExact(v)) {
+            int overflow = 0;
+            long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+            if (x == -1 && PyErr_Occurred())
+                goto done;
+            if (overflow)
+                goto generic;
+            lens[i] = snprintf(nums[i], sizeof(nums[i]), "%lld", x);
+            ptrs[i] = nums[i];
+        } else if (PyUnicode_Check(v)) {
+            ptrs[i] = PyUnicode_AsUTF8AndSize(v, &lens[i]);
+            if (!ptrs[i])
+                goto done;
+        } else if (PyBytes_Check(v)) {
+            ptrs[i] = PyBytes_AS_STRING(v);
+            lens[i] = PyBytes_GET_SIZE(v);
+        } else if (PyByteArray_Check(v)) {
+            ptrs[i] = PyByteArray_AS_STRING(v);
+            lens[i] = PyByteArray_GET_SIZE(v);
+        } else {
+        generic:
+            temps[i] = PyObject_Str(v);
+            if (!temps[i])
+                goto done;
+            ptrs[i] = PyUnicode_AsUTF8AndSize(temps[i], &lens[i]);
+            if (!ptrs[i])
+                goto done;
+        }
+        if (lens[i] > 0x3FFFFFFF) {
+            PyErr_SetString(PyExc_ValueError, "parameter too large for one message");
+            goto done;
+        }
+        bind_len += 4 + (lens[i] > 0 ? lens[i] : 0);
+    }
+    if (bind_len > 0x7FFFFFFF) {
+        PyErr_SetString(PyExc_ValueError, "statement parameters too large for one message");
+        goto done;
+    }
+    total = 1 + bind_len + tail.len;
+    out = PyBytes_FromStringAndSize(NULL, total);
+    if (!out)
+        goto done;
+    w = (unsigned char *)PyBytes_AS_STRING(out);
+#define PUT32(x) do { uint32_t _v = (uint32_t)(x); *w++ = _v >> 24; *w++ = _v >> 16; *w++ = _v >> 8; *w++ = _v; } while (0)
+    *w++ = 'B';
+    PUT32(bind_len);
+    memcpy(w, head.buf, head.len);
+    w += head.len;
+    *w++ = (unsigned char)(n >> 8);
+    *w++ = (unsigned char)n;
+    for (i = 0; i < n; i++) {
+        PUT32(lens[i] < 0 ? 0xFFFFFFFFu : (uint32_t)lens[i]);
+        if (lens[i] > 0) {
+            memcpy(w, ptrs[i], lens[i]);
+            w += lens[i];
+        }
+    }
+#undef PUT32
+    *w++ = 0;
+    *w++ = 0;
+    memcpy(w, tail.buf, tail.len);
+done:
+    if (temps)
+        for (i = 0; i < n; i++)
+            Py_XDECREF(temps[i]);
+    PyMem_Free(temps);
+    PyMem_Free(ptrs);
+    PyMem_Free(lens);
+    PyMem_Free(nums);
+    PyBuffer_Release(&head);
+    PyBuffer_Release(&tail);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"mysql_scan", mysql_scan, METH_VARARGS, "mysql_scan(buf, deprecate_eof) -> None | (end, fields, affected, errno, message)"},
     {"pg_scan", pg_scan, METH_VARARGS, "pg_scan(buf) -> None | (end, tag, error, described)"},
+    {"pg_bind", pg_bind, METH_VARARGS, "pg_bind(head, args, tail) -> Bind message + tail"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -306,6 +306,7 @@ class MySQLWire(Wire):
 # --- PostgreSQL ---------------------------------------------------------------------
 
 _I32 = struct.Struct("!i")
+_I16 = struct.Struct("!h")
 _SYNC = b"S\x00\x00\x00\x04"
 _EXECUTE = b"E\x00\x00\x00\x09\x00\x00\x00\x00\x00"    # unnamed portal, all rows
 _DESCRIBE_PREFIX = b"S"
@@ -334,6 +335,30 @@ def _pg_text(value: Any) -> bytes | None:
     if isinstance(value, (bytes, bytearray)):
         return bytes(value)
     return str(value).encode()
+
+
+def _py_pg_bind(head: bytes, args: tuple, tail: bytes) -> bytes:
+    """A Bind message of ``args`` as text parameters, then ``tail``: 'B', length,
+    ``head`` (portal, statement name, no parameter format codes), the parameter count,
+    each parameter as int32 length + text (-1 = NULL), no result format codes.  The
+    C twin is ``pysysbench._wirescan.pg_bind``."""
+    parts = [head, _I16.pack(len(args))]
+    for value in args:
+        text = b"%d" % value if type(value) is int else _pg_text(value)
+        if text is None:
+            parts.append(b"\xff\xff\xff\xff")
+            continue
+        parts.append(_I32.pack(len(text)))
+        parts.append(text)
+    parts.append(b"\x00\x00")
+    body = b"".join(parts)
+    return b"B" + _I32.pack(len(body) + 4) + body + tail
+
+
+try:
+    from .._wirescan import pg_bind as pg_bind_fast
+except ImportError:   # pragma: no cover - depends on the build
+    pg_bind_fast = _py_pg_bind
 
 
 class PgWire(Wire):
@@ -371,26 +396,13 @@ class PgWire(Wire):
         when it returns rows, else writes when the command tag counts rows); a
         server error goes to ``fail`` (a coroutine function that raises)."""
         head = b"\x00" + name + b"\x00\x00"          # unnamed portal; all parameters as text
-        i32, i16 = _I32.pack, struct.Struct("!h").pack
-        request, scan = self.request, pg_scan_fast
-        tail = b"\x00\x00" + _EXECUTE + _SYNC          # results in text, then Execute + Sync
+        request, scan, bind = self.request, pg_scan_fast, pg_bind_fast
+        tail = _EXECUTE + _SYNC
         c = counters
 
         async def stmt(*args: Any) -> None:
             try:
-                parts = [head, i16(len(args))]
-                for value in args:
-                    if type(value) is int:
-                        text = b"%d" % value
-                    else:
-                        text = _pg_text(value)
-                        if text is None:
-                            parts.append(b"\xff\xff\xff\xff")
-                            continue
-                    parts.append(i32(len(text)))
-                    parts.append(text)
-                body = b"".join(parts)
-                end, tag, error, described = await request(b"B" + i32(len(body) + 6) + body + tail, scan)
+                end, tag, error, described = await request(bind(head, args, tail), scan)
                 if error is not None:
                     code, message = pg_error_fields(error)
                     raise WireError(code, message, sqlstate=code)

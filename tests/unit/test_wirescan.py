@@ -182,3 +182,22 @@ def test_python_param_packer_matches_asyncmy(args):
 
     from pysysbench.drivers.wire import _py_pack_params
     assert _py_pack_params(args, "utf8") == pack_binary_params(args, "utf8")
+
+
+# --- PostgreSQL Bind messages: C and Python build the same bytes -------------------
+
+PG_BIND_ARGS = [(), (1,), (-5, 2**62, 0), (2**70, -(2**70)), ("abc", None, 1.5), (True, False, None),
+                ("x" * 300, "é" * 7000, b"\x00\xff", bytearray(b"ab")), (3.25, 1e300, float("inf"))]
+
+
+@pytest.mark.parametrize("args", PG_BIND_ARGS)
+def test_pg_bind_c_matches_python(args):
+    from pysysbench.drivers import wire
+    head, tail = b"\x00pysysbench_1\x00\x00\x00", b"E\x00\x00\x00\x09\x00\x00\x00\x00\x00S\x00\x00\x00\x04"
+    expected = wire._py_pg_bind(head, args, tail)
+    assert expected[:1] == b"B" and int.from_bytes(expected[1:5], "big") == len(expected) - 1 - len(tail)
+    assert expected.endswith(tail)
+    if wirescan.mysql_scan_c is None:
+        pytest.skip("C extension not built")
+    from pysysbench._wirescan import pg_bind
+    assert pg_bind(head, args, tail) == expected
