@@ -46,8 +46,6 @@ CONN = {
 QPS_RE = re.compile(r"^\s+queries:\s+(\d+)\s+\(([\d.]+) per sec\.\)", re.M)
 SAMPLE_S = 0.05
 FORCED_SHUTDOWN_S = 5
-# sysbench's default 30 s was sometimes too short for 1000 MariaDB connections on this machine
-THREAD_INIT_TIMEOUT_S = 120
 RUN_LIMIT_FACTOR, RUN_LIMIT_EXTRA_S = 3, 60   # a run still going after this is reported, not waited for
 
 
@@ -153,7 +151,7 @@ def run_cmds(workload: str, threads: int, server: str, seconds: int) -> tuple[li
     # --forced-shutdown: at 1000 threads PostgreSQL read_write queues on row locks and neither tool
     # finishes its in-flight events for minutes after --time (both stop 5 s after it instead)
     common = [f"--tables={TABLES}", f"--table-size={TABLE_SIZE}", f"--threads={threads}", f"--time={seconds}",
-              f"--forced-shutdown={FORCED_SHUTDOWN_S}", f"--thread-init-timeout={THREAD_INIT_TIMEOUT_S}"]
+              f"--forced-shutdown={FORCED_SHUTDOWN_S}"]
     name = f"oltp_{workload}"
     return (["sysbench", name, *CONN[server], *common, "run"], [*PYSYSBENCH, name, *CONN[server], *common, "run"])
 
