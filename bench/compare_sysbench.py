@@ -8,7 +8,7 @@ QPS (both), the ratio pysysbench / sysbench, client CPU microseconds per query
 divided by the queries it reported), and peak client RSS (the sum over the
 process tree, sampled every 50 ms).
 
-    .venv/bin/python bench/compare_sysbench.py                 # all cases (about 25 min)
+    .venv/bin/python bench/compare_sysbench.py                 # all cases (about 35 min with 3 rounds)
     .venv/bin/python bench/compare_sysbench.py --rounds=1 --time=5 --cases=point_select:8:mysql
 
 Needs `sysbench` (apt-get install sysbench) and the local MariaDB / PostgreSQL
