@@ -126,9 +126,14 @@ class MySQLConnection(Connection):
         _shrink_receive_buffer(self.conn)
         if self.driver.fast_path:
             from asyncmy.constants.CLIENT import DEPRECATE_EOF
-            from .wire import MySQLWire
+            from .wire import MySQLWire, library_changed
             conn = self.conn
-            self.wire = MySQLWire(conn._transport, bool(conn._client_flag & DEPRECATE_EOF), conn._encoding)
+            try:
+                transport, flags, encoding = conn._transport, conn._client_flag, conn._encoding
+            except AttributeError as exc:
+                self.driver.fast_path = library_changed("asyncmy", exc)
+                return
+            self.wire = MySQLWire(transport, bool(flags & DEPRECATE_EOF), encoding)
 
     def _fail(self, exc: BaseException, sql: str, count: bool = True) -> None:
         code = _errno(exc)

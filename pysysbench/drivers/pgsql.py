@@ -123,8 +123,13 @@ class PgConnection(Connection):
         except Exception as exc:
             raise ConnectError(self.driver.connect_message(self.endpoint, exc)) from None
         if self.driver.fast_path:
-            from .wire import PgWire
-            self.wire = PgWire(self.conn._transport)
+            from .wire import PgWire, library_changed
+            try:
+                transport = self.conn._transport
+            except AttributeError as exc:
+                self.driver.fast_path = library_changed("asyncpg", exc)
+                return
+            self.wire = PgWire(transport)
 
     async def _fail(self, exc: BaseException, sql: str) -> None:
         code = _sqlstate(exc)

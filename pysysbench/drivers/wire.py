@@ -19,12 +19,23 @@ from __future__ import annotations
 
 import asyncio
 import struct
+import sys
 from contextlib import contextmanager
 from functools import partial
 from typing import Any, Callable
 
 from .wirescan import mysql_scan_fast, pg_scan_fast
 
+
+
+def library_changed(library: str, exc: BaseException) -> bool:
+    """The session's transport could not be taken from ``library`` (an internal
+    attribute moved in another version): say so once and go on through the library.
+    Returns the new fast-path setting (False)."""
+    print(f"WARNING: this {library} keeps its connection differently ({exc}); statements go through "
+          f"{library} (as with --db-fast-path=off), which costs more client CPU per statement",
+          file=sys.stderr)
+    return False
 
 
 class WireError(Exception):

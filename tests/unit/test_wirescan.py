@@ -201,3 +201,12 @@ def test_pg_bind_c_matches_python(args):
         pytest.skip("C extension not built")
     from pysysbench._wirescan import pg_bind
     assert pg_bind(head, args, tail) == expected
+
+
+def test_library_without_the_expected_attribute_falls_back(capsys):
+    """A driver library that keeps its transport elsewhere (another version) turns the
+    fast path off with one warning instead of failing the run."""
+    from pysysbench.drivers.wire import library_changed
+    assert library_changed("asyncpg", AttributeError("no attribute '_transport'")) is False
+    err = capsys.readouterr().err
+    assert err.startswith("WARNING: this asyncpg") and "--db-fast-path=off" in err and "\n" == err[-1]
