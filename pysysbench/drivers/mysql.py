@@ -219,16 +219,9 @@ class MySQLConnection(Connection):
             raise  # unreachable
 
     async def close(self) -> None:
-        if self.wire is not None:
-            wire, self.wire = self.wire, None
-            if not wire.busy:
-                wire.close(COM_QUIT_PACKET)
-            # else a statement is still running (a lock wait at the end of the run): the
-            # session cannot end gracefully before it does, so the socket is dropped
-            wire.release()
-            if self.conn is not None:
-                self.conn.close()
-                self.conn = None
+        if self.end_wire(COM_QUIT_PACKET) and self.conn is not None:
+            self.conn.close()
+            self.conn = None
         if self.conn is not None:
             try:
                 await self.conn.ensure_closed()
@@ -237,9 +230,7 @@ class MySQLConnection(Connection):
             self.conn = None
 
     async def reconnect(self) -> None:
-        if self.wire is not None:
-            self.wire.release()
-            self.wire = None
+        self.end_wire(COM_QUIT_PACKET)   # a periodic --reconnect ends the old session politely
         if self.conn is not None:
             self.conn.close()
         await self.open()

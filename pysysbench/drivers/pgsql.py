@@ -227,16 +227,9 @@ class PgConnection(Connection):
             raise  # unreachable
 
     async def close(self) -> None:
-        if self.wire is not None:
-            wire, self.wire = self.wire, None
-            if not wire.busy:
-                wire.close(TERMINATE)   # asyncpg's close() costs ~0.1 ms of CPU per session
-            # else a statement is still running (a lock wait at the end of the run): the
-            # session cannot end gracefully before it does, so the socket is dropped
-            wire.release()
-            if self.conn is not None:
-                self.conn.terminate()
-                self.conn = None
+        if self.end_wire(TERMINATE) and self.conn is not None:
+            self.conn.terminate()
+            self.conn = None
         if self.conn is not None:
             try:
                 await self.conn.close(timeout=5)
@@ -245,9 +238,7 @@ class PgConnection(Connection):
             self.conn = None
 
     async def reconnect(self) -> None:
-        if self.wire is not None:
-            self.wire.release()
-            self.wire = None
+        self.end_wire(TERMINATE)   # a periodic --reconnect ends the old session politely
         if self.conn is not None:
             self.conn.terminate()
         await self.open()
