@@ -5,8 +5,8 @@ serve everything off the hot path (result rows for checks, bulk loads).  Once a
 session is open, the driver moves its transport to a :class:`Wire` protocol that
 sends the benchmark's statements itself and only looks for where each response
 ends (:mod:`.wirescan`): no row is decoded, no result object is built, one future
-per statement.  That halves the client's CPU per statement (measured in
-docs/performance.md), and on a machine where client and server share the cores,
+per statement.  A bare loop of point selects costs half the client CPU of the
+library path, a whole run about a third less (docs/performance.md); on a machine where client and server share the cores,
 every microsecond the client saves goes to the server.
 
 Statements use the servers' binary prepared-statement protocols (MySQL
@@ -24,8 +24,7 @@ from contextlib import contextmanager
 from functools import partial
 from typing import Any, Callable
 
-from .wirescan import mysql_scan_fast, pg_scan_fast
-
+from .wirescan import mysql_error, mysql_packet, mysql_scan_fast, pg_scan_fast
 
 
 def library_changed(library: str, exc: BaseException) -> bool:
@@ -59,7 +58,8 @@ class Wire(asyncio.Protocol):
 
     ``request(data, scan)`` writes ``data`` and resolves with ``scan(buffer)`` once
     it returns non-None (the scanner is given everything received since the
-    request).  Bytes after the end of a response are a protocol error."""
+    request).  Bytes after the end of a response, or with no request pending, are
+    dropped (the servers send none on this request/response path)."""
 
     __slots__ = ("transport", "previous", "waiter", "scan", "pending", "lost", "loop")
 
@@ -173,33 +173,31 @@ def count_result(c: Any, fields: int, affected: int) -> None:
 
 
 def _prepare_scan(deprecate_eof: bool, buf):
-    """Response to COM_STMT_PREPARE: (statement id, params, columns) or an error."""
+    """Response to COM_STMT_PREPARE: ("ok", statement id, params, columns) once all
+    its packets are in, or ("error", errno, message)."""
     n = len(buf)
-    if n < 5:
+    first = mysql_packet(buf, 0, n)
+    if first is None:
         return None
-    length = buf[0] | buf[1] << 8 | buf[2] << 16
-    if n < 4 + length:
-        return None
-    if buf[4] == 0xFF:
-        errno = buf[5] | buf[6] << 8
-        msg = bytes(buf[7:4 + length])
-        if msg[:1] == b"#":
-            msg = msg[6:]
-        return ("error", errno, msg.decode("utf-8", "replace"))
-    stmt_id, columns, params = struct.unpack_from("<IHH", buf, 5)
+    start, length, pos = first
+    if buf[start] == 0xFF:
+        return ("error", *mysql_error(buf, start, start + length))
+    stmt_id, columns, params = struct.unpack_from("<IHH", buf, start + 1)
     packets = 0
     for count in (params, columns):
         if count:
             packets += count + (0 if deprecate_eof else 1)
-    pos = 4 + length
     for _ in range(packets):
-        if n - pos < 4:
+        p = mysql_packet(buf, pos, n)
+        if p is None:
             return None
-        length = buf[pos] | buf[pos + 1] << 8 | buf[pos + 2] << 16
-        if n - pos - 4 < length:
-            return None
-        pos += 4 + length
+        pos = p[2]
     return ("ok", stmt_id, params, columns)
+
+
+def mysql_failure(errno: int, message: bytes) -> WireError:
+    """The exception for a MySQL error packet (number, message without SQLSTATE)."""
+    return WireError(errno, message.decode("utf-8", "replace"))
 
 
 def _py_pack_params(args: tuple, encoding: str) -> bytes:
@@ -270,7 +268,7 @@ class MySQLWire(Wire):
         r = await self.request(_command(COM_STMT_PREPARE, sql.encode(self.encoding)),
                                partial(_prepare_scan, self.deprecate_eof))
         if r[0] == "error":
-            raise WireError(r[1], r[2])
+            raise mysql_failure(r[1], r[2])
         return r[1], r[2]
 
     def statement(self, stmt_id: int, nparams: int, counters: Any, fail: Callable[[BaseException], None]):
@@ -280,7 +278,7 @@ class MySQLWire(Wire):
         per statement on the hot path: packing, sending and counting are inlined."""
         head = bytes((COM_STMT_EXECUTE,)) + _U32.pack(stmt_id) + b"\x00\x01\x00\x00\x00"
         pack, encoding, u32 = self._pack, self.encoding, _U32.pack
-        request, scan = self.request, self._scan
+        request, scan, failure = self.request, self._scan, mysql_failure
         no_params = _command(COM_STMT_EXECUTE, head[1:])
         c = counters
 
@@ -295,7 +293,7 @@ class MySQLWire(Wire):
                     data = no_params
                 end, fields, affected, errno, msg = await request(data, scan)
                 if errno:
-                    raise WireError(errno, msg.decode("utf-8", "replace"))
+                    raise failure(errno, msg)
             except Exception as exc:
                 fail(exc)
             if fields:
@@ -310,7 +308,7 @@ class MySQLWire(Wire):
         end, fields, affected, errno, msg = await self.request(
             _command(COM_QUERY, sql.encode(self.encoding)), self._scan)
         if errno:
-            raise WireError(errno, msg.decode("utf-8", "replace"))
+            raise mysql_failure(errno, msg)
         return fields, affected
 
 
@@ -407,7 +405,7 @@ class PgWire(Wire):
         when it returns rows, else writes when the command tag counts rows); a
         server error goes to ``fail`` (a coroutine function that raises)."""
         head = b"\x00" + name + b"\x00\x00"          # unnamed portal; all parameters as text
-        request, scan, bind = self.request, pg_scan_fast, pg_bind_fast
+        request, scan, bind, raise_error = self.request, pg_scan_fast, pg_bind_fast, self._raise
         tail = _EXECUTE + _SYNC
         c = counters
 
@@ -415,8 +413,7 @@ class PgWire(Wire):
             try:
                 end, tag, error, described = await request(bind(head, args, tail), scan)
                 if error is not None:
-                    code, message = pg_error_fields(error)
-                    raise WireError(code, message, sqlstate=code)
+                    raise_error(error)
             except Exception as exc:
                 await fail(exc)
             if is_read:

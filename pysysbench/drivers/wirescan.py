@@ -40,7 +40,7 @@ def _lenenc(buf, pos: int) -> tuple[int, int]:
     return int.from_bytes(buf[pos + 1:pos + 9], "little"), pos + 9
 
 
-def _packet(buf, pos: int, n: int) -> tuple[int, int, int] | None:
+def mysql_packet(buf, pos: int, n: int) -> tuple[int, int, int] | None:
     """One logical packet at ``pos``: (payload start, first physical payload length,
     position after it), or None when it is not all there.  A payload of 16 MiB - 1
     continues in the next physical packet."""
@@ -59,7 +59,7 @@ def _packet(buf, pos: int, n: int) -> tuple[int, int, int] | None:
             return start, first_len, pos
 
 
-def _mysql_error(buf, start: int, end: int) -> tuple[int, bytes]:
+def mysql_error(buf, start: int, end: int) -> tuple[int, bytes]:
     errno = buf[start + 1] | buf[start + 2] << 8
     at = start + 3
     if at < end and buf[at] == 0x23:    # '#' + 5-character SQLSTATE
@@ -73,7 +73,7 @@ def mysql_scan(buf, deprecate_eof: bool):
     field_count = -1
     affected = 0
     while True:
-        p = _packet(buf, pos, n)
+        p = mysql_packet(buf, pos, n)
         if p is None:
             return None
         start, length, pos = p
@@ -91,7 +91,7 @@ def mysql_scan(buf, deprecate_eof: bool):
                 continue
             return pos, field_count, affected, 0, b""
         if first == 0xFF:
-            errno, msg = _mysql_error(buf, start, start + length)
+            errno, msg = mysql_error(buf, start, start + length)
             return pos, max(field_count, 0), affected, errno, msg
         if first == 0xFB:
             return pos, 0, 0, -1, b"LOCAL INFILE request"
@@ -100,13 +100,13 @@ def mysql_scan(buf, deprecate_eof: bool):
             field_count = columns
         # column definitions, then an EOF packet unless CLIENT_DEPRECATE_EOF
         for _ in range(columns + (0 if deprecate_eof else 1)):
-            p = _packet(buf, pos, n)
+            p = mysql_packet(buf, pos, n)
             if p is None:
                 return None
             pos = p[2]
         # rows up to the terminator (EOF, or an OK packet flagged 0xFE)
         while True:
-            p = _packet(buf, pos, n)
+            p = mysql_packet(buf, pos, n)
             if p is None:
                 return None
             start, length, pos = p
@@ -120,7 +120,7 @@ def mysql_scan(buf, deprecate_eof: bool):
                     status = buf[start + 3] | buf[start + 4] << 8 if length >= 5 else 0
                 break
             if first == 0xFF:
-                errno, msg = _mysql_error(buf, start, start + length)
+                errno, msg = mysql_error(buf, start, start + length)
                 return pos, field_count, affected, errno, msg
         if not status & MORE_RESULTS:
             return pos, field_count, affected, 0, b""
