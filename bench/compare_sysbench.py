@@ -187,8 +187,21 @@ def wait_quiet(server: str) -> None:
 
 def prepare(server: str) -> None:
     base = [*PYSYSBENCH, "oltp_common", *CONN[server], f"--tables={TABLES}", f"--table-size={TABLE_SIZE}"]
-    subprocess.run([*base, "cleanup"], capture_output=True, cwd=REPO, check=True)
-    subprocess.run([*base, "--threads=4", "prepare"], capture_output=True, cwd=REPO, check=True)
+    for step in (["cleanup"], ["--threads=4", "prepare"]):
+        done = subprocess.run([*base, *step], capture_output=True, text=True, cwd=REPO)
+        if done.returncode:
+            last = (done.stderr.strip() or done.stdout.strip() or "no output").splitlines()[-1]
+            sys.exit(f"compare_sysbench: {server} {step[-1]} failed: {last}\n"
+                     "(is the server up with the sbtest user? run: bash scripts/setup-databases.sh)")
+
+
+def parse_case(text: str) -> tuple[str, str, str]:
+    """``workload:threads:server``; the workload with or without its ``oltp_`` prefix."""
+    parts = text.split(":")
+    if len(parts) != 3 or not parts[1].isdigit() or parts[2] not in SERVERS:
+        sys.exit(f"compare_sysbench: bad case '{text}': expected workload:threads:server, "
+                 f"e.g. point_select:8:mysql (servers: {', '.join(SERVERS)})")
+    return parts[0].removeprefix("oltp_"), parts[1], parts[2]
 
 
 def main() -> int:
@@ -197,7 +210,7 @@ def main() -> int:
     ap.add_argument("--time", type=int, default=10, help="seconds per run")
     ap.add_argument("--cases", default="", help="comma list of workload:threads:server (default: all)")
     args = ap.parse_args()
-    cases = [tuple(c.split(":")) for c in args.cases.split(",") if c] or \
+    cases = [parse_case(c) for c in args.cases.split(",") if c] or \
         [(w, str(t), s) for s in SERVERS for t in THREADS for w in WORKLOADS]
     ensure_database()
     print(f"# machine: {platform.node()} {platform.machine()}, {os.cpu_count()} cores, "

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import struct
 import sys
+import types
 from contextlib import contextmanager
 from functools import partial
 from typing import Any, Callable
@@ -53,20 +54,42 @@ class LostConnection(WireError):
     """The transport closed while a response was due."""
 
 
+class _Here:
+    """The strand (engine/strand.py) running right now, if any."""
+
+    __slots__ = ("strand",)
+
+    def __init__(self) -> None:
+        self.strand: Any = None
+
+
+here = _Here()
+
+
+@types.coroutine
+def _response(wire: "Wire"):
+    """Await a response as a strand does: yield the wire, which resumes the strand
+    with the scanned response (or the connection's loss)."""
+    return (yield wire)
+
+
 class Wire(asyncio.Protocol):
     """Request / response over a transport taken from a library connection.
 
     ``request(data, scan)`` writes ``data`` and resolves with ``scan(buffer)`` once
     it returns non-None (the scanner is given everything received since the
-    request).  Bytes after the end of a response, or with no request pending, are
-    dropped (the servers send none on this request/response path)."""
+    request).  Under a strand the response resumes the strand straight from
+    ``data_received``; under an asyncio Task it settles a Future.  Bytes after the
+    end of a response, or with no request pending, are dropped (the servers send
+    none on this request/response path)."""
 
-    __slots__ = ("transport", "previous", "waiter", "scan", "pending", "lost", "loop")
+    __slots__ = ("transport", "previous", "waiter", "strand", "scan", "pending", "lost", "loop")
 
     def __init__(self, transport: asyncio.BaseTransport):
         self.transport = transport
         self.previous = transport.get_protocol()
         self.waiter: asyncio.Future | None = None
+        self.strand: Any = None
         self.scan: Callable[[Any], Any] | None = None
         self.pending = bytearray()
         self.lost: BaseException | None = None
@@ -76,7 +99,7 @@ class Wire(asyncio.Protocol):
     @property
     def busy(self) -> bool:
         """A request is waiting for its response (an event cut short at shutdown)."""
-        return self.waiter is not None
+        return self.waiter is not None or self.strand is not None
 
     def close(self, goodbye: bytes) -> None:
         """End the session: the protocol's goodbye message, then the socket is closed
@@ -103,8 +126,8 @@ class Wire(asyncio.Protocol):
             self.take()
 
     def data_received(self, data: bytes) -> None:
-        waiter = self.waiter
-        if waiter is None:
+        strand = self.strand
+        if strand is None and self.waiter is None:
             return   # nothing asked (a late notice): dropped
         pending = self.pending
         if pending:
@@ -115,9 +138,14 @@ class Wire(asyncio.Protocol):
             if not pending:
                 pending += data
             return
-        self.waiter = None
         if pending:
             pending.clear()
+        if strand is not None:
+            self.strand = None
+            strand.resume(result)
+            return
+        waiter = self.waiter
+        self.waiter = None
         if not waiter.done():
             waiter.set_result(result)
 
@@ -127,6 +155,10 @@ class Wire(asyncio.Protocol):
         self.waiter = None
         if waiter is not None and not waiter.done():
             waiter.set_exception(self._lost_error())
+        strand = self.strand
+        if strand is not None:
+            self.strand = None
+            self.loop.call_soon(strand.fail, self._lost_error())
         prev = self.previous
         try:   # let the library know too, so its close() does not wait for a dead socket
             prev.connection_lost(exc)
@@ -136,11 +168,17 @@ class Wire(asyncio.Protocol):
     def _lost_error(self) -> WireError:
         raise NotImplementedError
 
-    def request(self, data: bytes, scan: Callable[[Any], Any]) -> asyncio.Future:
+    def request(self, data: bytes, scan: Callable[[Any], Any]):
+        """Send ``data``; the awaitable of its scanned response."""
         if self.lost is not None or self.transport.is_closing():
             raise self._lost_error()
-        waiter = self.waiter = self.loop.create_future()
         self.scan = scan
+        strand = here.strand
+        if strand is not None:
+            self.strand = strand
+            self.transport.write(data)
+            return _response(self)
+        waiter = self.waiter = self.loop.create_future()
         self.transport.write(data)
         return waiter
 

@@ -102,7 +102,7 @@ class InProcessGroup:
     async def wait(self, timeout: float | None) -> bool:
         tasks = self.worker.tasks
         if tasks:
-            await asyncio.wait(tasks, timeout=timeout)
+            await asyncio.wait([t.finished for t in tasks], timeout=timeout)
         return self.worker.running() == 0
 
     def sample_now(self) -> Sample:

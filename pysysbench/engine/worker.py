@@ -24,6 +24,7 @@ from ..stats.records import Snapshot
 from ..workloads.base import ThreadContext, Workload
 from ..workloads.oltp_common import make_rand
 from ..rand_compat import compat_streams
+from .strand import Strand
 
 CONNECT_CONCURRENCY = 32          # connections opened at once: do not storm the server
 RECONNECT_MAX_DELAY_S = 0.5      # back-off cap while a server is away
@@ -116,7 +117,7 @@ class Worker:
         self.recorder = Recorder(self.counters)
         self.limits = Limits()
         self.contexts: list[ThreadContext] = []
-        self.tasks: list[asyncio.Task] = []
+        self.tasks: list[Strand] = []
         self.inflight = 0
         self.arrivals: asyncio.Queue | None = None
         self.generator: asyncio.Task | None = None
@@ -168,7 +169,8 @@ class Worker:
         """Start every thread; with ``rate`` > 0 also the arrival generator."""
         if rate:
             self.arrivals = asyncio.Queue(maxsize=EVENT_QUEUE_SLOTS)
-        self.tasks = [asyncio.create_task(self._thread(ctx), name=f"thread-{ctx.tid}") for ctx in self.contexts]
+        loop = asyncio.get_running_loop()
+        self.tasks = [Strand(self._thread(ctx), loop, name=f"thread-{ctx.tid}") for ctx in self.contexts]
         if rate:
             self.generator = asyncio.create_task(self._generate(rate))
 

@@ -131,3 +131,80 @@ def test_ps_mode_disable_and_fast_path_off_still_work(server_db, run_cli):
                           *extra, "run")
         reads, writes, others, events, ignored = _counts(proc.stdout)
         assert (reads, writes, others, events) == (280, 0, 40, 20), (extra, proc.stdout)
+
+
+def _driver_and_slow_sql(server_db):
+    from pysysbench.cli.compat import choose_driver, parse
+    from pysysbench.drivers import REGISTRY
+
+    values = parse(["oltp_point_select", *server_db.opts, "run"]).values
+    slow = "SELECT SLEEP(?)" if server_db.name == "mysql" else "SELECT pg_sleep(?)"
+    return REGISTRY[choose_driver(values)](values), slow
+
+
+def test_strand_is_resumed_by_the_wire_and_can_be_cancelled(server_db):
+    """A strand's statement is answered straight from the protocol callback (the
+    wire holds the strand, no Future is made); cancelling a strand in the middle of
+    a statement raises CancelledError inside it; a session killed by the server in
+    the middle of a statement resumes the strand with the driver's error."""
+    import asyncio
+
+    import uvloop
+
+    from pysysbench.drivers.base import Counters
+    from pysysbench.engine.strand import Strand
+    from pysysbench.errors import FatalSQLError
+
+    driver, slow_sql = _driver_and_slow_sql(server_db)
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        counters = Counters()
+        conn = await driver.connect(counters, index=0)
+        try:
+            assert conn.wire is not None
+            point = await conn.prepare("SELECT 1 + ?")
+            slow = await conn.prepare(slow_sql)
+            during = []
+
+            async def points():
+                for i in range(50):
+                    await point(i)
+                return "ok"
+
+            s = Strand(points(), loop, "points")
+            assert await s.finished == "ok"
+            assert counters.reads == 50
+
+            async def sleeper():
+                try:
+                    await slow(5)
+                finally:
+                    during.append("finally")
+
+            s = Strand(sleeper(), loop, "sleeper")
+            await asyncio.sleep(0.2)
+            assert conn.wire.strand is s and conn.wire.waiter is None and conn.wire.busy
+            s.cancel()
+            await asyncio.wait([s.finished], timeout=2)
+            assert s.finished.cancelled() and during == ["finally"] and conn.wire.strand is None
+        finally:
+            await conn.close()
+
+        # the server ends the session while the strand waits: the driver's error, not a hang
+        conn = await driver.connect(counters, index=1)
+        try:
+            slow = await conn.prepare(slow_sql)
+            me = "SELECT CONNECTION_ID()" if server_db.name == "mysql" else "SELECT pg_backend_pid()"
+            session = (await conn.fetchall(me))[0][0]
+            s = Strand(slow(30), loop, "killed")
+            await asyncio.sleep(0.3)
+            kill = f"KILL {session}" if server_db.name == "mysql" else f"SELECT pg_terminate_backend({session})"
+            await loop.run_in_executor(None, server_db.admin, kill)   # admin() runs its own event loop
+            await asyncio.wait([s.finished], timeout=10)
+            assert s.done(), "the strand was not resumed when its session was killed"
+            assert isinstance(s.finished.exception(), FatalSQLError), s.finished.exception()
+        finally:
+            await conn.close()
+
+    uvloop.run(main())

@@ -1,0 +1,170 @@
+"""Strands: benchmark threads resumed straight from the protocol callback.
+
+An asyncio Task resumes its coroutine through a Future: the protocol sets the
+Future's result, the Future schedules the Task with ``call_soon``, the loop runs
+it on its next turn.  For a statement that takes tens of microseconds of server
+time that machinery is about a fifth of the client's CPU per point select
+(docs/performance.md).  A :class:`Strand` drives a thread's coroutine itself:
+when a lean wire statement (:mod:`..drivers.wire`) is awaited, the coroutine
+yields the wire, the wire keeps the strand, and ``data_received`` resumes it with
+the scanned response -- no Future, no scheduling, no extra loop turn.
+
+Anything else the coroutine awaits (an asyncio Future of a library call, a
+reconnect, ``asyncio.sleep``, a rate-mode queue) is handled as a Task handles it,
+and the strand registers itself as the loop's current task while it runs, so
+``asyncio.current_task()`` and ``asyncio.timeout()`` work inside events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from asyncio.tasks import _enter_task, _leave_task
+from typing import Any, Coroutine
+
+from ..drivers import wire as _wire
+
+
+class Strand:
+    """A Task-like driver of one coroutine; ``finished`` is an asyncio Future that
+    settles with the coroutine's outcome (so ``asyncio.wait`` works on it)."""
+
+    __slots__ = ("coro", "loop", "name", "finished", "_waiting", "_cancel", "_cancelling", "__weakref__")
+
+    def __init__(self, coro: Coroutine, loop: asyncio.AbstractEventLoop, name: str = ""):
+        self.coro = coro
+        self.loop = loop
+        self.name = name
+        self.finished = loop.create_future()
+        self._waiting: Any = None        # the Future or wire this strand waits on
+        self._cancel = False             # a cancel() not yet delivered
+        self._cancelling = 0
+        loop.call_soon(self.step)
+
+    # --- the Task surface asyncio.timeout() and the engine use ----------------------
+
+    def done(self) -> bool:
+        return self.finished.done()
+
+    def get_loop(self) -> asyncio.AbstractEventLoop:
+        return self.loop
+
+    def get_name(self) -> str:
+        return self.name
+
+    def cancelling(self) -> int:
+        return self._cancelling
+
+    def uncancel(self) -> int:
+        if self._cancelling > 0:
+            self._cancelling -= 1
+        return self._cancelling
+
+    def cancel(self, msg: Any = None) -> bool:
+        """As ``Task.cancel``: CancelledError is raised inside the coroutine at its
+        next resumption, which is brought forward if it waits on anything."""
+        if self.finished.done():
+            return False
+        self._cancelling += 1
+        waiting = self._waiting
+        if isinstance(waiting, asyncio.Future):
+            if waiting.cancel(msg=msg):
+                return True      # its done callback resumes us with CancelledError
+        elif waiting is not None:            # a wire: stop listening, resume with the error
+            waiting.strand = None
+            self._waiting = None
+            self.loop.call_soon(self.throw, asyncio.CancelledError(msg))
+            return True
+        self._cancel = True
+        return True
+
+    # --- driving the coroutine -----------------------------------------------------
+
+    def step(self, value: Any = None) -> None:
+        """Resume the coroutine with ``value`` (a response, a Future's result)."""
+        if self._cancel:
+            self._cancel = False
+            self.throw(asyncio.CancelledError())
+            return
+        loop = self.loop
+        here = _wire.here
+        outer = here.strand
+        here.strand = self
+        _enter_task(loop, self)
+        try:
+            yielded = self.coro.send(value)
+        except BaseException as exc:
+            self._settle(exc)
+            return
+        finally:
+            _leave_task(loop, self)
+            here.strand = outer
+        self._park(yielded)
+
+    def throw(self, exc: BaseException) -> None:
+        loop = self.loop
+        here = _wire.here
+        outer = here.strand
+        here.strand = self
+        _enter_task(loop, self)
+        try:
+            yielded = self.coro.throw(exc)
+        except BaseException as e:
+            self._settle(e)
+            return
+        finally:
+            _leave_task(loop, self)
+            here.strand = outer
+        self._park(yielded)
+
+    def _park(self, yielded: Any) -> None:
+        if isinstance(yielded, _wire.Wire):
+            self._waiting = yielded         # the wire resumes us (see Wire.data_received)
+            return
+        if yielded is None:                 # a bare yield (asyncio.sleep(0)): next loop turn
+            self._waiting = None
+            self.loop.call_soon(self.step)
+            return
+        if getattr(yielded, "_asyncio_future_blocking", None):
+            yielded._asyncio_future_blocking = False
+            self._waiting = yielded
+            yielded.add_done_callback(self._wakeup)
+            if self._cancel:
+                self._cancel = False
+                yielded.cancel()
+            return
+        self.loop.call_soon(self.throw, RuntimeError(f"strand {self.name} got bad yield: {yielded!r}"))
+
+    def _wakeup(self, future: asyncio.Future) -> None:
+        self._waiting = None
+        try:
+            value = future.result()
+        except BaseException as exc:
+            self.throw(exc)
+            return
+        self.step(value)
+
+    def resume(self, value: Any) -> None:
+        """Called by the wire this strand waits on, with the scanned response."""
+        self._waiting = None
+        self.step(value)
+
+    def fail(self, exc: BaseException) -> None:
+        """Called by the wire this strand waits on when its connection is lost."""
+        self._waiting = None
+        self.throw(exc)
+
+    def _settle(self, exc: BaseException) -> None:
+        self._waiting = None
+        f = self.finished
+        if isinstance(exc, StopIteration):
+            f.set_result(exc.value)
+        elif isinstance(exc, asyncio.CancelledError):
+            f.cancel()
+        else:
+            f.set_exception(exc)
+            if not isinstance(exc, Exception):   # KeyboardInterrupt, SystemExit: as a Task would
+                raise exc
+
+    def __repr__(self) -> str:
+        state = "done" if self.finished.done() else "running"
+        return f"<Strand {self.name} {state}>"

@@ -1,0 +1,124 @@
+"""Strands (engine/strand.py) behave as asyncio Tasks do for everything that is
+not a wire statement: results, exceptions, cancellation, Futures, bare yields,
+``asyncio.current_task()`` and ``asyncio.timeout()``.  The wire path itself is
+tested against the real servers in tests/integration/test_wire.py."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import uvloop
+
+from pysysbench.engine.strand import Strand
+
+
+def run(coro_fn):
+    return uvloop.run(coro_fn())
+
+
+def test_result_exception_and_current_task():
+    async def main():
+        loop = asyncio.get_running_loop()
+        seen = []
+
+        async def body(x):
+            seen.append(asyncio.current_task())
+            await asyncio.sleep(0)                  # a bare yield
+            await asyncio.sleep(0.001)              # an asyncio Future
+            fut = loop.create_future()
+            loop.call_later(0.001, fut.set_result, x * 2)
+            return await fut
+
+        async def boom():
+            await asyncio.sleep(0)
+            raise ValueError("bad")
+
+        s = Strand(body(21), loop, "t1")
+        assert not s.done()
+        assert await s.finished == 42
+        assert s.done() and seen == [s] and asyncio.current_task() is not s
+        b = Strand(boom(), loop, "t2")
+        with pytest.raises(ValueError, match="bad"):
+            await b.finished
+    run(main)
+
+
+def test_cancel_while_waiting_on_a_future_runs_finally_blocks():
+    async def main():
+        loop = asyncio.get_running_loop()
+        cleaned = []
+
+        async def body():
+            try:
+                await asyncio.sleep(30)
+            finally:
+                cleaned.append(True)
+
+        s = Strand(body(), loop, "t")
+        await asyncio.sleep(0.01)
+        assert s.cancel()
+        await asyncio.wait([s.finished], timeout=2)
+        assert s.finished.cancelled() and cleaned == [True]
+        assert not s.cancel()                        # already done
+    run(main)
+
+
+def test_cancel_before_first_step_and_caught_cancellation():
+    async def main():
+        loop = asyncio.get_running_loop()
+        started = []
+
+        async def body():
+            started.append(True)
+
+        s = Strand(body(), loop, "t")
+        s.cancel()                                   # before it ever ran
+        await asyncio.wait([s.finished], timeout=2)
+        assert s.finished.cancelled() and started == []
+
+        async def stubborn():
+            try:
+                await asyncio.sleep(30)
+            except asyncio.CancelledError:
+                return "caught"
+
+        s = Strand(stubborn(), loop, "t")
+        await asyncio.sleep(0.01)
+        s.cancel()
+        assert await s.finished == "caught"
+    run(main)
+
+
+def test_asyncio_timeout_works_inside_a_strand():
+    async def main():
+        loop = asyncio.get_running_loop()
+
+        async def body():
+            try:
+                async with asyncio.timeout(0.02):
+                    await asyncio.sleep(5)
+            except TimeoutError:
+                return "timed out", asyncio.current_task().cancelling()
+            return "not timed out", 0
+
+        s = Strand(body(), loop, "t")
+        assert await asyncio.wait_for(s.finished, 2) == ("timed out", 0)
+    run(main)
+
+
+def test_bad_yield_is_an_error_inside_the_coroutine():
+    async def main():
+        loop = asyncio.get_running_loop()
+
+        class Odd:
+            def __await__(self):
+                yield "not a future"
+
+        async def body():
+            await Odd()
+
+        s = Strand(body(), loop, "odd")
+        with pytest.raises(RuntimeError, match="bad yield"):
+            await asyncio.wait_for(s.finished, 2)
+    run(main)
