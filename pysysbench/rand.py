@@ -10,8 +10,13 @@ Every distribution is computed in IEEE double with the same operation order
 as sysbench's C code and truncated to an integer, so that feeding the same
 uniform doubles yields the same results. All uniform doubles are drawn
 through the single attribute ``Rand._u`` (a zero-argument callable returning
-a float in [0, 1)); replacing it swaps the generator for every method at
-once, which is the seam for a bit-exact xoroshiro128+ source.
+a float in [0, 1)); ``Rand.set_source`` swaps the generator for every method
+at once, which is the seam for a bit-exact xoroshiro128+ source.
+
+``uniform`` and ``special`` (the default distribution, drawn several times per
+event) are computed by the optional C extension ``pysysbench._hotpath`` when it
+is built, with the same double operations in the same order as the Python
+methods here (``_py_uniform`` / ``_py_special``, the fallback).
 
 Bounds are integers with ``a <= b`` that fit in uint32, as in sysbench.
 """
@@ -64,6 +69,11 @@ _LETTER_LO, _LETTER_HI = ord("a"), ord("z")
 
 _SUMMERS: dict[int, Callable[[Callable[[], float]], float]] = {}
 
+try:
+    from ._hotpath import SPECIAL as _C_SPECIAL, UNIFORM as _C_UNIFORM, Draw as _CDraw
+except ImportError:   # pragma: no cover - depends on the build
+    _CDraw = None
+
 
 def _summer(n: int) -> Callable[[Callable[[], float]], float]:
     """A function adding ``n`` draws of ``u()`` left to right: the same rounding as
@@ -94,7 +104,7 @@ class Rand:
 
     __slots__ = (
         "_rng",
-        "_u",
+        "_src",
         "_iter_range",
         "_sum_draws",
         "_iter_mult",
@@ -109,6 +119,8 @@ class Rand:
         "_zipf_cache",
         "rand_type",
         "default",
+        "uniform",
+        "special",
     )
 
     def __init__(
@@ -125,13 +137,32 @@ class Rand:
         if rand_type not in DISTRIBUTIONS:
             raise ValueError(f"Invalid random numbers distribution: {rand_type}.")
         self._rng = random.Random(seed)
-        # The single source of uniform doubles in [0, 1); see module docstring.
-        self._u: Callable[[], float] = self._rng.random
         self._init_special(spec_iter, spec_pct, spec_res)
         self._init_pareto(pareto_h)
         self._init_zipfian(zipf_exp)
         self.rand_type = rand_type
-        self.default: Callable[[int, int], int] = getattr(self, rand_type)
+        self.set_source(self._rng.random)
+
+    @property
+    def _u(self) -> Callable[[], float]:
+        return self._src
+
+    @_u.setter
+    def _u(self, u: Callable[[], float]) -> None:
+        self.set_source(u)
+
+    def set_source(self, u: Callable[[], float]) -> None:
+        """Draw every number from ``u`` (uniform doubles in [0, 1)) from now on."""
+        # The single source of uniform doubles in [0, 1); see module docstring.
+        self._src: Callable[[], float] = u
+        if _CDraw is not None:
+            self.uniform = _CDraw(_C_UNIFORM, u, self._py_uniform)
+            self.special = _CDraw(_C_SPECIAL, u, self._py_special, len(self._iter_range), self._iter_mult,
+                                  self._pct_mult, self._pct_2_mult, self._res_mult)
+        else:
+            self.uniform = self._py_uniform
+            self.special = self._py_special
+        self.default: Callable[[int, int], int] = getattr(self, self.rand_type)
 
     # -- parameter set-up -------------------------------------------------
 
@@ -170,15 +201,15 @@ class Rand:
 
     def uniform_double(self) -> float:
         """One uniform double in [0, 1)."""
-        return self._u()
+        return self._src()
 
-    def uniform(self, a: int, b: int) -> int:
+    def _py_uniform(self, a: int, b: int) -> int:
         """Uniform integer in [a, b]: a + u*(b-a+1), all in double."""
-        return int(a + self._u() * (b - a + 1))
+        return int(a + self._src() * (b - a + 1))
 
     def gaussian(self, a: int, b: int) -> int:
         """Mean of spec_iter uniform draws over [a, b] (approximately normal)."""
-        u = self._u
+        u = self._src
         t = b - a + 1
         total = 0.0
         # Explicit loop: sum() of floats is compensated on Python >= 3.12,
@@ -187,22 +218,22 @@ class Rand:
             total += u() * t
         return a + int(total * self._iter_mult)
 
-    def special(self, a: int, b: int) -> int:
+    def _py_special(self, a: int, b: int) -> int:
         """sysbench's 'special': res% of draws in a pct%-wide band near the middle.
 
         t = b - a deliberately lacks the +1, and the band reuses the first
         draw, exactly as sysbench 1.0.20 does.
         """
         t = b - a
-        rnd = self._u()
+        rnd = self._src()
         if rnd * (t * self._res_mult) < t:
-            total = self._sum_draws(self._u)
+            total = self._sum_draws(self._src)
             return int(a + total * t * self._iter_mult)
         return a + int(rnd * (t * self._pct_mult + 1) + (t / 2 - t * self._pct_2_mult))
 
     def pareto(self, a: int, b: int) -> int:
         """Pareto over [a, b] with shape h: a + (b-a+1) * u**p."""
-        return a + int((b - a + 1) * self._u() ** self._pareto_power)
+        return a + int((b - a + 1) * self._src() ** self._pareto_power)
 
     def zipfian(self, a: int, b: int) -> int:
         """Zipf over [a, b], P(a+k-1) ~ k**-zipf_exp (rejection-inversion sampler)."""
@@ -213,7 +244,7 @@ class Rand:
             h_n = self._zipf_h_integral(n + 0.5)
             span = self._zipf_h_x1 - h_n
             self._zipf_cache[n] = (h_n, span)
-        u = self._u
+        u = self._src
         s = self._zipf_s
         while True:
             v = h_n + u() * span
@@ -255,7 +286,7 @@ class Rand:
             render = _STRING_PLANS[template]
         except KeyError:
             render = _STRING_PLANS[template] = _compile_template(template)
-        return render(self._u)
+        return render(self._src)
 
 
 def _log1p_over_x(x: float) -> float:

@@ -5,7 +5,7 @@ from the generator sysbench itself uses, seeded the way sysbench seeds it, so
 that the ids, ``k`` values and ``c``/``pad`` strings -- and therefore the SQL
 text -- of a run are the real binary's, statement for statement.  The
 distribution formulas are :class:`pysysbench.rand.Rand`'s (already written in
-the C code's operation order); this module only replaces ``Rand._u``.
+the C code's operation order); this module only replaces ``Rand._u`` (``Rand.set_source``).
 
 The pieces, as sysbench 1.0.20 has them:
 
@@ -153,7 +153,7 @@ class CompatStreams:
         """Make ``ctx.rand`` draw from thread ``ctx.tid``'s sysbench stream and
         give the worker the per-event histogram draw."""
         src = self.source(ctx.tid)
-        ctx.rand._u = src.double
+        ctx.rand.set_source(src.double)
         after: Callable[[], None] | None = src.skip if self.histogram_draw else None
         ctx.after_event = after
 

@@ -37,16 +37,23 @@ _LAST_BUCKET = N_BUCKETS - 1
 NS = 1_000_000_000
 
 
-class Recorder:
+try:
+    from .._hotpath import Recorder as _CRecorderCore
+except ImportError:   # pragma: no cover - depends on the build
+    _CRecorderCore = None
+
+
+class PyRecorder:
     """Latency and event accounting of one worker (hot path: ``record``).
 
     Events and latency sums are kept per thread only (``[events, latency]`` lists
     reached by one dict lookup); the worker's totals are their sums, taken when a
-    snapshot is (once per report interval), not on every event."""
+    snapshot is (once per report interval), not on every event.  This is the
+    fallback and the contract of the C recorder (:class:`CRecorder`)."""
 
     __slots__ = ("counters", "lat_min", "lat_max", "hist", "threads")
 
-    def __init__(self, counters: Counters):
+    def __init__(self, counters: Counters, tids: range = range(0)):
         self.counters = counters
         self.lat_min = 0
         self.lat_max = 0
@@ -93,6 +100,33 @@ class Recorder:
                         thread_lat_ns={tid: t[1] for tid, t in threads.items()}, error_codes=dict(c.errors_by_code))
 
 
+class CRecorder:
+    """:class:`PyRecorder` with its state in ``pysysbench._hotpath.Recorder``
+    (threads ``tids``, a contiguous range): ``record`` is the C method itself."""
+
+    __slots__ = ("counters", "core", "record", "reset_minmax")
+
+    def __init__(self, counters: Counters, tids: range):
+        self.counters = counters
+        self.core = _CRecorderCore(tids.start, len(tids), LN_NS_PER_MS, LN_MIN_MS, M)
+        self.record = self.core.record
+        self.reset_minmax = self.core.reset_minmax
+
+    def snapshot(self) -> Snapshot:
+        c = self.counters
+        events, lat_sum, lat_min, lat_max, hist, thread_events, thread_lat = self.core.state()
+        return Snapshot(events=events, reads=c.reads, writes=c.writes, others=c.others, errors=c.errors,
+                        reconnects=c.reconnects, lat_sum_ns=lat_sum, lat_min_ns=lat_min, lat_max_ns=lat_max,
+                        hist=hist, thread_events=thread_events, thread_lat_ns=thread_lat,
+                        error_codes=dict(c.errors_by_code))
+
+
+def make_recorder(counters: Counters, tids: range) -> PyRecorder | CRecorder:
+    if _CRecorderCore is not None and tids.step == 1:
+        return CRecorder(counters, tids)
+    return PyRecorder(counters, tids)
+
+
 @dataclass
 class Limits:
     """Run limits shared by this worker's threads."""
@@ -114,7 +148,7 @@ class Worker:
         self.tids = tids
         self.threads = threads
         self.counters = Counters()
-        self.recorder = Recorder(self.counters)
+        self.recorder = make_recorder(self.counters, tids)
         self.limits = Limits()
         self.contexts: list[ThreadContext] = []
         self.tasks: list[Strand] = []

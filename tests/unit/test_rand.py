@@ -89,7 +89,7 @@ def test_invalid_rand_type_message():
 @pytest.mark.parametrize("rand_type", DISTRIBUTIONS)
 def test_default_is_bound_to_rand_type(rand_type):
     rand = Rand(1, rand_type=rand_type)
-    assert rand.default.__func__ is getattr(Rand, rand_type)
+    assert rand.default == getattr(rand, rand_type)
     twin = Rand(1, rand_type=rand_type)
     assert [rand.default(1, 1000) for _ in range(50)] == [
         getattr(twin, rand_type)(1, 1000) for _ in range(50)
