@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <stddef.h>
+#include <structmember.h>
 
 #define MORE_RESULTS 0x0008
 #define MAX_PACKET 0xFFFFFF
@@ -86,13 +88,11 @@ mysql_error(const unsigned char *b, packet_t *p, long long fields, unsigned long
     return mysql_result(p->next, fields, affected, err, (const char *)b + at, end - at);
 }
 
+/* None (not all there) or (end, fields, affected, errno, message) of the response in b[0:n] */
 static PyObject *
-mysql_scan(PyObject *self, PyObject *args)
+mysql_scan_buf(const unsigned char *b, Py_ssize_t n, int deprecate_eof)
 {
-    Py_buffer view;
-    int deprecate_eof;
-    const unsigned char *b;
-    Py_ssize_t n, pos = 0, at, end;
+    Py_ssize_t pos = 0, at, end;
     long long fields = -1;
     unsigned long long affected = 0, value, columns, i;
     unsigned int status;
@@ -100,10 +100,6 @@ mysql_scan(PyObject *self, PyObject *args)
     packet_t p;
     PyObject *out = NULL;
 
-    if (!PyArg_ParseTuple(args, "y*p", &view, &deprecate_eof))
-        return NULL;
-    b = (const unsigned char *)view.buf;
-    n = view.len;
     for (;;) {
         if (!next_packet(b, n, pos, &p))
             goto incomplete;
@@ -172,25 +168,33 @@ incomplete:
     out = Py_None;
     Py_INCREF(out);
 done:
-    PyBuffer_Release(&view);
     return out;
 }
 
 static PyObject *
-pg_scan(PyObject *self, PyObject *args)
+mysql_scan(PyObject *self, PyObject *args)
 {
     Py_buffer view;
-    const unsigned char *b;
-    Py_ssize_t n, pos = 0, end, tag_at = -1, tag_len = 0, err_at = -1, err_len = 0;
+    int deprecate_eof;
+    PyObject *out;
+
+    if (!PyArg_ParseTuple(args, "y*p", &view, &deprecate_eof))
+        return NULL;
+    out = mysql_scan_buf((const unsigned char *)view.buf, view.len, deprecate_eof);
+    PyBuffer_Release(&view);
+    return out;
+}
+
+/* None (not all there) or (end, tag, error, described) of the response in b[0:n] */
+static PyObject *
+pg_scan_buf(const unsigned char *b, Py_ssize_t n)
+{
+    Py_ssize_t pos = 0, end, tag_at = -1, tag_len = 0, err_at = -1, err_len = 0;
     unsigned char kind;
     uint32_t length;
     int described = -1;
     PyObject *out = NULL, *tag, *err;
 
-    if (!PyArg_ParseTuple(args, "y*", &view))
-        return NULL;
-    b = (const unsigned char *)view.buf;
-    n = view.len;
     for (;;) {
         if (n - pos < 5) {
             out = Py_None;
@@ -239,6 +243,18 @@ pg_scan(PyObject *self, PyObject *args)
         }
         pos = end;
     }
+    return out;
+}
+
+static PyObject *
+pg_scan(PyObject *self, PyObject *args)
+{
+    Py_buffer view;
+    PyObject *out;
+
+    if (!PyArg_ParseTuple(args, "y*", &view))
+        return NULL;
+    out = pg_scan_buf((const unsigned char *)view.buf, view.len);
     PyBuffer_Release(&view);
     return out;
 }
@@ -248,18 +264,15 @@ pg_scan(PyObject *self, PyObject *args)
  * count, each as int32 length + text (-1 = NULL), "no result format codes"), then
  * tail (Execute + Sync) -- the Python twin is wire._py_pg_bind */
 static PyObject *
-pg_bind(PyObject *self, PyObject *args)
+pg_bind_items(const Py_buffer *headp, PyObject *const *items, Py_ssize_t n, const Py_buffer *tailp)
 {
-    Py_buffer head, tail;
-    PyObject *values, *out = NULL, **temps = NULL;
+    Py_buffer head = *headp, tail = *tailp;
+    PyObject *out = NULL, **temps = NULL;
     const char **ptrs = NULL;
-    Py_ssize_t *lens = NULL, n, i, total, bind_len;
+    Py_ssize_t *lens = NULL, i, total, bind_len;
     char (*nums)[24] = NULL;
     unsigned char *w;
 
-    if (!PyArg_ParseTuple(args, "y*O!y*", &head, &PyTuple_Type, &values, &tail))
-        return NULL;
-    n = PyTuple_GET_SIZE(values);
     if (n > 32767) {
         PyErr_SetString(PyExc_ValueError, "too many parameters for one statement");
         goto done;
@@ -274,7 +287,7 @@ pg_bind(PyObject *self, PyObject *args)
     }
     bind_len = 4 + head.len + 2 + 2;
     for (i = 0; i < n; i++) {
-        PyObject *v = PyTuple_GET_ITEM(values, i);
+        PyObject *v = items[i];
         if (v == Py_None) {
             lens[i] = -1;
         } else if (PyBool_Check(v)) {
@@ -349,10 +362,834 @@ done:
     PyMem_Free(ptrs);
     PyMem_Free(lens);
     PyMem_Free(nums);
+    return out;
+}
+
+static PyObject *
+pg_bind(PyObject *self, PyObject *args)
+{
+    Py_buffer head, tail;
+    PyObject *values, *out;
+
+    if (!PyArg_ParseTuple(args, "y*O!y*", &head, &PyTuple_Type, &values, &tail))
+        return NULL;
+    out = pg_bind_items(&head, &PyTuple_GET_ITEM(values, 0), PyTuple_GET_SIZE(values), &tail);
     PyBuffer_Release(&head);
     PyBuffer_Release(&tail);
     return out;
 }
+
+/* ======================= the statement hot path of drivers/wire.py ======================= *
+ * WireCore is the receiving half of wire.Wire (its base class): data_received scans each
+ * response and resumes the strand waiting on it (engine/strand.py) or settles the asyncio
+ * Future of a request.  Statement is a prepared statement's callable: under a strand it
+ * writes COM_STMT_EXECUTE / Bind+Execute+Sync itself and returns a Pending, the awaitable
+ * that yields the wire to the strand and counts the response as read / write / other
+ * (spec 5.11); anywhere else, or when the connection is gone, it returns the Python
+ * statement coroutine (``slow``), which is the contract this code follows. */
+
+#define IS_NONE(x) ((x) == NULL || (x) == Py_None)
+
+enum { SCAN_CALL = 0, SCAN_MYSQL = 1, SCAN_PG = 2 };
+enum { PROTO_MYSQL = 1, PROTO_PG = 2 };
+
+static PyObject *one, *s_resume, *s_strand, *s_done, *s_set_result, *s_reads, *s_writes, *s_others, *s_throw;
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *strand;    /* the strand waiting for the response, or None */
+    PyObject *waiter;    /* the Future of a request made outside a strand, or None */
+    PyObject *scan;      /* kind SCAN_CALL: scanner callable(buffer) -> None | result */
+    PyObject *pending;   /* bytearray: a response received in pieces */
+    PyObject *lost;      /* the exception that ended the connection, or None */
+    int kind;
+    int deprecate_eof;
+} WireCore;
+
+static PyObject *
+wirecore_scan(WireCore *w, PyObject *buf)
+{
+    Py_buffer view;
+    PyObject *out;
+    if (w->kind == SCAN_CALL) {
+        if (IS_NONE(w->scan)) {
+            PyErr_SetString(PyExc_RuntimeError, "a response arrived with no scanner set");
+            return NULL;
+        }
+        return PyObject_CallOneArg(w->scan, buf);
+    }
+    if (PyObject_GetBuffer(buf, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    if (w->kind == SCAN_MYSQL)
+        out = mysql_scan_buf((const unsigned char *)view.buf, view.len, w->deprecate_eof);
+    else
+        out = pg_scan_buf((const unsigned char *)view.buf, view.len);
+    PyBuffer_Release(&view);
+    return out;
+}
+
+static int
+bytearray_append(PyObject *ba, PyObject *data)
+{
+    Py_buffer view;
+    Py_ssize_t n = PyByteArray_GET_SIZE(ba);
+    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
+        return -1;
+    if (PyByteArray_Resize(ba, n + view.len) < 0) {
+        PyBuffer_Release(&view);
+        return -1;
+    }
+    memcpy(PyByteArray_AS_STRING(ba) + n, view.buf, view.len);
+    PyBuffer_Release(&view);
+    return 0;
+}
+
+static PyObject *
+wirecore_data_received(WireCore *w, PyObject *data)
+{
+    PyObject *buf = data, *result, *r;
+    Py_ssize_t had;
+    if (IS_NONE(w->strand) && IS_NONE(w->waiter))
+        Py_RETURN_NONE;                     /* nothing asked (a late notice): dropped */
+    if (w->pending == NULL || !PyByteArray_Check(w->pending)) {
+        PyErr_SetString(PyExc_TypeError, "wire.pending must be a bytearray");
+        return NULL;
+    }
+    had = PyByteArray_GET_SIZE(w->pending);
+    if (had) {
+        if (bytearray_append(w->pending, data) < 0)
+            return NULL;
+        buf = w->pending;
+    }
+    Py_INCREF(buf);
+    result = wirecore_scan(w, buf);
+    Py_DECREF(buf);
+    if (result == NULL)
+        return NULL;
+    if (result == Py_None) {
+        Py_DECREF(result);
+        if (!had && bytearray_append(w->pending, data) < 0)
+            return NULL;
+        Py_RETURN_NONE;
+    }
+    if (had && PyByteArray_Resize(w->pending, 0) < 0) {
+        Py_DECREF(result);
+        return NULL;
+    }
+    if (!IS_NONE(w->strand)) {
+        PyObject *strand = w->strand;       /* our reference moves to this variable */
+        Py_INCREF(Py_None);
+        w->strand = Py_None;
+        r = PyObject_CallMethodOneArg(strand, s_resume, result);
+        Py_DECREF(strand);
+        Py_DECREF(result);
+        return r;
+    }
+    {
+        PyObject *waiter = w->waiter, *done;
+        Py_INCREF(Py_None);
+        w->waiter = Py_None;
+        done = PyObject_CallMethodNoArgs(waiter, s_done);
+        if (done == NULL)
+            r = NULL;
+        else if (done == Py_False)
+            r = PyObject_CallMethodOneArg(waiter, s_set_result, result);
+        else {
+            r = Py_None;
+            Py_INCREF(r);
+        }
+        Py_XDECREF(done);
+        Py_DECREF(waiter);
+        Py_DECREF(result);
+        return r;
+    }
+}
+
+static PyObject *
+wirecore_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+    WireCore *w = (WireCore *)type->tp_alloc(type, 0);
+    if (w == NULL)
+        return NULL;
+    Py_INCREF(Py_None);
+    w->strand = Py_None;
+    Py_INCREF(Py_None);
+    w->waiter = Py_None;
+    Py_INCREF(Py_None);
+    w->scan = Py_None;
+    Py_INCREF(Py_None);
+    w->lost = Py_None;
+    w->pending = PyByteArray_FromStringAndSize(NULL, 0);
+    if (w->pending == NULL) {
+        Py_DECREF(w);
+        return NULL;
+    }
+    return (PyObject *)w;
+}
+
+static int
+wirecore_traverse(WireCore *w, visitproc visit, void *arg)
+{
+    Py_VISIT(w->strand);
+    Py_VISIT(w->waiter);
+    Py_VISIT(w->scan);
+    Py_VISIT(w->pending);
+    Py_VISIT(w->lost);
+    return 0;
+}
+
+static int
+wirecore_clear(WireCore *w)
+{
+    Py_CLEAR(w->strand);
+    Py_CLEAR(w->waiter);
+    Py_CLEAR(w->scan);
+    Py_CLEAR(w->pending);
+    Py_CLEAR(w->lost);
+    return 0;
+}
+
+static void
+wirecore_dealloc(WireCore *w)
+{
+    PyObject_GC_UnTrack(w);
+    wirecore_clear(w);
+    Py_TYPE(w)->tp_free((PyObject *)w);
+}
+
+static PyMemberDef wirecore_members[] = {
+    {"strand", T_OBJECT, offsetof(WireCore, strand), 0, "the strand waiting for the response, or None"},
+    {"waiter", T_OBJECT, offsetof(WireCore, waiter), 0, "the Future of a request outside a strand, or None"},
+    {"scan", T_OBJECT, offsetof(WireCore, scan), 0, "the scanner of a request (kind 0)"},
+    {"pending", T_OBJECT, offsetof(WireCore, pending), 0, "bytes of a response received so far"},
+    {"lost", T_OBJECT, offsetof(WireCore, lost), 0, "why the connection ended, or None"},
+    {"kind", T_INT, offsetof(WireCore, kind), 0, "0: call scan; 1: MySQL statement; 2: PostgreSQL statement"},
+    {"deprecate_eof", T_INT, offsetof(WireCore, deprecate_eof), 0, "MySQL CLIENT_DEPRECATE_EOF negotiated"},
+    {NULL},
+};
+
+static PyMethodDef wirecore_methods[] = {
+    {"data_received", (PyCFunction)wirecore_data_received, METH_O, "asyncio.Protocol.data_received"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject WireCoreType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "pysysbench._wirescan.WireCore",
+    .tp_basicsize = sizeof(WireCore),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "The receiving half of drivers/wire.py's Wire.",
+    .tp_new = wirecore_new,
+    .tp_dealloc = (destructor)wirecore_dealloc,
+    .tp_traverse = (traverseproc)wirecore_traverse,
+    .tp_clear = (inquiry)wirecore_clear,
+    .tp_members = wirecore_members,
+    .tp_methods = wirecore_methods,
+};
+
+/* ------------------------------------------------------------ Statement --- */
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    int proto;
+    int is_read;          /* PostgreSQL: the statement returns rows */
+    Py_ssize_t nparams;   /* MySQL: parameters expected */
+    WireCore *wire;
+    PyObject *here;       /* .strand: the strand running now, or None */
+    PyObject *write;      /* the transport's write */
+    PyObject *head;       /* MySQL: COM_STMT_EXECUTE header; PostgreSQL: Bind head */
+    PyObject *tail;       /* PostgreSQL: Execute + Sync */
+    PyObject *pack;       /* MySQL: pack(args, encoding) -> parameter block (any types) */
+    PyObject *encoding;
+    PyObject *counters;
+    PyObject *fail;       /* classifies and raises (PostgreSQL: a coroutine function) */
+    PyObject *error;      /* MySQL: error(errno, message); PostgreSQL: error(body) -> exception */
+    PyObject *slow;       /* the Python statement: the same, as a coroutine */
+} Statement;
+
+/* COM_STMT_EXECUTE with all-integer parameters; NULL without an exception = use pack() */
+static PyObject *
+mysql_int_packet(Statement *s, PyObject *const *args, Py_ssize_t n)
+{
+    /* no parameters: no null bitmap and no "new parameters bound" flag either */
+    Py_ssize_t hlen = PyBytes_GET_SIZE(s->head), bitmap = (n + 7) / 8, body = hlen + (n ? bitmap + 1 + 10 * n : 0), i;
+    unsigned long long v[64];
+    int unsigned_[64];
+    PyObject *out;
+    unsigned char *w;
+    if (n > 64)
+        return NULL;
+    for (i = 0; i < n; i++) {
+        int overflow = 0;
+        long long x;
+        if (!PyLong_CheckExact(args[i]))
+            return NULL;
+        x = PyLong_AsLongLongAndOverflow(args[i], &overflow);
+        if (x == -1 && PyErr_Occurred())
+            return NULL;
+        if (overflow) {
+            if (overflow < 0)
+                return NULL;
+            v[i] = PyLong_AsUnsignedLongLong(args[i]);
+            if (v[i] == (unsigned long long)-1 && PyErr_Occurred()) {
+                PyErr_Clear();
+                return NULL;
+            }
+            unsigned_[i] = 1;
+        } else {
+            v[i] = (unsigned long long)x;
+            unsigned_[i] = 0;
+        }
+    }
+    out = PyBytes_FromStringAndSize(NULL, 4 + body);
+    if (out == NULL)
+        return NULL;
+    w = (unsigned char *)PyBytes_AS_STRING(out);
+    w[0] = body & 0xFF;
+    w[1] = (body >> 8) & 0xFF;
+    w[2] = (body >> 16) & 0xFF;
+    w[3] = 0;
+    w += 4;
+    memcpy(w, PyBytes_AS_STRING(s->head), hlen);
+    w += hlen;
+    if (n == 0)
+        return out;
+    memset(w, 0, bitmap);
+    w += bitmap;
+    *w++ = 1;                                 /* new parameters bound */
+    for (i = 0; i < n; i++) {
+        *w++ = 0x08;                          /* MYSQL_TYPE_LONGLONG */
+        *w++ = unsigned_[i] ? 0x80 : 0x00;
+    }
+    for (i = 0; i < n; i++)
+        for (int k = 0; k < 8; k++)
+            *w++ = (unsigned char)(v[i] >> (8 * k));
+    return out;
+}
+
+static PyObject *
+mysql_packet(Statement *s, PyObject *const *args, Py_ssize_t n)
+{
+    PyObject *tuple, *params, *out;
+    Py_ssize_t hlen, plen, body;
+    unsigned char *w;
+    out = mysql_int_packet(s, args, n);
+    if (out != NULL || PyErr_Occurred())
+        return out;
+    tuple = PyTuple_New(n);
+    if (tuple == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_INCREF(args[i]);
+        PyTuple_SET_ITEM(tuple, i, args[i]);
+    }
+    params = PyObject_CallFunctionObjArgs(s->pack, tuple, s->encoding, NULL);
+    Py_DECREF(tuple);
+    if (params == NULL)
+        return NULL;
+    if (!PyBytes_Check(params)) {
+        Py_DECREF(params);
+        PyErr_SetString(PyExc_TypeError, "the parameter packer must return bytes");
+        return NULL;
+    }
+    hlen = PyBytes_GET_SIZE(s->head);
+    plen = PyBytes_GET_SIZE(params);
+    body = hlen + plen;
+    if (body >= 0xFFFFFF) {
+        Py_DECREF(params);
+        PyErr_SetString(PyExc_ValueError, "statement parameters too large for one packet");
+        return NULL;
+    }
+    out = PyBytes_FromStringAndSize(NULL, 4 + body);
+    if (out != NULL) {
+        w = (unsigned char *)PyBytes_AS_STRING(out);
+        w[0] = body & 0xFF;
+        w[1] = (body >> 8) & 0xFF;
+        w[2] = (body >> 16) & 0xFF;
+        w[3] = 0;
+        memcpy(w + 4, PyBytes_AS_STRING(s->head), hlen);
+        memcpy(w + 4 + hlen, PyBytes_AS_STRING(params), plen);
+    }
+    Py_DECREF(params);
+    return out;
+}
+
+static PyObject *pending_new(Statement *s);
+
+static PyObject *
+statement_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Statement *s = (Statement *)self;
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    PyObject *strand, *data, *r;
+    WireCore *w = s->wire;
+    if (kwnames != NULL || !IS_NONE(w->lost) || (s->proto == PROTO_MYSQL && n != s->nparams))
+        goto slow;
+    strand = PyObject_GetAttr(s->here, s_strand);
+    if (strand == NULL)
+        return NULL;
+    if (strand == Py_None) {
+        Py_DECREF(strand);
+        goto slow;
+    }
+    if (s->proto == PROTO_MYSQL)
+        data = mysql_packet(s, args, n);
+    else {
+        Py_buffer head, tail;
+        if (PyObject_GetBuffer(s->head, &head, PyBUF_SIMPLE) < 0) {
+            Py_DECREF(strand);
+            return NULL;
+        }
+        if (PyObject_GetBuffer(s->tail, &tail, PyBUF_SIMPLE) < 0) {
+            PyBuffer_Release(&head);
+            Py_DECREF(strand);
+            return NULL;
+        }
+        data = pg_bind_items(&head, args, n, &tail);
+        PyBuffer_Release(&head);
+        PyBuffer_Release(&tail);
+    }
+    if (data == NULL) {
+        Py_DECREF(strand);
+        return NULL;
+    }
+    Py_XSETREF(w->strand, strand);          /* the wire resumes this strand */
+    w->kind = s->proto == PROTO_MYSQL ? SCAN_MYSQL : SCAN_PG;
+    r = PyObject_CallOneArg(s->write, data);
+    Py_DECREF(data);
+    if (r == NULL) {
+        Py_INCREF(Py_None);
+        Py_XSETREF(w->strand, Py_None);
+        return NULL;
+    }
+    Py_DECREF(r);
+    return pending_new(s);
+slow:
+    return PyObject_Vectorcall(s->slow, args, nargsf, kwnames);
+}
+
+static int
+statement_traverse(Statement *s, visitproc visit, void *arg)
+{
+    Py_VISIT(s->wire);
+    Py_VISIT(s->here);
+    Py_VISIT(s->write);
+    Py_VISIT(s->head);
+    Py_VISIT(s->tail);
+    Py_VISIT(s->pack);
+    Py_VISIT(s->encoding);
+    Py_VISIT(s->counters);
+    Py_VISIT(s->fail);
+    Py_VISIT(s->error);
+    Py_VISIT(s->slow);
+    return 0;
+}
+
+static int
+statement_clear(Statement *s)
+{
+    Py_CLEAR(s->wire);
+    Py_CLEAR(s->here);
+    Py_CLEAR(s->write);
+    Py_CLEAR(s->head);
+    Py_CLEAR(s->tail);
+    Py_CLEAR(s->pack);
+    Py_CLEAR(s->encoding);
+    Py_CLEAR(s->counters);
+    Py_CLEAR(s->fail);
+    Py_CLEAR(s->error);
+    Py_CLEAR(s->slow);
+    return 0;
+}
+
+static void
+statement_dealloc(Statement *s)
+{
+    PyObject_GC_UnTrack(s);
+    statement_clear(s);
+    Py_TYPE(s)->tp_free((PyObject *)s);
+}
+
+static PyTypeObject WireCoreType;
+
+/* Statement(proto, wire, here, write, head, tail, nparams, pack, encoding, counters, fail, error, slow, is_read) */
+static PyObject *
+statement_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+    int proto, is_read;
+    Py_ssize_t nparams;
+    PyObject *wire, *here, *write, *head, *tail, *pack, *encoding, *counters, *fail, *error, *slow;
+    Statement *s;
+    if (!PyArg_ParseTuple(args, "iO!OOSSnOOOOOOp", &proto, &WireCoreType, &wire, &here, &write, &head, &tail,
+                          &nparams, &pack, &encoding, &counters, &fail, &error, &slow, &is_read))
+        return NULL;
+    if (proto != PROTO_MYSQL && proto != PROTO_PG) {
+        PyErr_SetString(PyExc_ValueError, "proto must be 1 (MySQL) or 2 (PostgreSQL)");
+        return NULL;
+    }
+    s = (Statement *)type->tp_alloc(type, 0);
+    if (s == NULL)
+        return NULL;
+    s->vectorcall = statement_call;
+    s->proto = proto;
+    s->is_read = is_read;
+    s->nparams = nparams;
+#define KEEP(field, value) do { Py_INCREF(value); s->field = value; } while (0)
+    KEEP(wire, (WireCore *)wire);
+    KEEP(here, here);
+    KEEP(write, write);
+    KEEP(head, head);
+    KEEP(tail, tail);
+    KEEP(pack, pack);
+    KEEP(encoding, encoding);
+    KEEP(counters, counters);
+    KEEP(fail, fail);
+    KEEP(error, error);
+    KEEP(slow, slow);
+#undef KEEP
+    return (PyObject *)s;
+}
+
+static PyTypeObject StatementType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "pysysbench._wirescan.Statement",
+    .tp_basicsize = sizeof(Statement),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "A prepared statement on the lean wire: call with its parameters and await the result.",
+    .tp_new = statement_new,
+    .tp_dealloc = (destructor)statement_dealloc,
+    .tp_traverse = (traverseproc)statement_traverse,
+    .tp_clear = (inquiry)statement_clear,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(Statement, vectorcall),
+};
+
+/* -------------------------------------------------------------- Pending --- */
+
+enum { P_NEW = 0, P_WAITING = 1, P_DELEGATING = 2, P_DONE = 3 };
+
+typedef struct {
+    PyObject_HEAD
+    Statement *stmt;
+    PyObject *sub;      /* P_DELEGATING: the coroutine of fail() (PostgreSQL) */
+    int state;
+} Pending;
+
+static PyTypeObject PendingType;
+
+static PyObject *
+pending_new(Statement *s)
+{
+    Pending *p = PyObject_GC_New(Pending, &PendingType);
+    if (p == NULL)
+        return NULL;
+    Py_INCREF(s);
+    p->stmt = s;
+    p->sub = NULL;
+    p->state = P_NEW;
+    PyObject_GC_Track(p);
+    return (PyObject *)p;
+}
+
+static int
+bump(PyObject *counters, PyObject *name)
+{
+    PyObject *v = PyObject_GetAttr(counters, name), *v1;
+    int rc;
+    if (v == NULL)
+        return -1;
+    v1 = PyNumber_Add(v, one);
+    Py_DECREF(v);
+    if (v1 == NULL)
+        return -1;
+    rc = PyObject_SetAttr(counters, name, v1);
+    Py_DECREF(v1);
+    return rc;
+}
+
+/* spec 5.11: PostgreSQL counts a write when the command tag's row count is a number other than 0 */
+static int
+pg_tag_counts_rows(PyObject *tag)
+{
+    const char *t, *rows;
+    Py_ssize_t n, i, k;
+    if (!PyBytes_Check(tag))
+        return 0;
+    t = PyBytes_AS_STRING(tag);
+    n = PyBytes_GET_SIZE(tag);
+    for (i = n - 1; i >= 0 && t[i] != ' '; i--)
+        ;
+    rows = t + i + 1;
+    k = n - i - 1;
+    if (k == 0 || (k == 1 && rows[0] == '0'))
+        return 0;
+    for (i = 0; i < k; i++)
+        if (rows[i] < '0' || rows[i] > '9')
+            return 0;
+    return 1;
+}
+
+static PySendResult pending_delegate(Pending *p, PyObject *arg, PyObject **presult);
+
+/* the response: raise its error through fail(), or count it */
+static PySendResult
+pending_finish(Pending *p, PyObject *result, PyObject **presult)
+{
+    Statement *s = p->stmt;
+    PyObject *name;
+    p->state = P_DONE;
+    if (!PyTuple_Check(result) || PyTuple_GET_SIZE(result) < 4) {
+        PyErr_Format(PyExc_RuntimeError, "a statement was resumed with %R", result);
+        return PYGEN_ERROR;
+    }
+    if (s->proto == PROTO_MYSQL) {
+        PyObject *fields = PyTuple_GET_ITEM(result, 1), *affected = PyTuple_GET_ITEM(result, 2);
+        PyObject *err = PyTuple_GET_ITEM(result, 3);
+        int bad = PyObject_IsTrue(err);
+        if (bad < 0)
+            return PYGEN_ERROR;
+        if (bad) {
+            PyObject *exc = PyObject_CallFunctionObjArgs(s->error, err, PyTuple_GET_ITEM(result, 4), NULL), *r;
+            if (exc == NULL)
+                return PYGEN_ERROR;
+            r = PyObject_CallOneArg(s->fail, exc);   /* raises the classified error */
+            Py_DECREF(exc);
+            if (r == NULL)
+                return PYGEN_ERROR;
+            Py_DECREF(r);
+        }
+        int f = PyObject_IsTrue(fields), a = f ? 0 : PyObject_IsTrue(affected);
+        if (f < 0 || a < 0)
+            return PYGEN_ERROR;
+        name = f ? s_reads : a ? s_writes : s_others;
+    } else {
+        PyObject *tag = PyTuple_GET_ITEM(result, 1), *err = PyTuple_GET_ITEM(result, 2);
+        if (err != Py_None) {
+            PyObject *exc = PyObject_CallOneArg(s->error, err);
+            if (exc == NULL)
+                return PYGEN_ERROR;
+            p->sub = PyObject_CallOneArg(s->fail, exc);   /* a coroutine that raises the classified error */
+            Py_DECREF(exc);
+            if (p->sub == NULL)
+                return PYGEN_ERROR;
+            p->state = P_DELEGATING;
+            return pending_delegate(p, Py_None, presult);
+        }
+        name = s->is_read ? s_reads : pg_tag_counts_rows(tag) ? s_writes : s_others;
+    }
+    if (bump(s->counters, name) < 0)
+        return PYGEN_ERROR;
+    Py_INCREF(Py_None);
+    *presult = Py_None;
+    return PYGEN_RETURN;
+}
+
+static PySendResult
+pending_delegate(Pending *p, PyObject *arg, PyObject **presult)
+{
+    PySendResult r = PyIter_Send(p->sub, arg, presult);
+    if (r != PYGEN_NEXT) {
+        p->state = P_DONE;
+        Py_CLEAR(p->sub);
+        if (r == PYGEN_RETURN) {       /* fail() returned instead of raising: counted as other */
+            Py_DECREF(*presult);
+            if (bump(p->stmt->counters, s_others) < 0)
+                return PYGEN_ERROR;
+            Py_INCREF(Py_None);
+            *presult = Py_None;
+        }
+    }
+    return r;
+}
+
+static PySendResult
+pending_send(PyObject *self, PyObject *arg, PyObject **presult)
+{
+    Pending *p = (Pending *)self;
+    switch (p->state) {
+    case P_NEW:
+        p->state = P_WAITING;
+        Py_INCREF(p->stmt->wire);
+        *presult = (PyObject *)p->stmt->wire;     /* the strand parks on the wire */
+        return PYGEN_NEXT;
+    case P_WAITING:
+        return pending_finish(p, arg, presult);
+    case P_DELEGATING:
+        return pending_delegate(p, arg, presult);
+    default:
+        PyErr_SetString(PyExc_RuntimeError, "cannot reuse an already awaited statement");
+        return PYGEN_ERROR;
+    }
+}
+
+static PyObject *
+pending_iternext(PyObject *self)
+{
+    PyObject *result = NULL;
+    PySendResult r = pending_send(self, Py_None, &result);
+    if (r == PYGEN_NEXT)
+        return result;
+    if (r == PYGEN_RETURN) {
+        if (result == Py_None)
+            PyErr_SetNone(PyExc_StopIteration);
+        else
+            _PyGen_SetStopIterationValue(result);
+        Py_DECREF(result);
+    }
+    return NULL;
+}
+
+static PyObject *
+pending_await(PyObject *self)
+{
+    Py_INCREF(self);
+    return self;
+}
+
+static PyObject *
+pending_send_method(PyObject *self, PyObject *arg)
+{
+    PyObject *result = NULL;
+    PySendResult r = pending_send(self, arg, &result);
+    if (r == PYGEN_NEXT)
+        return result;
+    if (r == PYGEN_RETURN) {
+        _PyGen_SetStopIterationValue(result);
+        Py_DECREF(result);
+    }
+    return NULL;
+}
+
+/* throw(exc) while waiting: an Exception (the connection was lost) goes through fail() to be
+ * classified, as in the Python statement; CancelledError and the like are raised as they are */
+static PyObject *
+pending_throw(PyObject *self, PyObject *args)
+{
+    Pending *p = (Pending *)self;
+    PyObject *typ, *val = NULL, *tb = NULL, *exc, *r;
+    if (!PyArg_ParseTuple(args, "O|OO", &typ, &val, &tb))
+        return NULL;
+    if (PyExceptionInstance_Check(typ))
+        exc = typ, Py_INCREF(exc);
+    else if (PyExceptionClass_Check(typ))
+        exc = IS_NONE(val) ? PyObject_CallNoArgs(typ)
+                           : PyExceptionInstance_Check(val) ? (Py_INCREF(val), val) : PyObject_CallOneArg(typ, val);
+    else {
+        PyErr_SetString(PyExc_TypeError, "throw() needs an exception");
+        return NULL;
+    }
+    if (exc == NULL)
+        return NULL;
+    if (p->state == P_DELEGATING) {
+        r = PyObject_CallMethodOneArg(p->sub, s_throw, exc);
+        Py_DECREF(exc);
+        if (r == NULL) {
+            p->state = P_DONE;
+            Py_CLEAR(p->sub);
+        }
+        return r;
+    }
+    if (p->state == P_WAITING && PyObject_IsInstance(exc, PyExc_Exception) == 1) {
+        p->state = P_DONE;
+        r = PyObject_CallOneArg(p->stmt->fail, exc);
+        Py_DECREF(exc);
+        if (r == NULL)
+            return NULL;
+        if (p->stmt->proto == PROTO_PG) {          /* a coroutine: run it in our place */
+            PyObject *result = NULL;
+            PySendResult sr;
+            p->sub = r;
+            p->state = P_DELEGATING;
+            sr = pending_delegate(p, Py_None, &result);
+            if (sr == PYGEN_NEXT)
+                return result;
+            if (sr == PYGEN_RETURN) {
+                _PyGen_SetStopIterationValue(result);
+                Py_DECREF(result);
+            }
+            return NULL;
+        }
+        Py_DECREF(r);
+        PyErr_SetNone(PyExc_StopIteration);
+        return NULL;
+    }
+    p->state = P_DONE;
+    PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+    Py_DECREF(exc);
+    return NULL;
+}
+
+static PyObject *
+pending_close(PyObject *self, PyObject *unused)
+{
+    Pending *p = (Pending *)self;
+    p->state = P_DONE;
+    if (p->sub != NULL) {
+        PyObject *r = PyObject_CallMethod(p->sub, "close", NULL);
+        Py_CLEAR(p->sub);
+        if (r == NULL)
+            return NULL;
+        Py_DECREF(r);
+    }
+    Py_RETURN_NONE;
+}
+
+static int
+pending_traverse(Pending *p, visitproc visit, void *arg)
+{
+    Py_VISIT(p->stmt);
+    Py_VISIT(p->sub);
+    return 0;
+}
+
+static int
+pending_clear(Pending *p)
+{
+    Py_CLEAR(p->stmt);
+    Py_CLEAR(p->sub);
+    return 0;
+}
+
+static void
+pending_dealloc(Pending *p)
+{
+    PyObject_GC_UnTrack(p);
+    pending_clear(p);
+    PyObject_GC_Del(p);
+}
+
+static PyAsyncMethods pending_async = {
+    .am_await = pending_await,
+    .am_send = pending_send,
+};
+
+static PyMethodDef pending_methods[] = {
+    {"send", pending_send_method, METH_O, NULL},
+    {"throw", pending_throw, METH_VARARGS, NULL},
+    {"close", pending_close, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject PendingType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "pysysbench._wirescan.Pending",
+    .tp_basicsize = sizeof(Pending),
+#ifdef Py_TPFLAGS_HAVE_AM_SEND
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_AM_SEND,
+#else
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+#endif
+    .tp_doc = "A statement sent on the lean wire, awaiting its response.",
+    .tp_dealloc = (destructor)pending_dealloc,
+    .tp_traverse = (traverseproc)pending_traverse,
+    .tp_clear = (inquiry)pending_clear,
+    .tp_as_async = &pending_async,
+    .tp_iter = PyObject_SelfIter,
+    .tp_iternext = pending_iternext,
+    .tp_methods = pending_methods,
+};
+
 
 static PyMethodDef methods[] = {
     {"mysql_scan", mysql_scan, METH_VARARGS, "mysql_scan(buf, deprecate_eof) -> None | (end, fields, affected, errno, message)"},
@@ -366,5 +1203,30 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_wirescan", NULL, -1
 PyMODINIT_FUNC
 PyInit__wirescan(void)
 {
-    return PyModule_Create(&module);
+    PyObject *m;
+#define INTERN(var, text) if ((var = PyUnicode_InternFromString(text)) == NULL) return NULL
+    INTERN(s_resume, "resume");
+    INTERN(s_strand, "strand");
+    INTERN(s_done, "done");
+    INTERN(s_set_result, "set_result");
+    INTERN(s_reads, "reads");
+    INTERN(s_writes, "writes");
+    INTERN(s_others, "others");
+    INTERN(s_throw, "throw");
+#undef INTERN
+    if ((one = PyLong_FromLong(1)) == NULL)
+        return NULL;
+    if (PyType_Ready(&WireCoreType) < 0 || PyType_Ready(&StatementType) < 0 || PyType_Ready(&PendingType) < 0)
+        return NULL;
+    m = PyModule_Create(&module);
+    if (m == NULL)
+        return NULL;
+    Py_INCREF(&WireCoreType);
+    Py_INCREF(&StatementType);
+    if (PyModule_AddObject(m, "WireCore", (PyObject *)&WireCoreType) < 0 ||
+        PyModule_AddObject(m, "Statement", (PyObject *)&StatementType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

@@ -73,7 +73,47 @@ def _response(wire: "Wire"):
     return (yield wire)
 
 
-class Wire(asyncio.Protocol):
+SCAN_CALL = 0      # Wire.kind: the response is scanned by ``Wire.scan`` (a request())
+
+
+class _PyWireCore:
+    """The receiving half of :class:`Wire`; the C twin is ``pysysbench._wirescan.WireCore``
+    (used when built), which also scans statement responses itself (``kind`` 1 / 2)."""
+
+    __slots__ = ("strand", "waiter", "scan", "pending", "lost", "kind", "deprecate_eof")
+
+    def data_received(self, data: bytes) -> None:
+        strand = self.strand
+        if strand is None and self.waiter is None:
+            return   # nothing asked (a late notice): dropped
+        pending = self.pending
+        if pending:
+            pending += data
+            data = pending
+        result = self.scan(data)
+        if result is None:
+            if not pending:
+                pending += data
+            return
+        if pending:
+            pending.clear()
+        if strand is not None:
+            self.strand = None
+            strand.resume(result)
+            return
+        waiter = self.waiter
+        self.waiter = None
+        if not waiter.done():
+            waiter.set_result(result)
+
+
+try:
+    from .._wirescan import Statement as _CStatement, WireCore as _WireCore
+except ImportError:   # pragma: no cover - depends on the build
+    _CStatement, _WireCore = None, _PyWireCore
+
+
+class Wire(_WireCore, asyncio.Protocol):
     """Request / response over a transport taken from a library connection.
 
     ``request(data, scan)`` writes ``data`` and resolves with ``scan(buffer)`` once
@@ -81,9 +121,11 @@ class Wire(asyncio.Protocol):
     request).  Under a strand the response resumes the strand straight from
     ``data_received``; under an asyncio Task it settles a Future.  Bytes after the
     end of a response, or with no request pending, are dropped (the servers send
-    none on this request/response path)."""
+    none on this request/response path).  The statements of :meth:`statement` are
+    C objects when the extension is built: under a strand they write their message,
+    arm the wire (``kind``) and return an awaitable, with no Python frame."""
 
-    __slots__ = ("transport", "previous", "waiter", "strand", "scan", "pending", "lost", "loop")
+    __slots__ = ("transport", "previous", "loop")
 
     def __init__(self, transport: asyncio.BaseTransport):
         self.transport = transport
@@ -91,6 +133,8 @@ class Wire(asyncio.Protocol):
         self.waiter: asyncio.Future | None = None
         self.strand: Any = None
         self.scan: Callable[[Any], Any] | None = None
+        self.kind = SCAN_CALL
+        self.deprecate_eof = 0
         self.pending = bytearray()
         self.lost: BaseException | None = None
         self.loop = asyncio.get_running_loop()
@@ -125,30 +169,6 @@ class Wire(asyncio.Protocol):
         finally:
             self.take()
 
-    def data_received(self, data: bytes) -> None:
-        strand = self.strand
-        if strand is None and self.waiter is None:
-            return   # nothing asked (a late notice): dropped
-        pending = self.pending
-        if pending:
-            pending += data
-            data = pending
-        result = self.scan(data)
-        if result is None:
-            if not pending:
-                pending += data
-            return
-        if pending:
-            pending.clear()
-        if strand is not None:
-            self.strand = None
-            strand.resume(result)
-            return
-        waiter = self.waiter
-        self.waiter = None
-        if not waiter.done():
-            waiter.set_result(result)
-
     def connection_lost(self, exc: BaseException | None) -> None:
         self.lost = exc or ConnectionResetError("connection closed by the server")
         waiter = self.waiter
@@ -173,6 +193,7 @@ class Wire(asyncio.Protocol):
         if self.lost is not None or self.transport.is_closing():
             raise self._lost_error()
         self.scan = scan
+        self.kind = SCAN_CALL
         strand = here.strand
         if strand is not None:
             self.strand = strand
@@ -289,11 +310,11 @@ def _param_packer() -> Callable[[tuple, str], bytes]:
 class MySQLWire(Wire):
     """COM_STMT_EXECUTE / COM_QUERY with responses scanned, never decoded."""
 
-    __slots__ = ("deprecate_eof", "encoding", "_scan", "_pack")
+    __slots__ = ("encoding", "_scan", "_pack")
 
     def __init__(self, transport: asyncio.BaseTransport, deprecate_eof: bool, encoding: str = "utf8"):
         super().__init__(transport)
-        self.deprecate_eof = deprecate_eof
+        self.deprecate_eof = int(deprecate_eof)
         self.encoding = encoding
         self._scan = lambda buf, _scan=mysql_scan_fast, _eof=deprecate_eof: _scan(buf, _eof)
         self._pack = _param_packer()
@@ -340,7 +361,10 @@ class MySQLWire(Wire):
                 c.writes += 1
             else:
                 c.others += 1
-        return stmt
+        if _CStatement is None:
+            return stmt
+        return _CStatement(1, self, here, self.transport.write, head, b"", nparams, pack, encoding, c, fail,
+                           failure, stmt, False)
 
     async def query(self, sql: str) -> tuple[int, int]:
         end, fields, affected, errno, msg = await self.request(
@@ -422,9 +446,13 @@ class PgWire(Wire):
         return LostConnection("08006", "connection to the server was lost", sqlstate="08006")
 
     @staticmethod
-    def _raise(error: bytes) -> None:
+    def _error(error: bytes) -> WireError:
         code, message = pg_error_fields(error)
-        raise WireError(code, message, sqlstate=code)
+        return WireError(code, message, sqlstate=code)
+
+    @staticmethod
+    def _raise(error: bytes) -> None:
+        raise PgWire._error(error)
 
     async def prepare(self, sql: str) -> tuple[bytes, bool]:
         """(statement name, whether it returns rows); WireError for a server error."""
@@ -462,7 +490,10 @@ class PgWire(Wire):
                 c.writes += 1
             else:
                 c.others += 1
-        return stmt
+        if _CStatement is None:
+            return stmt
+        return _CStatement(2, self, here, self.transport.write, head, tail, -1, None, "", c, fail, self._error,
+                           stmt, is_read)
 
     async def query(self, sql: str) -> bytes:
         end, tag, error, described = await self.request(_pg_message(b"Q", sql.encode() + b"\x00"), pg_scan_fast)
