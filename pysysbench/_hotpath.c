@@ -16,15 +16,99 @@
 #define N_BUCKETS 1024
 #define SMALL (1LL << 52)   /* integers that convert to double exactly, with room */
 
+/* ------------------------------------------------------- Mersenne Twister --- *
+ * random.Random().random() without a Python call per draw: the MT19937 state
+ * lives in the instance (CPython's _random.Random: index, then 624 words), and a
+ * double is built from two 32-bit outputs as random() builds it.  Only used when
+ * mt_selftest() found this layout and arithmetic to give random()'s exact
+ * sequence on this interpreter (rand.py checks at import); otherwise the draws
+ * call the source. */
+
+#define MT_N 624
+#define MT_M 397
+
+typedef struct {
+    PyObject_HEAD
+    int index;
+    uint32_t state[MT_N];
+} MTObject;
+
+static uint32_t
+mt_next(MTObject *o)
+{
+    static const uint32_t mag01[2] = {0x0u, 0x9908b0dfu};
+    uint32_t y, *mt = o->state;
+    if (o->index >= MT_N) {
+        int k;
+        for (k = 0; k < MT_N - MT_M; k++) {
+            y = (mt[k] & 0x80000000u) | (mt[k + 1] & 0x7fffffffu);
+            mt[k] = mt[k + MT_M] ^ (y >> 1) ^ mag01[y & 1u];
+        }
+        for (; k < MT_N - 1; k++) {
+            y = (mt[k] & 0x80000000u) | (mt[k + 1] & 0x7fffffffu);
+            mt[k] = mt[k + (MT_M - MT_N)] ^ (y >> 1) ^ mag01[y & 1u];
+        }
+        y = (mt[MT_N - 1] & 0x80000000u) | (mt[0] & 0x7fffffffu);
+        mt[MT_N - 1] = mt[MT_M - 1] ^ (y >> 1) ^ mag01[y & 1u];
+        o->index = 0;
+    }
+    y = mt[o->index++];
+    y ^= y >> 11;
+    y ^= (y << 7) & 0x9d2c5680u;
+    y ^= (y << 15) & 0xefc60000u;
+    y ^= y >> 18;
+    return y;
+}
+
+static double
+mt_double(MTObject *o)
+{
+    uint32_t a = mt_next(o) >> 5, b = mt_next(o) >> 6;
+    return (a * 67108864.0 + b) * (1.0 / 9007199254740992.0);
+}
+
+/* mt_selftest(rng_a, rng_b, n): draw n doubles from rng_a's state directly and n from
+ * rng_b.random() (two generators seeded alike); True when all are equal */
+static PyObject *
+mt_selftest(PyObject *self, PyObject *args)
+{
+    PyObject *a, *b, *random_b;
+    Py_ssize_t n;
+    if (!PyArg_ParseTuple(args, "OOn", &a, &b, &n))
+        return NULL;
+    if (Py_TYPE(a)->tp_basicsize < (Py_ssize_t)sizeof(MTObject) || Py_TYPE(a) != Py_TYPE(b))
+        Py_RETURN_FALSE;
+    random_b = PyObject_GetAttrString(b, "random");
+    if (random_b == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *r = PyObject_CallNoArgs(random_b);
+        double x;
+        if (r == NULL) {
+            Py_DECREF(random_b);
+            return NULL;
+        }
+        x = PyFloat_AsDouble(r);
+        Py_DECREF(r);
+        if (mt_double((MTObject *)a) != x) {
+            Py_DECREF(random_b);
+            Py_RETURN_FALSE;
+        }
+    }
+    Py_DECREF(random_b);
+    Py_RETURN_TRUE;
+}
+
 /* ------------------------------------------------------------------ draws --- */
 
-enum { KIND_UNIFORM = 0, KIND_SPECIAL = 1 };
+enum { KIND_UNIFORM = 0, KIND_SPECIAL = 1, KIND_STRING = 2 };
 
 typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
     int kind;
     PyObject *u;          /* zero-argument callable: uniform double in [0, 1) */
+    PyObject *rng;        /* the random.Random behind u when its state can be read directly, else NULL */
     PyObject *fallback;   /* the Python method, for arguments out of SMALL range */
     long spec_iter;
     double iter_mult, pct_mult, pct_2_mult, res_mult;
@@ -33,6 +117,10 @@ typedef struct {
 static int
 draw_u(Draw *d, double *out)
 {
+    if (d->rng != NULL) {
+        *out = mt_double((MTObject *)d->rng);
+        return 0;
+    }
     PyObject *r = PyObject_Vectorcall(d->u, NULL, 0, NULL);
     if (r == NULL)
         return -1;
@@ -57,6 +145,37 @@ trunc_plus(long long a, double x)
     return sum;
 }
 
+/* rand.string(template): '#' -> int(48.0 + u() * 10.0), '@' -> int(97.0 + u() * 26.0), the rest copied;
+ * one draw per '#'/'@', left to right (Latin-1 templates; others go to the Python method) */
+static PyObject *
+draw_string(Draw *d, PyObject *template)
+{
+    Py_ssize_t n = PyUnicode_GET_LENGTH(template), i;
+    const Py_UCS1 *t = PyUnicode_1BYTE_DATA(template);
+    PyObject *out = PyUnicode_New(n, PyUnicode_MAX_CHAR_VALUE(template));
+    Py_UCS1 *w;
+    double r;
+    if (out == NULL)
+        return NULL;
+    w = PyUnicode_1BYTE_DATA(out);
+    for (i = 0; i < n; i++) {
+        if (t[i] == '#') {
+            if (draw_u(d, &r) < 0)
+                goto fail;
+            w[i] = (Py_UCS1)(long)(48.0 + r * 10.0);
+        } else if (t[i] == '@') {
+            if (draw_u(d, &r) < 0)
+                goto fail;
+            w[i] = (Py_UCS1)(long)(97.0 + r * 26.0);
+        } else
+            w[i] = t[i];
+    }
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
 static PyObject *
 draw_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
@@ -65,6 +184,11 @@ draw_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwname
     long long a, b;
     double r;
     int overflow = 0;
+    if (d->kind == KIND_STRING) {
+        if (nargs != 1 || kwnames != NULL || !PyUnicode_Check(args[0]) || PyUnicode_KIND(args[0]) != PyUnicode_1BYTE_KIND)
+            return PyObject_Vectorcall(d->fallback, args, nargsf, kwnames);
+        return draw_string(d, args[0]);
+    }
     if (nargs != 2 || kwnames != NULL || !PyLong_CheckExact(args[0]) || !PyLong_CheckExact(args[1]))
         return PyObject_Vectorcall(d->fallback, args, nargsf, kwnames);
     a = PyLong_AsLongLongAndOverflow(args[0], &overflow);
@@ -108,6 +232,7 @@ static int
 draw_traverse(Draw *d, visitproc visit, void *arg)
 {
     Py_VISIT(d->u);
+    Py_VISIT(d->rng);
     Py_VISIT(d->fallback);
     return 0;
 }
@@ -116,6 +241,7 @@ static int
 draw_clear(Draw *d)
 {
     Py_CLEAR(d->u);
+    Py_CLEAR(d->rng);
     Py_CLEAR(d->fallback);
     return 0;
 }
@@ -128,21 +254,26 @@ draw_dealloc(Draw *d)
     Py_TYPE(d)->tp_free((PyObject *)d);
 }
 
-/* Draw(kind, u, fallback, spec_iter=1, iter_mult=1.0, pct_mult=0.0, pct_2_mult=0.0, res_mult=0.0) */
+/* Draw(kind, u, fallback, spec_iter=1, iter_mult=1.0, pct_mult=0.0, pct_2_mult=0.0, res_mult=0.0, rng=None):
+ * rng, when given, is the random.Random whose random() is u, read directly (see mt_selftest) */
 static PyObject *
 draw_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"kind", "u", "fallback", "spec_iter", "iter_mult", "pct_mult", "pct_2_mult",
-                            "res_mult", NULL};
+                            "res_mult", "rng", NULL};
     int kind;
-    PyObject *u, *fallback;
+    PyObject *u, *fallback, *rng = Py_None;
     long spec_iter = 1;
     double iter_mult = 1.0, pct_mult = 0.0, pct_2_mult = 0.0, res_mult = 0.0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "iOO|ldddd", names, &kind, &u, &fallback, &spec_iter, &iter_mult,
-                                     &pct_mult, &pct_2_mult, &res_mult))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "iOO|ldddd$O", names, &kind, &u, &fallback, &spec_iter, &iter_mult,
+                                     &pct_mult, &pct_2_mult, &res_mult, &rng))
         return NULL;
-    if (kind != KIND_UNIFORM && kind != KIND_SPECIAL) {
-        PyErr_SetString(PyExc_ValueError, "kind must be 0 (uniform) or 1 (special)");
+    if (kind != KIND_UNIFORM && kind != KIND_SPECIAL && kind != KIND_STRING) {
+        PyErr_SetString(PyExc_ValueError, "kind must be 0 (uniform), 1 (special) or 2 (string)");
+        return NULL;
+    }
+    if (rng != Py_None && Py_TYPE(rng)->tp_basicsize < (Py_ssize_t)sizeof(MTObject)) {
+        PyErr_SetString(PyExc_TypeError, "rng must be a random.Random");
         return NULL;
     }
     Draw *d = (Draw *)type->tp_alloc(type, 0);
@@ -154,6 +285,10 @@ draw_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     d->u = u;
     Py_INCREF(fallback);
     d->fallback = fallback;
+    if (rng != Py_None) {
+        Py_INCREF(rng);
+        d->rng = rng;
+    }
     d->spec_iter = spec_iter;
     d->iter_mult = iter_mult;
     d->pct_mult = pct_mult;
@@ -335,7 +470,13 @@ static PyTypeObject RecorderType = {
 
 /* ------------------------------------------------------------------ module --- */
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_hotpath", NULL, -1, NULL};
+static PyMethodDef module_methods[] = {
+    {"mt_selftest", mt_selftest, METH_VARARGS,
+     "mt_selftest(a, b, n): n draws read from a's state equal n calls of b.random() (a, b seeded alike)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_hotpath", NULL, -1, module_methods};
 
 PyMODINIT_FUNC
 PyInit__hotpath(void)
@@ -351,7 +492,8 @@ PyInit__hotpath(void)
     if (PyModule_AddObject(m, "Draw", (PyObject *)&DrawType) < 0 ||
         PyModule_AddObject(m, "Recorder", (PyObject *)&RecorderType) < 0 ||
         PyModule_AddIntConstant(m, "UNIFORM", KIND_UNIFORM) < 0 ||
-        PyModule_AddIntConstant(m, "SPECIAL", KIND_SPECIAL) < 0) {
+        PyModule_AddIntConstant(m, "SPECIAL", KIND_SPECIAL) < 0 ||
+        PyModule_AddIntConstant(m, "STRING", KIND_STRING) < 0) {
         Py_DECREF(m);
         return NULL;
     }

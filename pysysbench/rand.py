@@ -70,9 +70,26 @@ _LETTER_LO, _LETTER_HI = ord("a"), ord("z")
 _SUMMERS: dict[int, Callable[[Callable[[], float]], float]] = {}
 
 try:
-    from ._hotpath import SPECIAL as _C_SPECIAL, UNIFORM as _C_UNIFORM, Draw as _CDraw
+    from ._hotpath import SPECIAL as _C_SPECIAL, STRING as _C_STRING, UNIFORM as _C_UNIFORM, Draw as _CDraw
+    from ._hotpath import mt_selftest as _mt_selftest
 except ImportError:   # pragma: no cover - depends on the build
     _CDraw = None
+
+
+def _mt_direct() -> bool:
+    """Can the C draws read random.Random's Mersenne Twister state directly (the
+    same doubles as random(), without a Python call per draw)?  Checked once, on
+    two generators seeded alike, over several state refills."""
+    if _CDraw is None:
+        return False
+    seed = 0x5EED
+    try:
+        return bool(_mt_selftest(random.Random(seed), random.Random(seed), 5000))
+    except Exception:   # pragma: no cover - another interpreter's layout
+        return False
+
+
+_MT_DIRECT = _mt_direct()
 
 
 def _summer(n: int) -> Callable[[Callable[[], float]], float]:
@@ -121,6 +138,7 @@ class Rand:
         "default",
         "uniform",
         "special",
+        "string",
     )
 
     def __init__(
@@ -156,12 +174,18 @@ class Rand:
         # The single source of uniform doubles in [0, 1); see module docstring.
         self._src: Callable[[], float] = u
         if _CDraw is not None:
-            self.uniform = _CDraw(_C_UNIFORM, u, self._py_uniform)
+            owner = getattr(u, "__self__", None)
+            # random.Random().random itself: the C draws step its state without calling it
+            rng = owner if (_MT_DIRECT and type(owner) is random.Random
+                            and getattr(u, "__name__", "") == "random") else None
+            self.uniform = _CDraw(_C_UNIFORM, u, self._py_uniform, rng=rng)
             self.special = _CDraw(_C_SPECIAL, u, self._py_special, len(self._iter_range), self._iter_mult,
-                                  self._pct_mult, self._pct_2_mult, self._res_mult)
+                                  self._pct_mult, self._pct_2_mult, self._res_mult, rng=rng)
+            self.string = _CDraw(_C_STRING, u, self._py_string, rng=rng)
         else:
             self.uniform = self._py_uniform
             self.special = self._py_special
+            self.string = self._py_string
         self.default: Callable[[int, int], int] = getattr(self, self.rand_type)
 
     # -- parameter set-up -------------------------------------------------
@@ -277,7 +301,7 @@ class Rand:
 
     # -- strings ----------------------------------------------------------
 
-    def string(self, template: str) -> str:
+    def _py_string(self, template: str) -> str:
         """Fill a template: '#' -> digit, '@' -> lowercase letter, rest copied.
 
         One draw per '#'/'@', left to right (sysbench's random.string()).

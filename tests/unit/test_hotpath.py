@@ -97,3 +97,36 @@ def test_recorder_histogram_bucket_edges_equal_python():
     assert c.snapshot() == py.snapshot()
     with pytest.raises(ValueError, match="thread 5"):
         c.record(5, 100)
+
+
+templates = st.one_of(st.sampled_from(["###########-###########", "@@@-###", "", "no draws", "%#%@%", "é#ü@"]),
+                      st.text(alphabet="#@-x%é", max_size=200), st.text(max_size=30))
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32), ts=st.lists(templates, min_size=1, max_size=8))
+def test_strings_equal_python(seed, ts):
+    c, py = Rand(seed), Rand(seed)
+    for t in ts:
+        assert c.string(t) == py._py_string(t)
+        assert c.special(1, 10**6) == py._py_special(1, 10**6)     # the streams stay in step
+
+
+def test_mersenne_twister_read_directly_equals_random():
+    """The C draws step random.Random's own state (no call per draw) and stay in
+    step with random() across many state refills and setstate()."""
+    import pysysbench.rand as rand_module
+    assert rand_module._MT_DIRECT
+    c, py = Rand(99), Rand(99)
+    for _ in range(20000):
+        assert c.uniform(1, 2**40) == py._py_uniform(1, 2**40)
+    assert c._rng.random() == py._rng.random()           # the same state afterwards
+    state = c._rng.getstate()
+    c._rng.setstate(state)
+    py._rng.setstate(state)
+    assert [c.special(1, 100) for _ in range(1000)] == [py._py_special(1, 100) for _ in range(1000)]
+    a = random.Random(5)
+    b = random.Random(5)
+    assert hotpath.mt_selftest(a, b, 3000)
+    b.random()
+    assert not hotpath.mt_selftest(a, b, 10)             # out of step: seen
