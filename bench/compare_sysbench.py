@@ -213,6 +213,9 @@ def main() -> int:
     cases = [parse_case(c) for c in args.cases.split(",") if c] or \
         [(w, str(t), s) for s in SERVERS for t in THREADS for w in WORKLOADS]
     ensure_database()
+    # byte-code as a pip-installed package has it (pip compiles at install time); with
+    # PYTHONDONTWRITEBYTECODE set, as on CI machines, every run would compile its own
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "pysysbench")], check=False)
     print(f"# machine: {platform.node()} {platform.machine()}, {os.cpu_count()} cores, "
           f"Python {platform.python_version()}; {TABLES} tables x {TABLE_SIZE} rows, {args.time} s per run, "
           f"{args.rounds} rounds, tools alternating")

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from .. import __version__
 from ..drivers import DB_OPTIONS, REGISTRY as DRIVERS
-from ..engine.raygroup import RAY_OPTIONS
+from ..engine.ray_options import RAY_OPTIONS
 from ..errors import ConfigError, InvalidOption, UsageError
 from ..load.options import GROUP as LOAD_GROUP, LOAD_OPTIONS
 from ..options import (Option, OptType, RawOption, Registry, Values, apply_options, canonical, help_block,

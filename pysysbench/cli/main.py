@@ -12,7 +12,6 @@ import traceback
 from typing import Any, Coroutine
 
 from .. import __version__
-from .. import results
 from ..drivers import REGISTRY as DRIVERS
 from ..errors import PySysbenchError, UsageError, WorkloadError
 from ..engine.local import (CLIENT_BUSY_FRACTION, Hooks, RunOutcome, client_busy, forced_shutdown_s,
@@ -22,7 +21,6 @@ from ..output import text
 from ..output.legacy_text import report_format
 from ..workloads.base import Env, Workload
 from . import subcommands
-from .load_progress import load_display
 from .compat import COMMANDS, Invocation, choose_driver, general_help, header, parse, validate
 
 
@@ -124,6 +122,7 @@ def dispatch(argv: list[str], out: Printer) -> int:
         return command_run(inv, workload, driver, out, argv)
     env = Env(driver=driver, values=v, say=out, seed=v.rand_seed or None)
     if inv.command == "prepare":     # progress bars / plain progress lines (pysysbench.load)
+        from .load_progress import load_display   # rich: only commands that load data need it
         with load_display(out) as env.observer:
             run_async(workload.prepare(env))
         return 0
@@ -202,6 +201,7 @@ def command_run(inv: Invocation, workload: Workload, driver, out: Printer, argv:
         outcome, server_version = run_async(go())
     except PySysbenchError as exc:
         if v.result_file:   # nothing was measured, but say so where the results were expected
+            from .. import results
             results.save(v.result_file, results.build(
                 values=v, argv=argv, test=workload.name, command="run", driver=driver.name, server_version="",
                 started_at="", summary=None, intervals=[], exit_code=exc.exit_code, error=str(exc),
@@ -223,6 +223,7 @@ def command_run(inv: Invocation, workload: Workload, driver, out: Printer, argv:
             traceback.print_exception(outcome.traceback)
         out(f"FATAL: {outcome.error}")
     if v.result_file:
+        from .. import results
         doc = results.build(values=v, argv=argv, test=workload.name, command="run", driver=driver.name,
                             server_version=server_version, started_at=outcome.started_at,
                             summary=outcome.summary, intervals=outcome.intervals, exit_code=outcome.exit_code,

@@ -25,7 +25,6 @@ from ..options import Values
 from ..stats.records import IntervalStat, Snapshot, Summary, interval_from, summary_from
 from ..workloads.base import Workload
 from .group import InProcessGroup, Sample
-from .procs import ProcessGroup, default_workers
 from .worker import NS
 
 CLIENT_BUSY_FRACTION = 0.9      # warn when the client used this share of its cores
@@ -79,6 +78,7 @@ def worker_count(values: Values, driver: Driver) -> int:
     if requested < 0:
         raise ConfigError(f"Invalid value for the 'workers' option: {requested} (must be >= 0)")
     if requested == 0:
+        from .procs import default_workers
         return default_workers(values.threads, driver.caps.blocking)
     return min(requested, values.threads)
 
@@ -97,6 +97,7 @@ class LocalRun:
             from .raygroup import RayGroup
             self.group = RayGroup(values, workload.source, driver.name, self.threads, driver.caps.blocking)
         elif self.workers > 1:
+            from .procs import ProcessGroup   # spawns worker processes: not needed by one-process runs
             self.group = ProcessGroup(values, workload.source, driver.name, self.threads, self.workers)
         else:
             self.group = InProcessGroup(values, workload, driver, range(self.threads), self.threads,

@@ -44,21 +44,12 @@ from typing import Any
 
 from .. import __version__
 from ..errors import ConfigError, ConnectError, PySysbenchError, RunAborted
-from ..options import Option, OptType, Values
+from ..options import Values
 from ..stats.histogram import percentile_ms
 from ..stats.records import Snapshot
 from .group import InProcessGroup, Sample, merge_counts, merged_sample, split
 from .procs import worker_payload
 
-G = "General options"
-RAY_OPTIONS = [
-    Option("ray-address", OptType.STRING, "", "run the threads as Ray actors on the Ray cluster at this address "
-           "(HOST:PORT of its head node, or 'auto'); needs pysysbench[ray] on every node", G),
-    Option("ray-workers-per-node", OptType.INT, 0, "with --ray-address: worker actors (one event loop each) per "
-           "Ray node. 0 = one per CPU the node offers Ray (or the amount of --ray-resource)", G),
-    Option("ray-resource", OptType.STRING, "", "with --ray-address: use only the Ray nodes offering this custom "
-           "resource (ray start --resources='{\"NAME\": N}')", G, show_default=False),
-]
 
 HEARTBEAT_S = 1.0
 SETUP_TIMEOUT_S = 120.0      # connect + place + start every actor (process start, imports)
