@@ -1191,10 +1191,254 @@ static PyTypeObject PendingType = {
 };
 
 
+/* ------------------------------------------------------------ StrandCore --- *
+ * The driving half of engine/strand.py's Strand (its base class): resume the
+ * thread's coroutine with a response, with the strand registered as the running
+ * strand (wire.here) and as the loop's current task, and park it on the wire it
+ * yields.  Anything else it yields goes to the Python methods (_park), and so does
+ * its end (_settle).  Set up once by strand_setup(here, enter_task, leave_task,
+ * CancelledError). */
+
+static PyObject *st_here, *st_enter, *st_leave, *st_cancelled, *s_park, *s_settle;
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *coro;
+    PyObject *loop;
+    PyObject *waiting;   /* the Future or wire this strand waits on, or None */
+    int cancel;          /* a cancel() not yet delivered */
+} StrandCore;
+
+static PyObject *
+strand_run(StrandCore *self, PyObject *value, PyObject *exc)
+{
+    PyObject *outer, *r, *y = NULL, *et, *ev, *etb;
+    PySendResult status;
+    if (st_here == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "strand_setup() was not called");
+        return NULL;
+    }
+    outer = PyObject_GetAttr(st_here, s_strand);
+    if (outer == NULL)
+        return NULL;
+    if (PyObject_SetAttr(st_here, s_strand, (PyObject *)self) < 0) {
+        Py_DECREF(outer);
+        return NULL;
+    }
+    r = PyObject_CallFunctionObjArgs(st_enter, self->loop, (PyObject *)self, NULL);
+    if (r == NULL) {
+        PyObject_SetAttr(st_here, s_strand, outer);
+        Py_DECREF(outer);
+        return NULL;
+    }
+    Py_DECREF(r);
+    if (exc == NULL)
+        status = PyIter_Send(self->coro, value, &y);
+    else {
+        y = PyObject_CallMethodOneArg(self->coro, s_throw, exc);
+        if (y != NULL)
+            status = PYGEN_NEXT;
+        else if (PyErr_ExceptionMatches(PyExc_StopIteration)) {
+            PyErr_Fetch(&et, &ev, &etb);
+            PyErr_NormalizeException(&et, &ev, &etb);
+            y = ev != NULL ? PyObject_GetAttrString(ev, "value") : (Py_INCREF(Py_None), Py_None);
+            Py_XDECREF(et);
+            Py_XDECREF(ev);
+            Py_XDECREF(etb);
+            if (y == NULL)
+                status = PYGEN_ERROR;
+            else
+                status = PYGEN_RETURN;
+        } else
+            status = PYGEN_ERROR;
+    }
+    PyErr_Fetch(&et, &ev, &etb);   /* keep the coroutine's exception across the bookkeeping */
+    r = PyObject_CallFunctionObjArgs(st_leave, self->loop, (PyObject *)self, NULL);
+    Py_XDECREF(r);
+    if (PyObject_SetAttr(st_here, s_strand, outer) < 0 || r == NULL) {
+        Py_DECREF(outer);
+        Py_XDECREF(y);
+        Py_XDECREF(et);
+        Py_XDECREF(ev);
+        Py_XDECREF(etb);
+        return NULL;
+    }
+    Py_DECREF(outer);
+    if (status == PYGEN_NEXT) {
+        if (PyObject_TypeCheck(y, &WireCoreType)) {
+            Py_XSETREF(self->waiting, y);         /* the wire resumes us */
+            Py_RETURN_NONE;
+        }
+        r = PyObject_CallMethodOneArg((PyObject *)self, s_park, y);
+        Py_DECREF(y);
+        return r;
+    }
+    Py_INCREF(Py_None);
+    Py_XSETREF(self->waiting, Py_None);
+    if (status == PYGEN_RETURN) {
+        PyObject *stop = PyObject_CallOneArg(PyExc_StopIteration, y);
+        Py_DECREF(y);
+        if (stop == NULL)
+            return NULL;
+        r = PyObject_CallMethodOneArg((PyObject *)self, s_settle, stop);
+        Py_DECREF(stop);
+        return r;
+    }
+    if (et == NULL) {
+        PyErr_SetString(PyExc_SystemError, "coroutine failed without an exception");
+        return NULL;
+    }
+    PyErr_NormalizeException(&et, &ev, &etb);
+    if (etb != NULL)
+        PyException_SetTraceback(ev, etb);
+    r = PyObject_CallMethodOneArg((PyObject *)self, s_settle, ev);
+    Py_XDECREF(et);
+    Py_XDECREF(ev);
+    Py_XDECREF(etb);
+    return r;
+}
+
+static PyObject *
+strand_step(StrandCore *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *value = nargs > 0 ? args[0] : Py_None;
+    if (nargs > 1) {
+        PyErr_SetString(PyExc_TypeError, "step(value=None)");
+        return NULL;
+    }
+    if (self->cancel) {
+        PyObject *exc, *r;
+        self->cancel = 0;
+        exc = PyObject_CallNoArgs(st_cancelled);
+        if (exc == NULL)
+            return NULL;
+        r = strand_run(self, NULL, exc);
+        Py_DECREF(exc);
+        return r;
+    }
+    return strand_run(self, value, NULL);
+}
+
+static PyObject *
+strand_throw(StrandCore *self, PyObject *exc)
+{
+    return strand_run(self, NULL, exc);
+}
+
+/* called by the wire this strand waits on, with the scanned response */
+static PyObject *
+strand_resume(StrandCore *self, PyObject *value)
+{
+    Py_INCREF(Py_None);
+    Py_XSETREF(self->waiting, Py_None);
+    if (self->cancel)
+        return strand_step(self, NULL, 0);
+    return strand_run(self, value, NULL);
+}
+
+/* called by the wire this strand waits on when its connection is lost */
+static PyObject *
+strand_fail(StrandCore *self, PyObject *exc)
+{
+    Py_INCREF(Py_None);
+    Py_XSETREF(self->waiting, Py_None);
+    return strand_run(self, NULL, exc);
+}
+
+static PyObject *
+strand_setup(PyObject *module, PyObject *args)
+{
+    PyObject *here, *enter, *leave, *cancelled;
+    if (!PyArg_ParseTuple(args, "OOOO", &here, &enter, &leave, &cancelled))
+        return NULL;
+    Py_INCREF(here);
+    Py_XSETREF(st_here, here);
+    Py_INCREF(enter);
+    Py_XSETREF(st_enter, enter);
+    Py_INCREF(leave);
+    Py_XSETREF(st_leave, leave);
+    Py_INCREF(cancelled);
+    Py_XSETREF(st_cancelled, cancelled);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+strandcore_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+    StrandCore *s = (StrandCore *)type->tp_alloc(type, 0);
+    if (s == NULL)
+        return NULL;
+    Py_INCREF(Py_None);
+    s->coro = Py_None;
+    Py_INCREF(Py_None);
+    s->loop = Py_None;
+    Py_INCREF(Py_None);
+    s->waiting = Py_None;
+    return (PyObject *)s;
+}
+
+static int
+strandcore_traverse(StrandCore *s, visitproc visit, void *arg)
+{
+    Py_VISIT(s->coro);
+    Py_VISIT(s->loop);
+    Py_VISIT(s->waiting);
+    return 0;
+}
+
+static int
+strandcore_clear(StrandCore *s)
+{
+    Py_CLEAR(s->coro);
+    Py_CLEAR(s->loop);
+    Py_CLEAR(s->waiting);
+    return 0;
+}
+
+static void
+strandcore_dealloc(StrandCore *s)
+{
+    PyObject_GC_UnTrack(s);
+    strandcore_clear(s);
+    Py_TYPE(s)->tp_free((PyObject *)s);
+}
+
+static PyMemberDef strandcore_members[] = {
+    {"coro", T_OBJECT, offsetof(StrandCore, coro), 0, "the coroutine driven"},
+    {"loop", T_OBJECT, offsetof(StrandCore, loop), 0, "its event loop"},
+    {"_waiting", T_OBJECT, offsetof(StrandCore, waiting), 0, "the Future or wire it waits on, or None"},
+    {"_cancel", T_BOOL, offsetof(StrandCore, cancel), 0, "a cancel() not yet delivered"},
+    {NULL},
+};
+
+static PyMethodDef strandcore_methods[] = {
+    {"step", (PyCFunction)(void (*)(void))strand_step, METH_FASTCALL, "step(value=None): resume the coroutine"},
+    {"throw", (PyCFunction)strand_throw, METH_O, "throw(exc): raise exc inside the coroutine"},
+    {"resume", (PyCFunction)strand_resume, METH_O, "the wire's response"},
+    {"fail", (PyCFunction)strand_fail, METH_O, "the wire's connection was lost"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject StrandCoreType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "pysysbench._wirescan.StrandCore",
+    .tp_basicsize = sizeof(StrandCore),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "The driving half of engine/strand.py's Strand.",
+    .tp_new = strandcore_new,
+    .tp_dealloc = (destructor)strandcore_dealloc,
+    .tp_traverse = (traverseproc)strandcore_traverse,
+    .tp_clear = (inquiry)strandcore_clear,
+    .tp_members = strandcore_members,
+    .tp_methods = strandcore_methods,
+};
+
+
 static PyMethodDef methods[] = {
     {"mysql_scan", mysql_scan, METH_VARARGS, "mysql_scan(buf, deprecate_eof) -> None | (end, fields, affected, errno, message)"},
     {"pg_scan", pg_scan, METH_VARARGS, "pg_scan(buf) -> None | (end, tag, error, described)"},
     {"pg_bind", pg_bind, METH_VARARGS, "pg_bind(head, args, tail) -> Bind message + tail"},
+    {"strand_setup", strand_setup, METH_VARARGS, "strand_setup(here, enter_task, leave_task, CancelledError)"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1213,17 +1457,22 @@ PyInit__wirescan(void)
     INTERN(s_writes, "writes");
     INTERN(s_others, "others");
     INTERN(s_throw, "throw");
+    INTERN(s_park, "_park");
+    INTERN(s_settle, "_settle");
 #undef INTERN
     if ((one = PyLong_FromLong(1)) == NULL)
         return NULL;
-    if (PyType_Ready(&WireCoreType) < 0 || PyType_Ready(&StatementType) < 0 || PyType_Ready(&PendingType) < 0)
+    if (PyType_Ready(&WireCoreType) < 0 || PyType_Ready(&StatementType) < 0 || PyType_Ready(&PendingType) < 0 ||
+        PyType_Ready(&StrandCoreType) < 0)
         return NULL;
     m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;
     Py_INCREF(&WireCoreType);
     Py_INCREF(&StatementType);
+    Py_INCREF(&StrandCoreType);
     if (PyModule_AddObject(m, "WireCore", (PyObject *)&WireCoreType) < 0 ||
+        PyModule_AddObject(m, "StrandCore", (PyObject *)&StrandCoreType) < 0 ||
         PyModule_AddObject(m, "Statement", (PyObject *)&StatementType) < 0) {
         Py_DECREF(m);
         return NULL;

@@ -24,11 +24,67 @@ from typing import Any, Coroutine
 from ..drivers import wire as _wire
 
 
-class Strand:
-    """A Task-like driver of one coroutine; ``finished`` is an asyncio Future that
-    settles with the coroutine's outcome (so ``asyncio.wait`` works on it)."""
+class _PyStrandCore:
+    """The driving half of :class:`Strand`; the C twin is ``pysysbench._wirescan.StrandCore``."""
 
-    __slots__ = ("coro", "loop", "name", "finished", "_waiting", "_cancel", "_cancelling", "__weakref__")
+    __slots__ = ("coro", "loop", "_waiting", "_cancel")
+
+    def step(self, value: Any = None) -> None:
+        """Resume the coroutine with ``value`` (a response, a Future's result)."""
+        if self._cancel:
+            self._cancel = False
+            self.throw(asyncio.CancelledError())
+            return
+        self._run(value, None)
+
+    def throw(self, exc: BaseException) -> None:
+        self._run(None, exc)
+
+    def resume(self, value: Any) -> None:
+        """Called by the wire this strand waits on, with the scanned response."""
+        self._waiting = None
+        self.step(value)
+
+    def fail(self, exc: BaseException) -> None:
+        """Called by the wire this strand waits on when its connection is lost."""
+        self._waiting = None
+        self.throw(exc)
+
+    def _run(self, value: Any, exc: BaseException | None) -> None:
+        loop = self.loop
+        here = _wire.here
+        outer = here.strand
+        here.strand = self
+        _enter_task(loop, self)
+        try:
+            yielded = self.coro.send(value) if exc is None else self.coro.throw(exc)
+        except BaseException as e:
+            self._waiting = None
+            self._settle(e)
+            return
+        finally:
+            _leave_task(loop, self)
+            here.strand = outer
+        if isinstance(yielded, _wire.Wire):
+            self._waiting = yielded         # the wire resumes us (see Wire.data_received)
+            return
+        self._park(yielded)
+
+
+try:
+    from .._wirescan import StrandCore as _StrandCore, strand_setup as _strand_setup
+    _strand_setup(_wire.here, _enter_task, _leave_task, asyncio.CancelledError)
+except ImportError:   # pragma: no cover - depends on the build
+    _StrandCore = _PyStrandCore
+
+
+class Strand(_StrandCore):
+    """A Task-like driver of one coroutine; ``finished`` is an asyncio Future that
+    settles with the coroutine's outcome (so ``asyncio.wait`` works on it).  The
+    core (C when built) resumes it and parks it on wires; this class handles what
+    else it awaits and its end, as a Task would."""
+
+    __slots__ = ("name", "finished", "_cancelling", "__weakref__")
 
     def __init__(self, coro: Coroutine, loop: asyncio.AbstractEventLoop, name: str = ""):
         self.coro = coro
@@ -77,49 +133,9 @@ class Strand:
         self._cancel = True
         return True
 
-    # --- driving the coroutine -----------------------------------------------------
-
-    def step(self, value: Any = None) -> None:
-        """Resume the coroutine with ``value`` (a response, a Future's result)."""
-        if self._cancel:
-            self._cancel = False
-            self.throw(asyncio.CancelledError())
-            return
-        loop = self.loop
-        here = _wire.here
-        outer = here.strand
-        here.strand = self
-        _enter_task(loop, self)
-        try:
-            yielded = self.coro.send(value)
-        except BaseException as exc:
-            self._settle(exc)
-            return
-        finally:
-            _leave_task(loop, self)
-            here.strand = outer
-        self._park(yielded)
-
-    def throw(self, exc: BaseException) -> None:
-        loop = self.loop
-        here = _wire.here
-        outer = here.strand
-        here.strand = self
-        _enter_task(loop, self)
-        try:
-            yielded = self.coro.throw(exc)
-        except BaseException as e:
-            self._settle(e)
-            return
-        finally:
-            _leave_task(loop, self)
-            here.strand = outer
-        self._park(yielded)
+    # --- what the core hands back: anything but a wire, and the end ---------------
 
     def _park(self, yielded: Any) -> None:
-        if isinstance(yielded, _wire.Wire):
-            self._waiting = yielded         # the wire resumes us (see Wire.data_received)
-            return
         if yielded is None:                 # a bare yield (asyncio.sleep(0)): next loop turn
             self._waiting = None
             self.loop.call_soon(self.step)
@@ -142,16 +158,6 @@ class Strand:
             self.throw(exc)
             return
         self.step(value)
-
-    def resume(self, value: Any) -> None:
-        """Called by the wire this strand waits on, with the scanned response."""
-        self._waiting = None
-        self.step(value)
-
-    def fail(self, exc: BaseException) -> None:
-        """Called by the wire this strand waits on when its connection is lost."""
-        self._waiting = None
-        self.throw(exc)
 
     def _settle(self, exc: BaseException) -> None:
         self._waiting = None

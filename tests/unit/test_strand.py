@@ -10,7 +10,21 @@ import asyncio
 import pytest
 import uvloop
 
-from pysysbench.engine.strand import Strand
+from pysysbench.engine import strand as strand_module
+
+_OWN = ("__slots__", "__dict__", "__weakref__", "__module__", "__qualname__", "__doc__", "name", "finished",
+        "_cancelling")
+# the same Strand on the Python core (what runs when the C extension is not built)
+PyStrand = type("PyStrand", (strand_module._PyStrandCore,),
+                {**{k: v for k, v in vars(strand_module.Strand).items() if k not in _OWN},
+                 "__slots__": strand_module.Strand.__slots__})
+
+
+@pytest.fixture(params=["core", "python"], autouse=True)
+def Strand(request, monkeypatch):
+    cls = strand_module.Strand if request.param == "core" else PyStrand
+    monkeypatch.setitem(globals(), "Strand", cls)
+    return cls
 
 
 def run(coro_fn):
