@@ -127,6 +127,9 @@ def make_recorder(counters: Counters, tids: range) -> PyRecorder | CRecorder:
     return PyRecorder(counters, tids)
 
 
+_GONE = object()   # _restarted: the thread's connection is gone for good
+
+
 @dataclass
 class Limits:
     """Run limits shared by this worker's threads."""
@@ -272,9 +275,11 @@ class Worker:
             q.put_nowait(None)
 
     async def _loop(self, ctx: ThreadContext) -> None:
+        if (self.arrivals is None and not self.reconnect_every and ctx.after_event is None
+                and not self.driver.caps.blocking and not self.limits.max_events):
+            return await self._timed_loop(ctx)
         lim = self.limits
         event = self.workload.event
-        restart = self.workload.before_restart
         record = self.recorder.record
         tid = ctx.tid
         arrivals = self.arrivals
@@ -298,17 +303,13 @@ class Worker:
             else:
                 start = now
             self.inflight += 1
-            while True:
-                try:
-                    result = await event(ctx)
-                    break
-                except IgnorableError as exc:
-                    await restart(ctx, exc)
-                except ReconnectError as exc:
-                    if not await self._reconnect(ctx):
-                        self.inflight -= 1
-                        return
-                    await restart(ctx, exc)
+            try:
+                result = await event(ctx)
+            except (IgnorableError, ReconnectError) as exc:
+                result = await self._restarted(ctx, exc)
+                if result is _GONE:
+                    self.inflight -= 1
+                    return
             self.inflight -= 1
             record(tid, perf_counter_ns() - start)
             if after_event is not None:
@@ -322,6 +323,48 @@ class Worker:
                     return
             if blocking:
                 await asyncio.sleep(0)   # let the other connections and the reporter run
+
+    async def _timed_loop(self, ctx: ThreadContext) -> None:
+        """``_loop`` for the usual run (a time limit, no event limit, no rate, no
+        periodic reconnect, no compat histogram draw): the same steps with the
+        checks that cannot apply left out -- it is the client's per-event cost."""
+        lim = self.limits
+        deadline = lim.deadline_ns
+        event = self.workload.event
+        record = self.recorder.record
+        tid = ctx.tid
+        clock = perf_counter_ns
+        while not lim.stop:
+            start = clock()   # the deadline check's clock is the event's start
+            if deadline and start >= deadline:
+                break
+            self.inflight += 1
+            try:
+                result = await event(ctx)
+            except (IgnorableError, ReconnectError) as exc:
+                result = await self._restarted(ctx, exc)
+                if result is _GONE:
+                    self.inflight -= 1
+                    return
+            self.inflight -= 1
+            record(tid, clock() - start)
+            if result:
+                break
+
+    async def _restarted(self, ctx: ThreadContext, exc: Exception):
+        """Restart an event after an ignorable error (reconnecting first when the
+        connection was lost) until it completes; its result, or _GONE when the
+        connection could not be re-opened before the run ended."""
+        restart = self.workload.before_restart
+        event = self.workload.event
+        while True:
+            if isinstance(exc, ReconnectError) and not await self._reconnect(ctx):
+                return _GONE
+            await restart(ctx, exc)
+            try:
+                return await event(ctx)
+            except (IgnorableError, ReconnectError) as again:
+                exc = again
 
     async def _reconnect(self, ctx: ThreadContext) -> bool:
         """Re-open the connection (retrying while the server is away) and
