@@ -24,6 +24,7 @@ Bounds are integers with ``a <= b`` that fit in uint32, as in sysbench.
 from __future__ import annotations
 
 import itertools
+import os
 import math
 import random
 import struct
@@ -438,12 +439,13 @@ class Unique:
 
     __slots__ = ("_counter", "_offset")
 
-    def __init__(self, seed_index: int, seed_offset: int) -> None:
+    def __init__(self, seed_index: int, seed_offset: int, start: int = 0, step: int = 1) -> None:
         index0 = _permute((_permute(seed_index & _UINT32_MASK) + _UNIQUE_INDEX_SALT) & _UINT32_MASK)
         self._offset = _permute((_permute(seed_offset & _UINT32_MASK) + _UNIQUE_OFFSET_SALT) & _UINT32_MASK)
         # next() on itertools.count is atomic under the GIL, so concurrent
-        # callers still get distinct indexes without a lock.
-        self._counter = itertools.count(index0)
+        # callers still get distinct indexes without a lock; a share (start, step)
+        # of the sequence lets several owners draw from one permutation
+        self._counter = itertools.count(index0 + start, step)
 
     def next(self) -> int:
         index = next(self._counter) & _UINT32_MASK
@@ -453,3 +455,22 @@ class Unique:
 
     def __iter__(self) -> Unique:
         return self
+
+
+UNIQUE_SEED_KEY = "_unique_seed"   # Values.data: the run's random.unique() seed (not an option)
+
+
+def share_unique_seed(values) -> None:
+    """Pick the run's random.unique() seed once, in the process that reads the command
+    line: ``values`` travel to worker processes and Ray actors, so all draw from one
+    permutation.  Seeded from the OS, like Debian's sysbench, so a second run without
+    a new prepare does not repeat the first run's ids."""
+    values.data.setdefault(UNIQUE_SEED_KEY, int.from_bytes(os.urandom(8), "little"))
+
+
+def thread_unique(values, tid: int, threads: int) -> Unique:
+    """Thread ``tid``'s share of the run's permutation (indexes tid, tid + threads, ...):
+    ids never collide across threads, worker processes or client machines."""
+    share_unique_seed(values)
+    seed = values.data[UNIQUE_SEED_KEY]
+    return Unique(seed >> 32, seed & _UINT32_MASK, start=tid, step=max(1, threads))

@@ -41,7 +41,8 @@ GENERAL_OPTIONS = [
     Option("thread-init-timeout", OptType.INT, 30, "wait time in seconds for worker threads to initialize", G),
     Option("rate", OptType.INT, 0, "average transactions rate. 0 for unlimited rate", G),
     Option("workers", OptType.INT, 0, "client worker processes, each running one event loop that owns a share "
-           "of the threads. 0 = one per 64 threads, at most one per CPU core (SQLite: 1)", G),
+           "of the threads. 0 = two from 2 threads on, one more per 64 threads, at most one per CPU core "
+           "(SQLite: 1)", G),
     Option("report-interval", OptType.INT, 0, "periodically report intermediate statistics with a specified "
            "interval in seconds. 0 disables intermediate reports", G),
     Option("report-checkpoints", OptType.LIST, [], "dump full statistics and reset all counters at specified "

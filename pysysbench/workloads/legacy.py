@@ -35,7 +35,7 @@ from typing import Any, Callable
 
 from ..errors import ConfigError, DatabaseError, TableExistsError, WorkloadError
 from ..options import Values
-from ..rand import C_TEMPLATE, PAD_TEMPLATE, Rand, Unique
+from ..rand import C_TEMPLATE, PAD_TEMPLATE, Rand, Unique, share_unique_seed, thread_unique
 from .base import Env, ThreadContext, Workload
 from .bulk_insert import BulkInsert
 from .legacy_options import (COMMON_OPTIONS, NONTRX_MODES, OLD_OPTIONS, OLTP_OPTIONS, RANDOM_POINTS_OPTIONS,
@@ -216,6 +216,7 @@ class LegacyScript(LegacyMixin, Workload):
         if self.tables < 1 or self.table_size < 1:
             raise ConfigError("--oltp-tables-count and --oltp-table-size must be at least 1")
         self.dialect = DIALECTS.get(self.driver.name, GENERIC)
+        share_unique_seed(v)   # inserts with client ids: one permutation for all worker processes
 
     def required_tables(self) -> list[str]:
         return [f"sbtest{t}" for t in range(1, self.tables + 1)]
@@ -311,14 +312,14 @@ class LegacyScript(LegacyMixin, Workload):
             await self._send(ctx, f"INSERT INTO sbtest{t} (k, c, pad) VALUES ({k}, '{c}', '{pad}')")
             return
         # auto_inc off: ids from a permutation far outside 1..N, so they never collide (as 1.0's oltp_insert)
-        ident = 0 if auto_inc else self._unique().next() - 2147483648
+        ident = 0 if auto_inc else self._unique(ctx).next() - 2147483648
         await self._send(ctx, f"INSERT INTO sbtest{t} (id, k, c, pad) VALUES ({ident}, {k}, '{c}', '{pad}')")
 
-    def _unique(self) -> Unique:
-        if not hasattr(self, "_uniq"):
-            seed = int.from_bytes(os.urandom(8), "little")
-            self._uniq = Unique(seed >> 32, seed & 0xFFFFFFFF)
-        return self._uniq
+    def _unique(self, ctx: ThreadContext) -> Unique:
+        unique = ctx.state.get("unique")
+        if unique is None:
+            unique = ctx.state["unique"] = thread_unique(self.values, ctx.tid, ctx.threads)
+        return unique
 
 
 class SimpleScript(LegacyScript):

@@ -7,9 +7,7 @@ for the groups a script uses, plus BEGIN/COMMIT unless ``--skip_trx``.
 
 from __future__ import annotations
 
-import os
-
-from ..rand import C_TEMPLATE, PAD_TEMPLATE, Unique
+from ..rand import C_TEMPLATE, PAD_TEMPLATE, share_unique_seed, thread_unique
 from .base import ThreadContext, register
 from .check import AT_LEAST, AT_MOST
 from .oltp_common import OltpBase
@@ -226,11 +224,13 @@ class OltpInsert(Oltp):
         # with client-generated ids the tables start empty (spec 3.8)
         self.prepare_table_size = None if self.values.auto_inc else 0
         self.omit_id = self.values.auto_inc and self.driver.caps.auto_inc_insert_omits_id
-        # one permutation for all threads, so client-generated ids never collide;
-        # seeded from the OS like Debian's sysbench, so a second run without a new
-        # prepare does not repeat the first run's ids
-        seed = int.from_bytes(os.urandom(8), "little")
-        self.unique = Unique(seed >> 32, seed & 0xFFFFFFFF)
+        # one permutation for the whole run (every thread, worker process and client
+        # machine takes its own share), so client-generated ids never collide
+        share_unique_seed(self.values)
+
+    async def thread_init(self, ctx: ThreadContext) -> None:
+        await super().thread_init(ctx)
+        ctx.state["unique"] = thread_unique(self.values, ctx.tid, ctx.threads)
 
     async def event(self, ctx: ThreadContext) -> None:
         r = ctx.rand
@@ -241,7 +241,7 @@ class OltpInsert(Oltp):
         if self.omit_id:
             await ctx.conn.query(f"INSERT INTO sbtest{t} (k, c, pad) VALUES ({k}, '{c}', '{pad}')")
             return
-        ident = 0 if self.values.auto_inc else self.unique.next() - 2147483648
+        ident = 0 if self.values.auto_inc else ctx.state["unique"].next() - 2147483648
         await ctx.conn.query(f"INSERT INTO sbtest{t} (id, k, c, pad) VALUES ({ident}, {k}, '{c}', '{pad}')")
 
 

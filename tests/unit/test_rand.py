@@ -385,3 +385,28 @@ def test_permute_is_bijective_near_prime():
     images = [_permute(x) for x in domain]
     assert all(_permute(x) == x for x in range(prime, 1 << 32))
     assert len(set(images)) == len(images)
+
+
+def test_thread_shares_of_the_run_permutation_are_disjoint_and_complete():
+    """oltp_insert --auto_inc=off: one seed per run (kept in the values that worker
+    processes receive), thread t of T takes indexes t, t + T, ...: together the
+    threads draw exactly the run's one permutation, so ids never collide."""
+    import pickle
+    from pysysbench.rand import UNIQUE_SEED_KEY, share_unique_seed, thread_unique
+
+    class FakeValues:          # Values' data dict is all these functions use
+        def __init__(self):
+            self.data = {}
+    values = FakeValues()
+    share_unique_seed(values)
+    seed = values.data[UNIQUE_SEED_KEY]
+    share_unique_seed(values)
+    assert values.data[UNIQUE_SEED_KEY] == seed                  # picked once
+    copy = pickle.loads(pickle.dumps(values.data))               # what a worker process gets
+    assert copy[UNIQUE_SEED_KEY] == seed
+    threads, per_thread = 6, 500
+    drawn = [thread_unique(values, t, threads) for t in range(threads)]
+    ids = [u.next() for _ in range(per_thread) for u in drawn]
+    whole = Unique(seed >> 32, seed & 0xFFFFFFFF)
+    assert sorted(ids) == sorted(whole.next() for _ in range(threads * per_thread))
+    assert len(set(ids)) == len(ids)
