@@ -190,6 +190,10 @@ def test_strand_is_resumed_by_the_wire_and_can_be_cancelled(server_db):
             assert s.finished.cancelled() and during == ["finally"] and conn.wire.strand is None
         finally:
             await conn.close()
+        # a statement after the session was closed fails at once (it would otherwise wait forever)
+        s = Strand(point(7), loop, "after close")
+        await asyncio.wait([s.finished], timeout=5)
+        assert s.done() and isinstance(s.finished.exception(), FatalSQLError), s
 
         # the server ends the session while the strand waits: the driver's error, not a hang
         conn = await driver.connect(counters, index=1)
