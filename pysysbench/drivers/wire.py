@@ -220,9 +220,8 @@ def _command(code: int, body: bytes) -> bytes:
 
 
 def count_result(c: Any, fields: int, affected: int) -> None:
-    """spec 5.11: a result set is a read, changed rows a write, anything else other.
-    (The prepared-statement closure below inlines the same three lines: it is the
-    hot path.)"""
+    """spec 5.11: a result set is a read, changed rows a write, anything else other
+    (the C statement counts the same way)."""
     if fields:
         c.reads += 1
     elif affected:
@@ -333,11 +332,12 @@ class MySQLWire(Wire):
     def statement(self, stmt_id: int, nparams: int, counters: Any, fail: Callable[[BaseException], None]):
         """The coroutine function of one prepared statement: sends COM_STMT_EXECUTE
         with its arguments and counts the result as read / write / other in
-        ``counters``; a server error goes to ``fail`` (which raises).  One coroutine
-        per statement on the hot path: packing, sending and counting are inlined."""
+        ``counters``; a server error goes to ``fail`` (which raises).  With the C
+        extension the statement is a ``_wirescan.Statement`` that does the same under a
+        strand and falls back to this coroutine everywhere else."""
         head = bytes((COM_STMT_EXECUTE,)) + _U32.pack(stmt_id) + b"\x00\x01\x00\x00\x00"
         pack, encoding, u32 = self._pack, self.encoding, _U32.pack
-        request, scan, failure = self.request, self._scan, mysql_failure
+        request, scan, failure, count = self.request, self._scan, mysql_failure, count_result
         no_params = _command(COM_STMT_EXECUTE, head[1:])
         c = counters
 
@@ -355,12 +355,7 @@ class MySQLWire(Wire):
                     raise failure(errno, msg)
             except Exception as exc:
                 fail(exc)
-            if fields:
-                c.reads += 1
-            elif affected:
-                c.writes += 1
-            else:
-                c.others += 1
+            count(c, fields, affected)
         if _CStatement is None:
             return stmt
         return _CStatement(1, self, here, self.transport.write, head, b"", nparams, pack, encoding, c, fail,

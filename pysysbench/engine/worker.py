@@ -89,15 +89,15 @@ class PyRecorder:
     def reset_minmax(self) -> None:
         self.lat_min = self.lat_max = 0
 
-    def snapshot(self) -> Snapshot:
-        c = self.counters
+    def state(self) -> tuple:
+        """(events, lat_sum, lat_min, lat_max, hist, thread_events, thread_lat), as the C core's."""
         threads = self.threads
-        return Snapshot(events=sum(t[0] for t in threads.values()), reads=c.reads, writes=c.writes,
-                        others=c.others, errors=c.errors, reconnects=c.reconnects,
-                        lat_sum_ns=sum(t[1] for t in threads.values()), lat_min_ns=self.lat_min,
-                        lat_max_ns=self.lat_max, hist=list(self.hist),
-                        thread_events={tid: t[0] for tid, t in threads.items()},
-                        thread_lat_ns={tid: t[1] for tid, t in threads.items()}, error_codes=dict(c.errors_by_code))
+        return (sum(t[0] for t in threads.values()), sum(t[1] for t in threads.values()), self.lat_min,
+                self.lat_max, list(self.hist), {tid: t[0] for tid, t in threads.items()},
+                {tid: t[1] for tid, t in threads.items()})
+
+    def snapshot(self) -> Snapshot:
+        return _snapshot(self.counters, self.state())
 
 
 class CRecorder:
@@ -113,12 +113,16 @@ class CRecorder:
         self.reset_minmax = self.core.reset_minmax
 
     def snapshot(self) -> Snapshot:
-        c = self.counters
-        events, lat_sum, lat_min, lat_max, hist, thread_events, thread_lat = self.core.state()
-        return Snapshot(events=events, reads=c.reads, writes=c.writes, others=c.others, errors=c.errors,
-                        reconnects=c.reconnects, lat_sum_ns=lat_sum, lat_min_ns=lat_min, lat_max_ns=lat_max,
-                        hist=hist, thread_events=thread_events, thread_lat_ns=thread_lat,
-                        error_codes=dict(c.errors_by_code))
+        return _snapshot(self.counters, self.core.state())
+
+
+def _snapshot(c: Counters, state: tuple) -> Snapshot:
+    """A recorder's state and its counters as one Snapshot."""
+    events, lat_sum, lat_min, lat_max, hist, thread_events, thread_lat = state
+    return Snapshot(events=events, reads=c.reads, writes=c.writes, others=c.others, errors=c.errors,
+                    reconnects=c.reconnects, lat_sum_ns=lat_sum, lat_min_ns=lat_min, lat_max_ns=lat_max,
+                    hist=hist, thread_events=thread_events, thread_lat_ns=thread_lat,
+                    error_codes=dict(c.errors_by_code))
 
 
 def make_recorder(counters: Counters, tids: range) -> PyRecorder | CRecorder:
