@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
+#include "structmember.h"
 
 #define N_BUCKETS 1024
 #define SMALL (1LL << 52)   /* integers that convert to double exactly, with room */
@@ -325,26 +327,13 @@ typedef struct {
     double m;
 } Recorder;
 
-static PyObject *
-recorder_record(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+static int
+recorder_add(Recorder *r, long long tid, long long lat)
 {
-    Recorder *r = (Recorder *)self;
-    long long tid, lat;
-    Py_ssize_t i;
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "record(tid, lat_ns)");
-        return NULL;
-    }
-    tid = PyLong_AsLongLong(args[0]);
-    if (tid == -1 && PyErr_Occurred())
-        return NULL;
-    lat = PyLong_AsLongLong(args[1]);
-    if (lat == -1 && PyErr_Occurred())
-        return NULL;
-    i = (Py_ssize_t)(tid - r->tid0);
+    Py_ssize_t i = (Py_ssize_t)(tid - r->tid0);
     if (tid < r->tid0 || i >= r->n) {
         PyErr_Format(PyExc_ValueError, "thread %lld is not one of this recorder's", tid);
-        return NULL;
+        return -1;
     }
     r->events[i] += 1;
     r->lat[i] += lat;
@@ -359,6 +348,25 @@ recorder_record(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     else
         r->hist[0] += 1;
+    return 0;
+}
+
+static PyObject *
+recorder_record(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    long long tid, lat;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "record(tid, lat_ns)");
+        return NULL;
+    }
+    tid = PyLong_AsLongLong(args[0]);
+    if (tid == -1 && PyErr_Occurred())
+        return NULL;
+    lat = PyLong_AsLongLong(args[1]);
+    if (lat == -1 && PyErr_Occurred())
+        return NULL;
+    if (recorder_add((Recorder *)self, tid, lat) < 0)
+        return NULL;
     Py_RETURN_NONE;
 }
 
@@ -468,6 +476,371 @@ static PyTypeObject RecorderType = {
     .tp_methods = recorder_methods,
 };
 
+/* --------------------------------------------------------------- PointLoop --- *
+ * engine/worker.py's time-limited loop (Worker._timed_loop) running the OLTP
+ * '_points' event (workloads/oltp.py Oltp._points) without a Python frame per
+ * event: per event the table (uniform(1, tables)), then `count` times
+ * `await stmts[table](default(1, table_size))`, then record(tid, latency) -- the
+ * same calls in the same order as the Python event, so the same draws.  Awaiting
+ * it runs events until limits.stop is true or the clock reaches the deadline (the
+ * clock of time.perf_counter_ns).  A statement's exception ends the await with
+ * that exception and the event unrecorded: `start` tells the caller when that
+ * event began (it restarts the event in Python and records it); awaiting again
+ * goes on with the next event. */
+
+static PyObject *s_stop;
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *stmts;                 /* indexed by table number */
+    PyObject *uniform, *draw;        /* (a, b) -> int */
+    PyObject *one, *tables, *size;   /* 1, tables, table_size */
+    PyObject *record;                /* a Recorder, or a callable record(tid, lat_ns) */
+    PyObject *tid_obj;
+    PyObject *limits;                /* .stop */
+    PyObject *stmt;                  /* this event's statement */
+    PyObject *sub;                   /* the statement being awaited */
+    long long tid, deadline, start;
+    long count, left;
+    int in_event;
+} PointLoop;
+
+static long long
+now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);     /* time.perf_counter_ns()'s clock on Linux */
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int
+pl_record(PointLoop *p, long long lat)
+{
+    PyObject *args[2], *r;
+    if (Py_TYPE(p->record) == &RecorderType)
+        return recorder_add((Recorder *)p->record, p->tid, lat);
+    args[0] = p->tid_obj;
+    args[1] = PyLong_FromLongLong(lat);
+    if (args[1] == NULL)
+        return -1;
+    r = PyObject_Vectorcall(p->record, args, 2, NULL);
+    Py_DECREF(args[1]);
+    if (r == NULL)
+        return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+/* call the next statement of the event and take its first step */
+static PySendResult
+pl_call(PointLoop *p, PyObject **res)
+{
+    PyObject *args[2] = {p->one, p->size}, *ident, *aw, *it;
+    ident = PyObject_Vectorcall(p->draw, args, 2, NULL);
+    if (ident == NULL)
+        return PYGEN_ERROR;
+    aw = PyObject_Vectorcall(p->stmt, &ident, 1, NULL);
+    Py_DECREF(ident);
+    if (aw == NULL)
+        return PYGEN_ERROR;
+    if (PyCoro_CheckExact(aw) || (Py_TYPE(aw)->tp_as_async != NULL && Py_TYPE(aw)->tp_as_async->am_send != NULL
+                                  && Py_TYPE(aw)->tp_as_async->am_await != NULL))
+        it = aw;                                          /* its own iterator (a coroutine, a Pending) */
+    else if (Py_TYPE(aw)->tp_as_async != NULL && Py_TYPE(aw)->tp_as_async->am_await != NULL) {
+        it = Py_TYPE(aw)->tp_as_async->am_await(aw);
+        Py_DECREF(aw);
+        if (it == NULL)
+            return PYGEN_ERROR;
+    } else {
+        PyErr_Format(PyExc_TypeError, "a statement returned %R, which cannot be awaited", aw);
+        Py_DECREF(aw);
+        return PYGEN_ERROR;
+    }
+    p->sub = it;
+    return PyIter_Send(it, Py_None, res);
+}
+
+/* go on from the outcome `r` (`res`) of the awaited statement's last step, or start (p->sub NULL) */
+static PySendResult
+pl_run(PointLoop *p, PySendResult r, PyObject *res, PyObject **out)
+{
+    /* r is PYGEN_RETURN with res NULL on entry between events */
+    for (;;) {
+        if (r == PYGEN_NEXT) {
+            *out = res;                                    /* the statement waits: pass its yield up */
+            return PYGEN_NEXT;
+        }
+        Py_CLEAR(p->sub);
+        if (r == PYGEN_ERROR) {                            /* unrecorded; `start` stays for the caller */
+            p->in_event = 0;
+            Py_CLEAR(p->stmt);
+            return PYGEN_ERROR;
+        }
+        Py_XDECREF(res);
+        res = NULL;
+        if (p->in_event && --p->left > 0) {
+            r = pl_call(p, &res);
+            continue;
+        }
+        if (p->in_event) {
+            p->in_event = 0;
+            Py_CLEAR(p->stmt);
+            if (pl_record(p, now_ns() - p->start) < 0)
+                return PYGEN_ERROR;
+        }
+        {
+            PyObject *stop = PyObject_GetAttr(p->limits, s_stop), *args[2] = {p->one, p->tables}, *t;
+            int stopped = stop == NULL ? -1 : PyObject_IsTrue(stop);
+            Py_XDECREF(stop);
+            if (stopped < 0)
+                return PYGEN_ERROR;
+            p->start = now_ns();                           /* the deadline check's clock is the event's start */
+            if (stopped || (p->deadline && p->start >= p->deadline)) {
+                Py_INCREF(Py_None);
+                *out = Py_None;
+                return PYGEN_RETURN;
+            }
+            t = PyObject_Vectorcall(p->uniform, args, 2, NULL);
+            if (t == NULL)
+                return PYGEN_ERROR;
+            p->stmt = PyObject_GetItem(p->stmts, t);
+            Py_DECREF(t);
+            if (p->stmt == NULL)
+                return PYGEN_ERROR;
+            p->in_event = 1;
+            p->left = p->count;
+            r = pl_call(p, &res);
+        }
+    }
+}
+
+static PySendResult
+pl_send(PyObject *self, PyObject *arg, PyObject **out)
+{
+    PointLoop *p = (PointLoop *)self;
+    PyObject *res = NULL;
+    PySendResult r = PYGEN_RETURN;
+    if (p->sub != NULL)
+        r = PyIter_Send(p->sub, arg, &res);
+    return pl_run(p, r, res, out);
+}
+
+/* a PySendResult as an iterator's return: the value yielded, or NULL with StopIteration / the error */
+static PyObject *
+pl_result(PySendResult r, PyObject *res)
+{
+    if (r == PYGEN_NEXT)
+        return res;
+    if (r == PYGEN_RETURN) {
+        if (res == Py_None)
+            PyErr_SetNone(PyExc_StopIteration);
+        else
+            _PyGen_SetStopIterationValue(res);
+        Py_DECREF(res);
+    }
+    return NULL;
+}
+
+static PyObject *
+pl_iternext(PyObject *self)
+{
+    PyObject *res = NULL;
+    return pl_result(pl_send(self, Py_None, &res), res);
+}
+
+static PyObject *
+pl_send_method(PyObject *self, PyObject *arg)
+{
+    PyObject *res = NULL;
+    return pl_result(pl_send(self, arg, &res), res);
+}
+
+/* throw(exc): into the statement being awaited (cancellation, a lost connection), which may
+ * still finish it (then the loop goes on) or raise */
+static PyObject *
+pl_throw(PyObject *self, PyObject *args)
+{
+    PointLoop *p = (PointLoop *)self;
+    PyObject *y, *out = NULL, *et, *ev, *etb, *value;
+    if (p->sub == NULL) {
+        PyObject *typ, *val = NULL, *tb = NULL;
+        if (!PyArg_ParseTuple(args, "O|OO", &typ, &val, &tb))
+            return NULL;
+        if (PyExceptionInstance_Check(typ))
+            PyErr_SetObject((PyObject *)Py_TYPE(typ), typ);
+        else
+            PyErr_SetObject(typ, val == NULL ? Py_None : val);
+        return NULL;
+    }
+    {
+        PyObject *meth = PyObject_GetAttrString(p->sub, "throw");
+        if (meth == NULL)
+            return pl_result(pl_run(p, PYGEN_ERROR, NULL, &out), out);
+        y = PyObject_Call(meth, args, NULL);
+        Py_DECREF(meth);
+    }
+    if (y != NULL)
+        return pl_result(pl_run(p, PYGEN_NEXT, y, &out), out);
+    if (!PyErr_ExceptionMatches(PyExc_StopIteration))
+        return pl_result(pl_run(p, PYGEN_ERROR, NULL, &out), out);
+    PyErr_Fetch(&et, &ev, &etb);
+    PyErr_NormalizeException(&et, &ev, &etb);
+    value = ev != NULL ? PyObject_GetAttrString(ev, "value") : (Py_INCREF(Py_None), Py_None);
+    Py_XDECREF(et);
+    Py_XDECREF(ev);
+    Py_XDECREF(etb);
+    if (value == NULL)
+        return pl_result(pl_run(p, PYGEN_ERROR, NULL, &out), out);
+    return pl_result(pl_run(p, PYGEN_RETURN, value, &out), out);
+}
+
+static PyObject *
+pl_close(PyObject *self, PyObject *unused)
+{
+    PointLoop *p = (PointLoop *)self;
+    PyObject *sub = p->sub;
+    p->sub = NULL;
+    p->in_event = 0;
+    Py_CLEAR(p->stmt);
+    if (sub != NULL) {
+        PyObject *r = PyObject_CallMethod(sub, "close", NULL);
+        Py_DECREF(sub);
+        if (r == NULL) {
+            if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+                return NULL;
+            PyErr_Clear();
+        } else
+            Py_DECREF(r);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+pl_await(PyObject *self)
+{
+    Py_INCREF(self);
+    return self;
+}
+
+static int
+pl_traverse(PointLoop *p, visitproc visit, void *arg)
+{
+    Py_VISIT(p->stmts);
+    Py_VISIT(p->uniform);
+    Py_VISIT(p->draw);
+    Py_VISIT(p->one);
+    Py_VISIT(p->tables);
+    Py_VISIT(p->size);
+    Py_VISIT(p->record);
+    Py_VISIT(p->tid_obj);
+    Py_VISIT(p->limits);
+    Py_VISIT(p->stmt);
+    Py_VISIT(p->sub);
+    return 0;
+}
+
+static int
+pl_clear(PointLoop *p)
+{
+    Py_CLEAR(p->stmts);
+    Py_CLEAR(p->uniform);
+    Py_CLEAR(p->draw);
+    Py_CLEAR(p->one);
+    Py_CLEAR(p->tables);
+    Py_CLEAR(p->size);
+    Py_CLEAR(p->record);
+    Py_CLEAR(p->tid_obj);
+    Py_CLEAR(p->limits);
+    Py_CLEAR(p->stmt);
+    Py_CLEAR(p->sub);
+    return 0;
+}
+
+static void
+pl_dealloc(PointLoop *p)
+{
+    PyObject_GC_UnTrack(p);
+    pl_clear(p);
+    Py_TYPE(p)->tp_free((PyObject *)p);
+}
+
+/* PointLoop(stmts, uniform, draw, tables, table_size, count, record, tid, limits, deadline_ns) */
+static PyObject *
+pl_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+    PyObject *stmts, *uniform, *draw, *tables, *size, *record, *limits;
+    long count;
+    long long tid, deadline;
+    PointLoop *p;
+    if (!PyArg_ParseTuple(args, "OOOO!O!lOLOL", &stmts, &uniform, &draw, &PyLong_Type, &tables, &PyLong_Type, &size,
+                          &count, &record, &tid, &limits, &deadline))
+        return NULL;
+    if (count < 1) {
+        PyErr_SetString(PyExc_ValueError, "count must be >= 1");
+        return NULL;
+    }
+    p = (PointLoop *)type->tp_alloc(type, 0);
+    if (p == NULL)
+        return NULL;
+    p->one = PyLong_FromLong(1);
+    p->tid_obj = PyLong_FromLongLong(tid);
+    if (p->one == NULL || p->tid_obj == NULL) {
+        Py_DECREF(p);
+        return NULL;
+    }
+#define KEEP(field, value) do { Py_INCREF(value); p->field = value; } while (0)
+    KEEP(stmts, stmts);
+    KEEP(uniform, uniform);
+    KEEP(draw, draw);
+    KEEP(tables, tables);
+    KEEP(size, size);
+    KEEP(record, record);
+    KEEP(limits, limits);
+#undef KEEP
+    p->count = count;
+    p->tid = tid;
+    p->deadline = deadline;
+    return (PyObject *)p;
+}
+
+static PyAsyncMethods pl_async = {
+    .am_await = pl_await,
+    .am_send = pl_send,
+};
+
+static PyMethodDef pl_methods[] = {
+    {"send", pl_send_method, METH_O, NULL},
+    {"throw", pl_throw, METH_VARARGS, NULL},
+    {"close", pl_close, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMemberDef pl_members[] = {
+    {"start", T_LONGLONG, offsetof(PointLoop, start), READONLY, "the current (or failed) event's start, ns"},
+    {NULL},
+};
+
+static PyTypeObject PointLoopType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "pysysbench._hotpath.PointLoop",
+    .tp_basicsize = sizeof(PointLoop),
+#ifdef Py_TPFLAGS_HAVE_AM_SEND
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_AM_SEND,
+#else
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+#endif
+    .tp_doc = "A worker thread's time-limited loop of OLTP point events (see engine/worker.py).",
+    .tp_new = pl_new,
+    .tp_dealloc = (destructor)pl_dealloc,
+    .tp_traverse = (traverseproc)pl_traverse,
+    .tp_clear = (inquiry)pl_clear,
+    .tp_as_async = &pl_async,
+    .tp_iter = PyObject_SelfIter,
+    .tp_iternext = pl_iternext,
+    .tp_methods = pl_methods,
+    .tp_members = pl_members,
+};
+
 /* ------------------------------------------------------------------ module --- */
 
 static PyMethodDef module_methods[] = {
@@ -482,15 +855,20 @@ PyMODINIT_FUNC
 PyInit__hotpath(void)
 {
     PyObject *m;
-    if (PyType_Ready(&DrawType) < 0 || PyType_Ready(&RecorderType) < 0)
+    if (PyType_Ready(&DrawType) < 0 || PyType_Ready(&RecorderType) < 0 || PyType_Ready(&PointLoopType) < 0)
+        return NULL;
+    s_stop = PyUnicode_InternFromString("stop");
+    if (s_stop == NULL)
         return NULL;
     m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;
     Py_INCREF(&DrawType);
     Py_INCREF(&RecorderType);
+    Py_INCREF(&PointLoopType);
     if (PyModule_AddObject(m, "Draw", (PyObject *)&DrawType) < 0 ||
         PyModule_AddObject(m, "Recorder", (PyObject *)&RecorderType) < 0 ||
+        PyModule_AddObject(m, "PointLoop", (PyObject *)&PointLoopType) < 0 ||
         PyModule_AddIntConstant(m, "UNIFORM", KIND_UNIFORM) < 0 ||
         PyModule_AddIntConstant(m, "SPECIAL", KIND_SPECIAL) < 0 ||
         PyModule_AddIntConstant(m, "STRING", KIND_STRING) < 0) {

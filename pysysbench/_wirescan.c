@@ -5,6 +5,7 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -67,11 +68,35 @@ lenenc(const unsigned char *b, Py_ssize_t pos, Py_ssize_t end, unsigned long lon
     return pos + 1 + size;
 }
 
+/* a tuple of n new references; NULL (and every item released) if one is NULL */
+static PyObject *
+tuple_of(Py_ssize_t n, PyObject **items)
+{
+    PyObject *t = NULL;
+    Py_ssize_t i;
+    for (i = 0; i < n; i++)
+        if (items[i] == NULL)
+            goto fail;
+    t = PyTuple_New(n);
+    if (t == NULL)
+        goto fail;
+    for (i = 0; i < n; i++)
+        PyTuple_SET_ITEM(t, i, items[i]);
+    return t;
+fail:
+    for (i = 0; i < n; i++)
+        Py_XDECREF(items[i]);
+    return NULL;
+}
+
 static PyObject *
 mysql_result(Py_ssize_t end, long long fields, unsigned long long affected, long err, const char *msg,
              Py_ssize_t msglen)
 {
-    return Py_BuildValue("(nLKly#)", end, fields < 0 ? 0LL : fields, affected, err, msg, msglen);
+    PyObject *items[5] = {PyLong_FromSsize_t(end), PyLong_FromLongLong(fields < 0 ? 0LL : fields),
+                          PyLong_FromUnsignedLongLong(affected), PyLong_FromLong(err),
+                          PyBytes_FromStringAndSize(msg, msglen)};
+    return tuple_of(5, items);
 }
 
 static PyObject *
@@ -222,11 +247,9 @@ pg_scan_buf(const unsigned char *b, Py_ssize_t n)
                 err = Py_None;
                 Py_INCREF(err);
             }
-            if (tag && err)
-                out = Py_BuildValue("(nNNi)", end, tag, err, described);
-            else {
-                Py_XDECREF(tag);
-                Py_XDECREF(err);
+            {
+                PyObject *items[4] = {PyLong_FromSsize_t(end), tag, err, PyLong_FromLong(described)};
+                out = tuple_of(4, items);
             }
             break;
         }
@@ -392,6 +415,23 @@ pg_bind(PyObject *self, PyObject *args)
 
 enum { SCAN_CALL = 0, SCAN_MYSQL = 1, SCAN_PG = 2 };
 enum { PROTO_MYSQL = 1, PROTO_PG = 2 };
+enum { C_READS = 0, C_WRITES = 1, C_OTHERS = 2 };
+
+/* the offset of a writable __slots__ member `name` of obj's type, or -1: read and written in place
+ * (no attribute lookup) while the object's type is the one the offset was taken from */
+static Py_ssize_t
+slot_offset(PyObject *obj, PyObject *name)
+{
+    PyObject *d = _PyType_Lookup(Py_TYPE(obj), name);     /* borrowed */
+    if (d != NULL && Py_IS_TYPE(d, &PyMemberDescr_Type)) {
+        PyMemberDef *m = ((PyMemberDescrObject *)d)->d_member;
+        if ((m->type == T_OBJECT_EX || m->type == T_OBJECT) && !(m->flags & READONLY))
+            return m->offset;
+    }
+    return -1;
+}
+
+#define SLOT(obj, offset) (*(PyObject **)((char *)(obj) + (offset)))
 
 static PyObject *one, *s_resume, *s_strand, *s_done, *s_set_result, *s_reads, *s_writes, *s_others, *s_throw;
 
@@ -405,6 +445,10 @@ typedef struct {
     int kind;
     int deprecate_eof;
 } WireCore;
+
+typedef struct StrandCore StrandCore;
+static PyTypeObject StrandCoreType;
+static PyObject *strand_resume(StrandCore *self, PyObject *value);
 
 static PyObject *
 wirecore_scan(WireCore *w, PyObject *buf)
@@ -480,7 +524,8 @@ wirecore_data_received(WireCore *w, PyObject *data)
         PyObject *strand = w->strand;       /* our reference moves to this variable */
         Py_INCREF(Py_None);
         w->strand = Py_None;
-        r = PyObject_CallMethodOneArg(strand, s_resume, result);
+        r = PyObject_TypeCheck(strand, &StrandCoreType) ? strand_resume((StrandCore *)strand, result)
+                                                        : PyObject_CallMethodOneArg(strand, s_resume, result);
         Py_DECREF(strand);
         Py_DECREF(result);
         return r;
@@ -606,6 +651,8 @@ typedef struct {
     PyObject *fail;       /* classifies and raises (PostgreSQL: a coroutine function) */
     PyObject *error;      /* MySQL: error(errno, message); PostgreSQL: error(body) -> exception */
     PyObject *slow;       /* the Python statement: the same, as a coroutine */
+    PyTypeObject *counters_type;       /* the type the offsets below were taken from */
+    Py_ssize_t off[3];                 /* reads, writes, others in counters (__slots__), or -1 */
 } Statement;
 
 /* COM_STMT_EXECUTE with all-integer parameters; NULL without an exception = use pack() */
@@ -717,6 +764,32 @@ mysql_packet(Statement *s, PyObject *const *args, Py_ssize_t n)
 
 static PyObject *pending_new(Statement *s);
 
+static PyObject *st_here;
+static PyTypeObject *here_type;
+static Py_ssize_t here_off = -1;
+
+/* here.strand (a new reference) */
+static PyObject *
+here_get(PyObject *here)
+{
+    if (here_off >= 0 && Py_TYPE(here) == here_type && SLOT(here, here_off) != NULL) {
+        Py_INCREF(SLOT(here, here_off));
+        return SLOT(here, here_off);
+    }
+    return PyObject_GetAttr(here, s_strand);
+}
+
+static int
+here_set(PyObject *here, PyObject *value)
+{
+    if (here_off >= 0 && Py_TYPE(here) == here_type) {
+        Py_INCREF(value);
+        Py_XSETREF(SLOT(here, here_off), value);
+        return 0;
+    }
+    return PyObject_SetAttr(here, s_strand, value);
+}
+
 static PyObject *
 statement_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
@@ -726,7 +799,7 @@ statement_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *k
     WireCore *w = s->wire;
     if (kwnames != NULL || !IS_NONE(w->lost) || (s->proto == PROTO_MYSQL && n != s->nparams))
         goto slow;
-    strand = PyObject_GetAttr(s->here, s_strand);
+    strand = here_get(s->here);
     if (strand == NULL)
         return NULL;
     if (strand == Py_None) {
@@ -800,6 +873,7 @@ statement_clear(Statement *s)
     Py_CLEAR(s->fail);
     Py_CLEAR(s->error);
     Py_CLEAR(s->slow);
+    Py_CLEAR(s->counters_type);
     return 0;
 }
 
@@ -848,6 +922,11 @@ statement_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     KEEP(error, error);
     KEEP(slow, slow);
 #undef KEEP
+    s->counters_type = Py_TYPE(counters);
+    Py_INCREF(s->counters_type);
+    s->off[C_READS] = slot_offset(counters, s_reads);
+    s->off[C_WRITES] = slot_offset(counters, s_writes);
+    s->off[C_OTHERS] = slot_offset(counters, s_others);
     return (PyObject *)s;
 }
 
@@ -892,11 +971,27 @@ pending_new(Statement *s)
     return (PyObject *)p;
 }
 
+/* counters.<which> += 1 */
 static int
-bump(PyObject *counters, PyObject *name)
+bump(Statement *s, int which)
 {
-    PyObject *v = PyObject_GetAttr(counters, name), *v1;
+    PyObject *counters = s->counters, *name = which == C_READS ? s_reads : which == C_WRITES ? s_writes : s_others;
+    PyObject *v, *v1;
+    Py_ssize_t off = s->off[which];
     int rc;
+    if (off >= 0 && Py_TYPE(counters) == s->counters_type && SLOT(counters, off) != NULL
+            && PyLong_CheckExact(SLOT(counters, off))) {
+        long long n = PyLong_AsLongLong(SLOT(counters, off));
+        if (!(n == -1 && PyErr_Occurred()) && n < LLONG_MAX) {
+            v1 = PyLong_FromLongLong(n + 1);
+            if (v1 == NULL)
+                return -1;
+            Py_SETREF(SLOT(counters, off), v1);
+            return 0;
+        }
+        PyErr_Clear();
+    }
+    v = PyObject_GetAttr(counters, name);
     if (v == NULL)
         return -1;
     v1 = PyNumber_Add(v, one);
@@ -937,7 +1032,7 @@ static PySendResult
 pending_finish(Pending *p, PyObject *result, PyObject **presult)
 {
     Statement *s = p->stmt;
-    PyObject *name;
+    int which;
     p->state = P_DONE;
     if (!PyTuple_Check(result) || PyTuple_GET_SIZE(result) < 4) {
         PyErr_Format(PyExc_RuntimeError, "a statement was resumed with %R", result);
@@ -962,7 +1057,7 @@ pending_finish(Pending *p, PyObject *result, PyObject **presult)
         int f = PyObject_IsTrue(fields), a = f ? 0 : PyObject_IsTrue(affected);
         if (f < 0 || a < 0)
             return PYGEN_ERROR;
-        name = f ? s_reads : a ? s_writes : s_others;
+        which = f ? C_READS : a ? C_WRITES : C_OTHERS;
     } else {
         PyObject *tag = PyTuple_GET_ITEM(result, 1), *err = PyTuple_GET_ITEM(result, 2);
         if (err != Py_None) {
@@ -976,9 +1071,9 @@ pending_finish(Pending *p, PyObject *result, PyObject **presult)
             p->state = P_DELEGATING;
             return pending_delegate(p, Py_None, presult);
         }
-        name = s->is_read ? s_reads : pg_tag_counts_rows(tag) ? s_writes : s_others;
+        which = s->is_read ? C_READS : pg_tag_counts_rows(tag) ? C_WRITES : C_OTHERS;
     }
-    if (bump(s->counters, name) < 0)
+    if (bump(s, which) < 0)
         return PYGEN_ERROR;
     Py_INCREF(Py_None);
     *presult = Py_None;
@@ -994,7 +1089,7 @@ pending_delegate(Pending *p, PyObject *arg, PyObject **presult)
         Py_CLEAR(p->sub);
         if (r == PYGEN_RETURN) {       /* fail() returned instead of raising: counted as other */
             Py_DECREF(*presult);
-            if (bump(p->stmt->counters, s_others) < 0)
+            if (bump(p->stmt, C_OTHERS) < 0)
                 return PYGEN_ERROR;
             Py_INCREF(Py_None);
             *presult = Py_None;
@@ -1199,9 +1294,9 @@ static PyTypeObject PendingType = {
  * its end (_settle).  Set up once by strand_setup(here, enter_task, leave_task,
  * CancelledError). */
 
-static PyObject *st_here, *st_enter, *st_leave, *st_cancelled, *s_park, *s_settle;
+static PyObject *st_enter, *st_leave, *st_cancelled, *s_park, *s_settle;
 
-typedef struct {
+typedef struct StrandCore {
     PyObject_HEAD
     PyObject *coro;
     PyObject *loop;
@@ -1212,22 +1307,24 @@ typedef struct {
 static PyObject *
 strand_run(StrandCore *self, PyObject *value, PyObject *exc)
 {
-    PyObject *outer, *r, *y = NULL, *et, *ev, *etb;
+    PyObject *outer, *r, *y = NULL, *et, *ev, *etb, *task_args[2];
     PySendResult status;
     if (st_here == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "strand_setup() was not called");
         return NULL;
     }
-    outer = PyObject_GetAttr(st_here, s_strand);
+    outer = here_get(st_here);
     if (outer == NULL)
         return NULL;
-    if (PyObject_SetAttr(st_here, s_strand, (PyObject *)self) < 0) {
+    if (here_set(st_here, (PyObject *)self) < 0) {
         Py_DECREF(outer);
         return NULL;
     }
-    r = PyObject_CallFunctionObjArgs(st_enter, self->loop, (PyObject *)self, NULL);
+    task_args[0] = self->loop;
+    task_args[1] = (PyObject *)self;
+    r = PyObject_Vectorcall(st_enter, task_args, 2, NULL);
     if (r == NULL) {
-        PyObject_SetAttr(st_here, s_strand, outer);
+        here_set(st_here, outer);
         Py_DECREF(outer);
         return NULL;
     }
@@ -1253,9 +1350,9 @@ strand_run(StrandCore *self, PyObject *value, PyObject *exc)
             status = PYGEN_ERROR;
     }
     PyErr_Fetch(&et, &ev, &etb);   /* keep the coroutine's exception across the bookkeeping */
-    r = PyObject_CallFunctionObjArgs(st_leave, self->loop, (PyObject *)self, NULL);
+    r = PyObject_Vectorcall(st_leave, task_args, 2, NULL);
     Py_XDECREF(r);
-    if (PyObject_SetAttr(st_here, s_strand, outer) < 0 || r == NULL) {
+    if (here_set(st_here, outer) < 0 || r == NULL) {
         Py_DECREF(outer);
         Py_XDECREF(y);
         Py_XDECREF(et);
@@ -1353,6 +1450,9 @@ strand_setup(PyObject *module, PyObject *args)
         return NULL;
     Py_INCREF(here);
     Py_XSETREF(st_here, here);
+    Py_INCREF(Py_TYPE(here));
+    Py_XSETREF(here_type, Py_TYPE(here));
+    here_off = slot_offset(here, s_strand);
     Py_INCREF(enter);
     Py_XSETREF(st_enter, enter);
     Py_INCREF(leave);

@@ -14,6 +14,7 @@ import asyncio
 import math
 import random
 from dataclasses import dataclass
+from typing import Any, Coroutine
 from time import perf_counter_ns
 
 from ..drivers.base import Counters, Driver
@@ -38,9 +39,9 @@ NS = 1_000_000_000
 
 
 try:
-    from .._hotpath import Recorder as _CRecorderCore
+    from .._hotpath import PointLoop as _CPointLoop, Recorder as _CRecorderCore
 except ImportError:   # pragma: no cover - depends on the build
-    _CRecorderCore = None
+    _CPointLoop = _CRecorderCore = None
 
 
 class PyRecorder:
@@ -134,7 +135,7 @@ def make_recorder(counters: Counters, tids: range) -> PyRecorder | CRecorder:
 _GONE = object()   # _restarted: the thread's connection is gone for good
 
 
-@dataclass
+@dataclass(slots=True)   # slots: read once per event by the C loop (_hotpath.PointLoop)
 class Limits:
     """Run limits shared by this worker's threads."""
 
@@ -278,10 +279,18 @@ class Worker:
                 q.get_nowait()
             q.put_nowait(None)
 
-    async def _loop(self, ctx: ThreadContext) -> None:
+    def _loop(self, ctx: ThreadContext) -> Coroutine[Any, Any, None]:
+        """The coroutine that runs this thread's events: returned, not awaited here,
+        so a suspended statement has one Python frame fewer to resume through."""
         if (self.arrivals is None and not self.reconnect_every and ctx.after_event is None
                 and not self.driver.caps.blocking and not self.limits.max_events):
-            return await self._timed_loop(ctx)
+            group = getattr(type(self.workload).event, "points_group", None)
+            if group is not None and _CPointLoop is not None and self.workload.counts.get(group, 0) >= 1:
+                return self._point_loop(ctx, group)
+            return self._timed_loop(ctx)
+        return self._general_loop(ctx)
+
+    async def _general_loop(self, ctx: ThreadContext) -> None:
         lim = self.limits
         event = self.workload.event
         record = self.recorder.record
@@ -354,6 +363,37 @@ class Worker:
             record(tid, clock() - start)
             if result:
                 break
+
+    async def _point_loop(self, ctx: ThreadContext, group: str) -> None:
+        """``_timed_loop`` for a workload whose event is ``Oltp._points(ctx, group)``
+        (its ``event`` function says so with a ``points_group`` attribute): the loop
+        and the event run in C (``_hotpath.PointLoop``), the same draws, statements
+        and recording; an event that fails with an ignorable error is restarted
+        here, as in ``_timed_loop``, and the C loop goes on after it."""
+        lim = self.limits
+        w = self.workload
+        rec = self.recorder
+        record = rec.record
+        target = rec.core if isinstance(rec, CRecorder) else record
+        tid = ctx.tid
+        self.inflight += 1
+        try:
+            while True:
+                # built again after a restart: a reconnect prepares new statements
+                run = _CPointLoop(ctx.stmts[group], ctx.rand.uniform, ctx.rand.default, w.tables, w.table_size,
+                                  w.counts[group], target, tid, lim, lim.deadline_ns)
+                try:
+                    await run
+                    return
+                except (IgnorableError, ReconnectError) as exc:
+                    result = await self._restarted(ctx, exc)
+                    if result is _GONE:
+                        return
+                record(tid, perf_counter_ns() - run.start)
+                if result:
+                    return
+        finally:
+            self.inflight -= 1
 
     async def _restarted(self, ctx: ThreadContext, exc: Exception):
         """Restart an event after an ignorable error (reconnecting first when the

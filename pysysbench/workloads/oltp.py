@@ -162,11 +162,13 @@ class OltpPointSelect(Oltp):
         self.counts["point"] = 1   # sysbench forces point_selects=1 for this script
 
     async def event(self, ctx: ThreadContext) -> None:
-        # _points with its one statement inlined (the hot path of the most run case):
-        # the table, then the id, as sysbench draws them
+        # _points with its one statement inlined: the table, then the id, as sysbench draws them
         r = ctx.rand
         stmt = ctx.stmts["point"][r.uniform(1, self.tables)]
         await stmt(r.default(1, self.table_size))
+
+    # the event is _points(ctx, "point"): the worker may run it in C (engine/worker.py _point_loop)
+    event.points_group = "point"
 
 
 @register
@@ -179,6 +181,8 @@ class OltpUpdateIndex(Oltp):
 
     async def event(self, ctx: ThreadContext) -> None:
         await self._points(ctx, "index")
+
+    event.points_group = "index"
 
 
 @register
