@@ -11,5 +11,10 @@ from setuptools import Extension, setup
 # -ffp-contract=off: no fused multiply-add, so _hotpath's draws round exactly as Python's floats
 FLAGS = ["-O2", "-ffp-contract=off"]
 
-setup(ext_modules=[Extension("pysysbench._wirescan", ["pysysbench/_wirescan.c"], optional=True, extra_compile_args=FLAGS),
-                   Extension("pysysbench._hotpath", ["pysysbench/_hotpath.c"], optional=True, extra_compile_args=FLAGS)])
+# the C interface between the two (a C loop in _hotpath given responses by _wirescan's strands)
+HEADERS = ["pysysbench/pysysbench_strand_api.h"]
+
+setup(ext_modules=[Extension("pysysbench._wirescan", ["pysysbench/_wirescan.c"], depends=HEADERS, optional=True,
+                             extra_compile_args=FLAGS),
+                   Extension("pysysbench._hotpath", ["pysysbench/_hotpath.c"], depends=HEADERS, optional=True,
+                             extra_compile_args=FLAGS)])

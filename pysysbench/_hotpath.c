@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 #include "structmember.h"
+#include "pysysbench_strand_api.h"
 
 #define N_BUCKETS 1024
 #define SMALL (1LL << 52)   /* integers that convert to double exactly, with room */
@@ -476,34 +477,58 @@ static PyTypeObject RecorderType = {
     .tp_methods = recorder_methods,
 };
 
-/* --------------------------------------------------------------- PointLoop --- *
- * engine/worker.py's time-limited loop (Worker._timed_loop) running the OLTP
- * '_points' event (workloads/oltp.py Oltp._points) without a Python frame per
- * event: per event the table (uniform(1, tables)), then `count` times
- * `await stmts[table](default(1, table_size))`, then record(tid, latency) -- the
- * same calls in the same order as the Python event, so the same draws.  Awaiting
- * it runs events until limits.stop is true or the clock reaches the deadline (the
- * clock of time.perf_counter_ns).  A statement's exception ends the await with
- * that exception and the event unrecorded: `start` tells the caller when that
- * event began (it restarts the event in Python and records it); awaiting again
- * goes on with the next event. */
+/* --------------------------------------------------------------- EventLoop --- *
+ * engine/worker.py's time-limited loop (Worker._timed_loop) running an OLTP event
+ * (workloads/oltp.py) without a Python frame per statement.  The event is given as
+ * steps, each the C form of one of Oltp's event parts, with the same draws in the
+ * same order:
+ *   OP_CALL          await a()                                   (BEGIN, COMMIT)
+ *   OP_POINTS        t = uniform(1, tables); count x await a[t](default(1, size))
+ *   OP_RANGE         t = uniform(...); count x lo = default(1, size); await a[t](lo, lo + extra)
+ *   OP_NON_INDEX     t = uniform(...); count x c = string(extra); await a[t](c, default(1, size))
+ *   OP_DELETE_INSERT t = uniform(...); count x id, k = default(...), default(...);
+ *                    c, pad = string(extra), string(extra2); await a[t](id); await b[t](id, k, c, pad)
+ * then record(tid, latency).  Awaiting it runs events until limits.stop is true or the
+ * clock reaches the deadline (the clock of time.perf_counter_ns).  A statement's
+ * exception ends the await with that exception and the event unrecorded: `start` tells
+ * the caller when that event began (it restarts the event in Python and records it);
+ * awaiting again goes on with the next event.  Inside a strand (engine/strand.py) it
+ * offers itself each time it waits on a wire, so the responses come to it directly
+ * (pysysbench_strand_api.h). */
 
 static PyObject *s_stop;
+static StrandApi *strand_api;     /* _wirescan's strands, when that extension is built */
+
+enum { OP_CALL = 0, OP_POINTS = 1, OP_RANGE = 2, OP_NON_INDEX = 3, OP_DELETE_INSERT = 4 };
+
+typedef struct {
+    int op;
+    long count;
+    PyObject *a, *b, *extra, *extra2;
+} Step;
 
 typedef struct {
     PyObject_HEAD
-    PyObject *stmts;                 /* indexed by table number */
-    PyObject *uniform, *draw;        /* (a, b) -> int */
-    PyObject *one, *tables, *size;   /* 1, tables, table_size */
-    PyObject *record;                /* a Recorder, or a callable record(tid, lat_ns) */
+    Step *steps;
+    Py_ssize_t nsteps;
+    PyObject *uniform, *draw, *string;   /* rand.Rand's uniform, default, string */
+    PyObject *one, *tables, *size;       /* 1, tables, table_size */
+    PyObject *record;                    /* a Recorder, or a callable record(tid, lat_ns) */
     PyObject *tid_obj;
-    PyObject *limits;                /* .stop */
-    PyObject *stmt;                  /* this event's statement */
-    PyObject *sub;                   /* the statement being awaited */
+    PyObject *limits;                    /* .stop */
+    PyObject *stmt, *stmt2;              /* the current step's statements, its table drawn */
+    PyObject *held[4];                   /* OP_DELETE_INSERT: the insert's parameters while the delete runs */
+    PyObject *sub;                       /* the statement being awaited */
     long long tid, deadline, start;
-    long count, left;
+    Py_ssize_t pc;                       /* the current step */
+    long left;                           /* its statements (pairs) not yet sent */
+    int insert_next;                     /* OP_DELETE_INSERT: the delete is done, the insert is next */
     int in_event;
-} PointLoop;
+    int kept;                            /* 1: ended with kept_value; 2: with the kept exception (el_step) */
+    PyObject *kept_value, *kept_type, *kept_exc, *kept_tb;
+} EventLoop;
+
+static PySendResult el_step(PyObject *self, PyObject *value, PyObject **yielded);
 
 static long long
 now_ns(void)
@@ -514,7 +539,7 @@ now_ns(void)
 }
 
 static int
-pl_record(PointLoop *p, long long lat)
+el_record(EventLoop *p, long long lat)
 {
     PyObject *args[2], *r;
     if (Py_TYPE(p->record) == &RecorderType)
@@ -531,18 +556,32 @@ pl_record(PointLoop *p, long long lat)
     return 0;
 }
 
-/* call the next statement of the event and take its first step */
-static PySendResult
-pl_call(PointLoop *p, PyObject **res)
+/* forget the event in progress (an error, close()) */
+static void
+el_drop_event(EventLoop *p)
 {
-    PyObject *args[2] = {p->one, p->size}, *ident, *aw, *it;
-    ident = PyObject_Vectorcall(p->draw, args, 2, NULL);
-    if (ident == NULL)
-        return PYGEN_ERROR;
-    aw = PyObject_Vectorcall(p->stmt, &ident, 1, NULL);
-    Py_DECREF(ident);
+    p->in_event = 0;
+    p->insert_next = 0;
+    Py_CLEAR(p->stmt);
+    Py_CLEAR(p->stmt2);
+    for (int i = 0; i < 4; i++)
+        Py_CLEAR(p->held[i]);
+}
+
+/* call stmt(*args) (args: new references, consumed) and take the first step of what it returns */
+static int
+el_issue(EventLoop *p, PyObject *stmt, PyObject **args, Py_ssize_t n, PySendResult *r, PyObject **res)
+{
+    PyObject *aw, *it;
+    Py_ssize_t i;
+    for (i = 0; i < n; i++)
+        if (args[i] == NULL)
+            break;
+    aw = i == n ? PyObject_Vectorcall(stmt, args, n, NULL) : NULL;
+    for (i = 0; i < n; i++)
+        Py_XDECREF(args[i]);
     if (aw == NULL)
-        return PYGEN_ERROR;
+        return -1;
     if (PyCoro_CheckExact(aw) || (Py_TYPE(aw)->tp_as_async != NULL && Py_TYPE(aw)->tp_as_async->am_send != NULL
                                   && Py_TYPE(aw)->tp_as_async->am_await != NULL))
         it = aw;                                          /* its own iterator (a coroutine, a Pending) */
@@ -550,46 +589,117 @@ pl_call(PointLoop *p, PyObject **res)
         it = Py_TYPE(aw)->tp_as_async->am_await(aw);
         Py_DECREF(aw);
         if (it == NULL)
-            return PYGEN_ERROR;
+            return -1;
     } else {
         PyErr_Format(PyExc_TypeError, "a statement returned %R, which cannot be awaited", aw);
         Py_DECREF(aw);
-        return PYGEN_ERROR;
+        return -1;
     }
     p->sub = it;
-    return PyIter_Send(it, Py_None, res);
+    *r = PyIter_Send(it, Py_None, res);
+    return 0;
 }
 
-/* go on from the outcome `r` (`res`) of the awaited statement's last step, or start (p->sub NULL) */
-static PySendResult
-pl_run(PointLoop *p, PySendResult r, PyObject *res, PyObject **out)
+static PyObject *
+el_call2(PyObject *f, PyObject *a, PyObject *b)
 {
-    /* r is PYGEN_RETURN with res NULL on entry between events */
+    PyObject *args[2] = {a, b};
+    return PyObject_Vectorcall(f, args, 2, NULL);
+}
+
+/* send the event's next statement: 0 (sent: *r, *res its first step), 1 (the event has no more), -1 (error) */
+static int
+el_next(EventLoop *p, PySendResult *r, PyObject **res)
+{
+    for (;;) {
+        Step *st = p->pc >= 0 ? &p->steps[p->pc] : NULL;
+        if (p->insert_next) {
+            PyObject *args[4];
+            p->insert_next = 0;
+            p->left--;
+            for (int i = 0; i < 4; i++) {
+                args[i] = p->held[i];
+                p->held[i] = NULL;
+            }
+            return el_issue(p, p->stmt2, args, 4, r, res);
+        }
+        if (st != NULL && p->left > 0) {
+            PyObject *args[4];
+            switch (st->op) {
+            case OP_CALL:
+                p->left--;
+                return el_issue(p, p->stmt, args, 0, r, res);
+            case OP_POINTS:
+                p->left--;
+                args[0] = el_call2(p->draw, p->one, p->size);
+                return el_issue(p, p->stmt, args, 1, r, res);
+            case OP_RANGE:
+                p->left--;
+                args[0] = el_call2(p->draw, p->one, p->size);
+                args[1] = args[0] == NULL ? NULL : PyNumber_Add(args[0], st->extra);
+                return el_issue(p, p->stmt, args, 2, r, res);
+            case OP_NON_INDEX:
+                p->left--;
+                args[0] = PyObject_Vectorcall(p->string, &st->extra, 1, NULL);
+                args[1] = args[0] == NULL ? NULL : el_call2(p->draw, p->one, p->size);
+                return el_issue(p, p->stmt, args, 2, r, res);
+            default:    /* OP_DELETE_INSERT: the delete now, the insert with the same draws next */
+                p->held[0] = el_call2(p->draw, p->one, p->size);
+                p->held[1] = p->held[0] == NULL ? NULL : el_call2(p->draw, p->one, p->size);
+                p->held[2] = p->held[1] == NULL ? NULL : PyObject_Vectorcall(p->string, &st->extra, 1, NULL);
+                p->held[3] = p->held[2] == NULL ? NULL : PyObject_Vectorcall(p->string, &st->extra2, 1, NULL);
+                if (p->held[3] == NULL)
+                    return -1;
+                p->insert_next = 1;
+                Py_INCREF(p->held[0]);
+                args[0] = p->held[0];
+                return el_issue(p, p->stmt, args, 1, r, res);
+            }
+        }
+        Py_CLEAR(p->stmt);
+        Py_CLEAR(p->stmt2);
+        if (++p->pc >= p->nsteps)
+            return 1;
+        st = &p->steps[p->pc];
+        p->left = st->count;
+        if (st->op == OP_CALL) {
+            Py_INCREF(st->a);
+            p->stmt = st->a;
+        } else {
+            PyObject *args[2] = {p->one, p->tables}, *t = PyObject_Vectorcall(p->uniform, args, 2, NULL);
+            if (t == NULL)
+                return -1;
+            p->stmt = PyObject_GetItem(st->a, t);
+            if (p->stmt != NULL && st->op == OP_DELETE_INSERT)
+                p->stmt2 = PyObject_GetItem(st->b, t);
+            Py_DECREF(t);
+            if (p->stmt == NULL || (st->op == OP_DELETE_INSERT && p->stmt2 == NULL))
+                return -1;
+        }
+    }
+}
+
+/* go on from the outcome `r` (`res`) of the awaited statement's last step; PYGEN_RETURN with res
+ * NULL on entry between events */
+static PySendResult
+el_run(EventLoop *p, PySendResult r, PyObject *res, PyObject **out)
+{
     for (;;) {
         if (r == PYGEN_NEXT) {
             *out = res;                                    /* the statement waits: pass its yield up */
+            if (strand_api != NULL)
+                strand_api->offer((PyObject *)p, el_step);   /* and take the response directly */
             return PYGEN_NEXT;
         }
         Py_CLEAR(p->sub);
         if (r == PYGEN_ERROR) {                            /* unrecorded; `start` stays for the caller */
-            p->in_event = 0;
-            Py_CLEAR(p->stmt);
+            el_drop_event(p);
             return PYGEN_ERROR;
         }
         Py_XDECREF(res);
         res = NULL;
-        if (p->in_event && --p->left > 0) {
-            r = pl_call(p, &res);
-            continue;
-        }
-        if (p->in_event) {
-            p->in_event = 0;
-            Py_CLEAR(p->stmt);
-            if (pl_record(p, now_ns() - p->start) < 0)
-                return PYGEN_ERROR;
-        }
-        {
-            PyObject *stop = PyObject_GetAttr(p->limits, s_stop), *args[2] = {p->one, p->tables}, *t;
+        if (!p->in_event) {
+            PyObject *stop = PyObject_GetAttr(p->limits, s_stop);
             int stopped = stop == NULL ? -1 : PyObject_IsTrue(stop);
             Py_XDECREF(stop);
             if (stopped < 0)
@@ -600,34 +710,74 @@ pl_run(PointLoop *p, PySendResult r, PyObject *res, PyObject **out)
                 *out = Py_None;
                 return PYGEN_RETURN;
             }
-            t = PyObject_Vectorcall(p->uniform, args, 2, NULL);
-            if (t == NULL)
-                return PYGEN_ERROR;
-            p->stmt = PyObject_GetItem(p->stmts, t);
-            Py_DECREF(t);
-            if (p->stmt == NULL)
-                return PYGEN_ERROR;
             p->in_event = 1;
-            p->left = p->count;
-            r = pl_call(p, &res);
+            p->pc = -1;
+            p->left = 0;
+        }
+        switch (el_next(p, &r, &res)) {
+        case 0:
+            continue;
+        case 1:
+            p->in_event = 0;
+            if (el_record(p, now_ns() - p->start) < 0)
+                return PYGEN_ERROR;
+            r = PYGEN_RETURN;
+            continue;
+        default:
+            r = PYGEN_ERROR;
+            continue;
         }
     }
 }
 
 static PySendResult
-pl_send(PyObject *self, PyObject *arg, PyObject **out)
+el_send(PyObject *self, PyObject *arg, PyObject **out)
 {
-    PointLoop *p = (PointLoop *)self;
+    EventLoop *p = (EventLoop *)self;
     PyObject *res = NULL;
     PySendResult r = PYGEN_RETURN;
+    if (p->kept) {                       /* the outcome of a step the strand gave us directly */
+        int kept = p->kept;
+        p->kept = 0;
+        if (kept == 1) {
+            *out = p->kept_value;
+            p->kept_value = NULL;
+            return PYGEN_RETURN;
+        }
+        PyErr_Restore(p->kept_type, p->kept_exc, p->kept_tb);
+        p->kept_type = p->kept_exc = p->kept_tb = NULL;
+        return PYGEN_ERROR;
+    }
     if (p->sub != NULL)
         r = PyIter_Send(p->sub, arg, &res);
-    return pl_run(p, r, res, out);
+    return el_run(p, r, res, out);
+}
+
+/* strand_inner_step: a response given by the strand directly; an end is kept for the frames */
+static PySendResult
+el_step(PyObject *self, PyObject *value, PyObject **yielded)
+{
+    EventLoop *p = (EventLoop *)self;
+    PyObject *res = NULL;
+    PySendResult r = el_send(self, value, &res);
+    if (r == PYGEN_NEXT) {
+        *yielded = res;
+        return PYGEN_NEXT;
+    }
+    if (r == PYGEN_RETURN) {
+        p->kept = 1;
+        p->kept_value = res;
+    } else {
+        p->kept = 2;
+        PyErr_Fetch(&p->kept_type, &p->kept_exc, &p->kept_tb);
+    }
+    *yielded = NULL;
+    return PYGEN_RETURN;
 }
 
 /* a PySendResult as an iterator's return: the value yielded, or NULL with StopIteration / the error */
 static PyObject *
-pl_result(PySendResult r, PyObject *res)
+el_result(PySendResult r, PyObject *res)
 {
     if (r == PYGEN_NEXT)
         return res;
@@ -642,26 +792,26 @@ pl_result(PySendResult r, PyObject *res)
 }
 
 static PyObject *
-pl_iternext(PyObject *self)
+el_iternext(PyObject *self)
 {
     PyObject *res = NULL;
-    return pl_result(pl_send(self, Py_None, &res), res);
+    return el_result(el_send(self, Py_None, &res), res);
 }
 
 static PyObject *
-pl_send_method(PyObject *self, PyObject *arg)
+el_send_method(PyObject *self, PyObject *arg)
 {
     PyObject *res = NULL;
-    return pl_result(pl_send(self, arg, &res), res);
+    return el_result(el_send(self, arg, &res), res);
 }
 
 /* throw(exc): into the statement being awaited (cancellation, a lost connection), which may
  * still finish it (then the loop goes on) or raise */
 static PyObject *
-pl_throw(PyObject *self, PyObject *args)
+el_throw(PyObject *self, PyObject *args)
 {
-    PointLoop *p = (PointLoop *)self;
-    PyObject *y, *out = NULL, *et, *ev, *etb, *value;
+    EventLoop *p = (EventLoop *)self;
+    PyObject *y, *meth, *out = NULL, *et, *ev, *etb, *value;
     if (p->sub == NULL) {
         PyObject *typ, *val = NULL, *tb = NULL;
         if (!PyArg_ParseTuple(args, "O|OO", &typ, &val, &tb))
@@ -672,17 +822,15 @@ pl_throw(PyObject *self, PyObject *args)
             PyErr_SetObject(typ, val == NULL ? Py_None : val);
         return NULL;
     }
-    {
-        PyObject *meth = PyObject_GetAttrString(p->sub, "throw");
-        if (meth == NULL)
-            return pl_result(pl_run(p, PYGEN_ERROR, NULL, &out), out);
-        y = PyObject_Call(meth, args, NULL);
-        Py_DECREF(meth);
-    }
+    meth = PyObject_GetAttrString(p->sub, "throw");
+    if (meth == NULL)
+        return el_result(el_run(p, PYGEN_ERROR, NULL, &out), out);
+    y = PyObject_Call(meth, args, NULL);
+    Py_DECREF(meth);
     if (y != NULL)
-        return pl_result(pl_run(p, PYGEN_NEXT, y, &out), out);
+        return el_result(el_run(p, PYGEN_NEXT, y, &out), out);
     if (!PyErr_ExceptionMatches(PyExc_StopIteration))
-        return pl_result(pl_run(p, PYGEN_ERROR, NULL, &out), out);
+        return el_result(el_run(p, PYGEN_ERROR, NULL, &out), out);
     PyErr_Fetch(&et, &ev, &etb);
     PyErr_NormalizeException(&et, &ev, &etb);
     value = ev != NULL ? PyObject_GetAttrString(ev, "value") : (Py_INCREF(Py_None), Py_None);
@@ -690,18 +838,17 @@ pl_throw(PyObject *self, PyObject *args)
     Py_XDECREF(ev);
     Py_XDECREF(etb);
     if (value == NULL)
-        return pl_result(pl_run(p, PYGEN_ERROR, NULL, &out), out);
-    return pl_result(pl_run(p, PYGEN_RETURN, value, &out), out);
+        return el_result(el_run(p, PYGEN_ERROR, NULL, &out), out);
+    return el_result(el_run(p, PYGEN_RETURN, value, &out), out);
 }
 
 static PyObject *
-pl_close(PyObject *self, PyObject *unused)
+el_close(PyObject *self, PyObject *unused)
 {
-    PointLoop *p = (PointLoop *)self;
+    EventLoop *p = (EventLoop *)self;
     PyObject *sub = p->sub;
     p->sub = NULL;
-    p->in_event = 0;
-    Py_CLEAR(p->stmt);
+    el_drop_event(p);
     if (sub != NULL) {
         PyObject *r = PyObject_CallMethod(sub, "close", NULL);
         Py_DECREF(sub);
@@ -716,18 +863,24 @@ pl_close(PyObject *self, PyObject *unused)
 }
 
 static PyObject *
-pl_await(PyObject *self)
+el_await(PyObject *self)
 {
     Py_INCREF(self);
     return self;
 }
 
 static int
-pl_traverse(PointLoop *p, visitproc visit, void *arg)
+el_traverse(EventLoop *p, visitproc visit, void *arg)
 {
-    Py_VISIT(p->stmts);
+    for (Py_ssize_t i = 0; i < p->nsteps; i++) {
+        Py_VISIT(p->steps[i].a);
+        Py_VISIT(p->steps[i].b);
+        Py_VISIT(p->steps[i].extra);
+        Py_VISIT(p->steps[i].extra2);
+    }
     Py_VISIT(p->uniform);
     Py_VISIT(p->draw);
+    Py_VISIT(p->string);
     Py_VISIT(p->one);
     Py_VISIT(p->tables);
     Py_VISIT(p->size);
@@ -735,53 +888,121 @@ pl_traverse(PointLoop *p, visitproc visit, void *arg)
     Py_VISIT(p->tid_obj);
     Py_VISIT(p->limits);
     Py_VISIT(p->stmt);
+    Py_VISIT(p->stmt2);
+    for (int i = 0; i < 4; i++)
+        Py_VISIT(p->held[i]);
     Py_VISIT(p->sub);
+    Py_VISIT(p->kept_value);
+    Py_VISIT(p->kept_type);
+    Py_VISIT(p->kept_exc);
+    Py_VISIT(p->kept_tb);
     return 0;
 }
 
 static int
-pl_clear(PointLoop *p)
+el_clear(EventLoop *p)
 {
-    Py_CLEAR(p->stmts);
+    for (Py_ssize_t i = 0; i < p->nsteps; i++) {
+        Py_CLEAR(p->steps[i].a);
+        Py_CLEAR(p->steps[i].b);
+        Py_CLEAR(p->steps[i].extra);
+        Py_CLEAR(p->steps[i].extra2);
+    }
     Py_CLEAR(p->uniform);
     Py_CLEAR(p->draw);
+    Py_CLEAR(p->string);
     Py_CLEAR(p->one);
     Py_CLEAR(p->tables);
     Py_CLEAR(p->size);
     Py_CLEAR(p->record);
     Py_CLEAR(p->tid_obj);
     Py_CLEAR(p->limits);
-    Py_CLEAR(p->stmt);
+    el_drop_event(p);
     Py_CLEAR(p->sub);
+    Py_CLEAR(p->kept_value);
+    Py_CLEAR(p->kept_type);
+    Py_CLEAR(p->kept_exc);
+    Py_CLEAR(p->kept_tb);
     return 0;
 }
 
 static void
-pl_dealloc(PointLoop *p)
+el_dealloc(EventLoop *p)
 {
     PyObject_GC_UnTrack(p);
-    pl_clear(p);
+    el_clear(p);
+    PyMem_Free(p->steps);
     Py_TYPE(p)->tp_free((PyObject *)p);
 }
 
-/* PointLoop(stmts, uniform, draw, tables, table_size, count, record, tid, limits, deadline_ns) */
-static PyObject *
-pl_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+/* one step from (op, a, b, count, extra, extra2) */
+static int
+el_parse_step(PyObject *item, Step *st)
 {
-    PyObject *stmts, *uniform, *draw, *tables, *size, *record, *limits;
-    long count;
+    PyObject *a, *b, *extra, *extra2;
+    if (!PyTuple_Check(item) || !PyArg_ParseTuple(item, "iOOlOO;a step is (op, a, b, count, extra, extra2)",
+                                                  &st->op, &a, &b, &st->count, &extra, &extra2))
+        goto bad;
+    if (st->op < OP_CALL || st->op > OP_DELETE_INSERT || st->count < 0)
+        goto bad;
+    if (st->op == OP_CALL && st->count != 1)
+        goto bad;
+    if (st->op == OP_RANGE && !PyLong_Check(extra))
+        goto bad;
+    if ((st->op == OP_NON_INDEX || st->op == OP_DELETE_INSERT) && !PyUnicode_Check(extra))
+        goto bad;
+    if (st->op == OP_DELETE_INSERT && !PyUnicode_Check(extra2))
+        goto bad;
+    Py_INCREF(a);
+    st->a = a;
+    Py_INCREF(b);
+    st->b = b;
+    Py_INCREF(extra);
+    st->extra = extra;
+    Py_INCREF(extra2);
+    st->extra2 = extra2;
+    return 0;
+bad:
+    if (!PyErr_Occurred())
+        PyErr_Format(PyExc_ValueError, "bad event step %R", item);
+    return -1;
+}
+
+/* EventLoop(steps, uniform, default, string, tables, table_size, record, tid, limits, deadline_ns) */
+static PyObject *
+el_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+    PyObject *steps, *uniform, *draw, *string, *tables, *size, *record, *limits, *seq;
     long long tid, deadline;
-    PointLoop *p;
-    if (!PyArg_ParseTuple(args, "OOOO!O!lOLOL", &stmts, &uniform, &draw, &PyLong_Type, &tables, &PyLong_Type, &size,
-                          &count, &record, &tid, &limits, &deadline))
+    Py_ssize_t n;
+    EventLoop *p;
+    if (!PyArg_ParseTuple(args, "OOOOO!O!OLOL", &steps, &uniform, &draw, &string, &PyLong_Type, &tables,
+                          &PyLong_Type, &size, &record, &tid, &limits, &deadline))
         return NULL;
-    if (count < 1) {
-        PyErr_SetString(PyExc_ValueError, "count must be >= 1");
+    seq = PySequence_Fast(steps, "steps must be a sequence");
+    if (seq == NULL)
+        return NULL;
+    n = PySequence_Fast_GET_SIZE(seq);
+    p = (EventLoop *)type->tp_alloc(type, 0);
+    if (p == NULL) {
+        Py_DECREF(seq);
         return NULL;
     }
-    p = (PointLoop *)type->tp_alloc(type, 0);
-    if (p == NULL)
-        return NULL;
+    p->steps = PyMem_Calloc(n ? n : 1, sizeof(Step));
+    if (p->steps == NULL) {
+        Py_DECREF(seq);
+        Py_DECREF(p);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (el_parse_step(PySequence_Fast_GET_ITEM(seq, i), &p->steps[i]) < 0) {
+            Py_DECREF(seq);
+            Py_DECREF(p);
+            return NULL;
+        }
+        p->nsteps = i + 1;
+    }
+    Py_DECREF(seq);
     p->one = PyLong_FromLong(1);
     p->tid_obj = PyLong_FromLongLong(tid);
     if (p->one == NULL || p->tid_obj == NULL) {
@@ -789,56 +1010,55 @@ pl_new(PyTypeObject *type, PyObject *args, PyObject *kw)
         return NULL;
     }
 #define KEEP(field, value) do { Py_INCREF(value); p->field = value; } while (0)
-    KEEP(stmts, stmts);
     KEEP(uniform, uniform);
     KEEP(draw, draw);
+    KEEP(string, string);
     KEEP(tables, tables);
     KEEP(size, size);
     KEEP(record, record);
     KEEP(limits, limits);
 #undef KEEP
-    p->count = count;
     p->tid = tid;
     p->deadline = deadline;
     return (PyObject *)p;
 }
 
-static PyAsyncMethods pl_async = {
-    .am_await = pl_await,
-    .am_send = pl_send,
+static PyAsyncMethods el_async = {
+    .am_await = el_await,
+    .am_send = el_send,
 };
 
-static PyMethodDef pl_methods[] = {
-    {"send", pl_send_method, METH_O, NULL},
-    {"throw", pl_throw, METH_VARARGS, NULL},
-    {"close", pl_close, METH_NOARGS, NULL},
+static PyMethodDef el_methods[] = {
+    {"send", el_send_method, METH_O, NULL},
+    {"throw", el_throw, METH_VARARGS, NULL},
+    {"close", el_close, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
 
-static PyMemberDef pl_members[] = {
-    {"start", T_LONGLONG, offsetof(PointLoop, start), READONLY, "the current (or failed) event's start, ns"},
+static PyMemberDef el_members[] = {
+    {"start", T_LONGLONG, offsetof(EventLoop, start), READONLY, "the current (or failed) event's start, ns"},
     {NULL},
 };
 
-static PyTypeObject PointLoopType = {
+static PyTypeObject EventLoopType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "pysysbench._hotpath.PointLoop",
-    .tp_basicsize = sizeof(PointLoop),
+    .tp_name = "pysysbench._hotpath.EventLoop",
+    .tp_basicsize = sizeof(EventLoop),
 #ifdef Py_TPFLAGS_HAVE_AM_SEND
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_AM_SEND,
 #else
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
 #endif
-    .tp_doc = "A worker thread's time-limited loop of OLTP point events (see engine/worker.py).",
-    .tp_new = pl_new,
-    .tp_dealloc = (destructor)pl_dealloc,
-    .tp_traverse = (traverseproc)pl_traverse,
-    .tp_clear = (inquiry)pl_clear,
-    .tp_as_async = &pl_async,
+    .tp_doc = "A worker thread's time-limited loop of OLTP events given as steps (see engine/worker.py).",
+    .tp_new = el_new,
+    .tp_dealloc = (destructor)el_dealloc,
+    .tp_traverse = (traverseproc)el_traverse,
+    .tp_clear = (inquiry)el_clear,
+    .tp_as_async = &el_async,
     .tp_iter = PyObject_SelfIter,
-    .tp_iternext = pl_iternext,
-    .tp_methods = pl_methods,
-    .tp_members = pl_members,
+    .tp_iternext = el_iternext,
+    .tp_methods = el_methods,
+    .tp_members = el_members,
 };
 
 /* ------------------------------------------------------------------ module --- */
@@ -855,23 +1075,33 @@ PyMODINIT_FUNC
 PyInit__hotpath(void)
 {
     PyObject *m;
-    if (PyType_Ready(&DrawType) < 0 || PyType_Ready(&RecorderType) < 0 || PyType_Ready(&PointLoopType) < 0)
+    if (PyType_Ready(&DrawType) < 0 || PyType_Ready(&RecorderType) < 0 || PyType_Ready(&EventLoopType) < 0)
         return NULL;
     s_stop = PyUnicode_InternFromString("stop");
     if (s_stop == NULL)
         return NULL;
+    strand_api = PyCapsule_Import(STRAND_API_CAPSULE, 0);
+    if (strand_api == NULL || strand_api->version != STRAND_API_VERSION) {
+        PyErr_Clear();            /* _wirescan not built: the loop runs through the Python frames */
+        strand_api = NULL;
+    }
     m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;
     Py_INCREF(&DrawType);
     Py_INCREF(&RecorderType);
-    Py_INCREF(&PointLoopType);
+    Py_INCREF(&EventLoopType);
     if (PyModule_AddObject(m, "Draw", (PyObject *)&DrawType) < 0 ||
         PyModule_AddObject(m, "Recorder", (PyObject *)&RecorderType) < 0 ||
-        PyModule_AddObject(m, "PointLoop", (PyObject *)&PointLoopType) < 0 ||
+        PyModule_AddObject(m, "EventLoop", (PyObject *)&EventLoopType) < 0 ||
         PyModule_AddIntConstant(m, "UNIFORM", KIND_UNIFORM) < 0 ||
         PyModule_AddIntConstant(m, "SPECIAL", KIND_SPECIAL) < 0 ||
-        PyModule_AddIntConstant(m, "STRING", KIND_STRING) < 0) {
+        PyModule_AddIntConstant(m, "STRING", KIND_STRING) < 0 ||
+        PyModule_AddIntConstant(m, "OP_CALL", OP_CALL) < 0 ||
+        PyModule_AddIntConstant(m, "OP_POINTS", OP_POINTS) < 0 ||
+        PyModule_AddIntConstant(m, "OP_RANGE", OP_RANGE) < 0 ||
+        PyModule_AddIntConstant(m, "OP_NON_INDEX", OP_NON_INDEX) < 0 ||
+        PyModule_AddIntConstant(m, "OP_DELETE_INSERT", OP_DELETE_INSERT) < 0) {
         Py_DECREF(m);
         return NULL;
     }

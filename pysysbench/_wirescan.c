@@ -5,7 +5,10 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <errno.h>
 #include <limits.h>
+#include <sys/socket.h>
+#include <sys/types.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -444,7 +447,11 @@ typedef struct {
     PyObject *lost;      /* the exception that ended the connection, or None */
     int kind;
     int deprecate_eof;
+    int fd;              /* the plain socket (no TLS) statements may be sent on directly, or -1 */
+    int direct;          /* 1: the transport has nothing queued (a response has come since its last write) */
 } WireCore;
+
+#include "pysysbench_strand_api.h"
 
 typedef struct StrandCore StrandCore;
 static PyTypeObject StrandCoreType;
@@ -520,6 +527,7 @@ wirecore_data_received(WireCore *w, PyObject *data)
         Py_DECREF(result);
         return NULL;
     }
+    w->direct = w->fd >= 0;     /* the request was written out entirely, and nothing since */
     if (!IS_NONE(w->strand)) {
         PyObject *strand = w->strand;       /* our reference moves to this variable */
         Py_INCREF(Py_None);
@@ -564,6 +572,7 @@ wirecore_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     w->scan = Py_None;
     Py_INCREF(Py_None);
     w->lost = Py_None;
+    w->fd = -1;
     w->pending = PyByteArray_FromStringAndSize(NULL, 0);
     if (w->pending == NULL) {
         Py_DECREF(w);
@@ -610,6 +619,8 @@ static PyMemberDef wirecore_members[] = {
     {"lost", T_OBJECT, offsetof(WireCore, lost), 0, "why the connection ended, or None"},
     {"kind", T_INT, offsetof(WireCore, kind), 0, "0: call scan; 1: MySQL statement; 2: PostgreSQL statement"},
     {"deprecate_eof", T_INT, offsetof(WireCore, deprecate_eof), 0, "MySQL CLIENT_DEPRECATE_EOF negotiated"},
+    {"fd", T_INT, offsetof(WireCore, fd), 0, "the plain socket statements may be sent on directly, or -1"},
+    {"direct", T_INT, offsetof(WireCore, direct), 0, "1: nothing is queued in the transport"},
     {NULL},
 };
 
@@ -764,6 +775,37 @@ mysql_packet(Statement *s, PyObject *const *args, Py_ssize_t n)
 
 static PyObject *pending_new(Statement *s);
 
+/* Write a statement: straight onto the socket when nothing is queued in the transport (it
+ * reaches the server now, not when the event loop flushes its queued writes at the end of
+ * the turn; and no Python call), else -- and for what a full socket buffer leaves over, or
+ * an error, which the transport then reports -- through the transport's write(). */
+static PyObject *
+wire_send(WireCore *w, PyObject *write, PyObject *data)
+{
+    const char *buf;
+    Py_ssize_t len;
+    ssize_t n;
+    PyObject *rest, *r;
+    if (w->fd < 0 || !w->direct || !PyBytes_CheckExact(data))
+        return PyObject_CallOneArg(write, data);
+    buf = PyBytes_AS_STRING(data);
+    len = PyBytes_GET_SIZE(data);
+    do
+        n = send(w->fd, buf, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    if (n == len)
+        Py_RETURN_NONE;
+    w->direct = 0;
+    if (n <= 0)
+        return PyObject_CallOneArg(write, data);
+    rest = PyBytes_FromStringAndSize(buf + n, len - n);
+    if (rest == NULL)
+        return NULL;
+    r = PyObject_CallOneArg(write, rest);
+    Py_DECREF(rest);
+    return r;
+}
+
 static PyObject *st_here;
 static PyTypeObject *here_type;
 static Py_ssize_t here_off = -1;
@@ -829,7 +871,7 @@ statement_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *k
     }
     Py_XSETREF(w->strand, strand);          /* the wire resumes this strand */
     w->kind = s->proto == PROTO_MYSQL ? SCAN_MYSQL : SCAN_PG;
-    r = PyObject_CallOneArg(s->write, data);
+    r = wire_send(w, s->write, data);
     Py_DECREF(data);
     if (r == NULL) {
         Py_INCREF(Py_None);
@@ -1302,33 +1344,88 @@ typedef struct StrandCore {
     PyObject *loop;
     PyObject *waiting;   /* the Future or wire this strand waits on, or None */
     int cancel;          /* a cancel() not yet delivered */
+    PyObject *inner;     /* an awaitable inside coro that the wire's response may go to directly, or NULL */
+    strand_inner_step inner_step;
 } StrandCore;
+
+/* The inner shortcut (pysysbench_strand_api.h).  An awaitable deep in the strand's
+ * coroutine (a C loop of many statements: _hotpath.PointLoop) offers itself each time
+ * it yields; when what it yielded reaches the strand as a wire to park on, the wire's
+ * response is later given to the awaitable's step function directly, without resuming
+ * the Python frames between it and the strand, which stay suspended on it.  When the
+ * step ends the awaitable (a return or an exception), the awaitable keeps the outcome
+ * and the strand resumes the frames, whose next send to it returns that outcome. */
+static void
+strand_offer(PyObject *inner, strand_inner_step step)
+{
+    PyObject *s;
+    if (st_here == NULL || here_off < 0 || Py_TYPE(st_here) != here_type)
+        return;
+    s = SLOT(st_here, here_off);
+    if (s == NULL || !PyObject_TypeCheck(s, &StrandCoreType))
+        return;
+    Py_INCREF(inner);
+    Py_XSETREF(((StrandCore *)s)->inner, inner);
+    ((StrandCore *)s)->inner_step = step;
+}
+
+/* become the running strand (wire.here) and the loop's current task; *outer: the one before */
+static int
+strand_enter(StrandCore *self, PyObject **outer)
+{
+    PyObject *r, *task_args[2] = {self->loop, (PyObject *)self};
+    *outer = here_get(st_here);
+    if (*outer == NULL)
+        return -1;
+    if (here_set(st_here, (PyObject *)self) < 0) {
+        Py_CLEAR(*outer);
+        return -1;
+    }
+    r = PyObject_Vectorcall(st_enter, task_args, 2, NULL);
+    if (r == NULL) {
+        here_set(st_here, *outer);
+        Py_CLEAR(*outer);
+        return -1;
+    }
+    Py_DECREF(r);
+    return 0;
+}
+
+/* undo strand_enter (consumes outer); an exception set on entry is kept */
+static int
+strand_leave(StrandCore *self, PyObject *outer)
+{
+    PyObject *r, *et, *ev, *etb, *task_args[2] = {self->loop, (PyObject *)self};
+    int rc;
+    PyErr_Fetch(&et, &ev, &etb);
+    r = PyObject_Vectorcall(st_leave, task_args, 2, NULL);
+    rc = r == NULL ? -1 : 0;
+    Py_XDECREF(r);
+    if (here_set(st_here, outer) < 0)
+        rc = -1;
+    Py_DECREF(outer);
+    if (rc == 0)
+        PyErr_Restore(et, ev, etb);
+    else {
+        Py_XDECREF(et);
+        Py_XDECREF(ev);
+        Py_XDECREF(etb);
+    }
+    return rc;
+}
 
 static PyObject *
 strand_run(StrandCore *self, PyObject *value, PyObject *exc)
 {
-    PyObject *outer, *r, *y = NULL, *et, *ev, *etb, *task_args[2];
+    PyObject *outer, *r, *y = NULL, *et, *ev, *etb;
     PySendResult status;
     if (st_here == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "strand_setup() was not called");
         return NULL;
     }
-    outer = here_get(st_here);
-    if (outer == NULL)
+    Py_CLEAR(self->inner);                 /* an awaitable inside offers itself again as it yields */
+    if (strand_enter(self, &outer) < 0)
         return NULL;
-    if (here_set(st_here, (PyObject *)self) < 0) {
-        Py_DECREF(outer);
-        return NULL;
-    }
-    task_args[0] = self->loop;
-    task_args[1] = (PyObject *)self;
-    r = PyObject_Vectorcall(st_enter, task_args, 2, NULL);
-    if (r == NULL) {
-        here_set(st_here, outer);
-        Py_DECREF(outer);
-        return NULL;
-    }
-    Py_DECREF(r);
     if (exc == NULL)
         status = PyIter_Send(self->coro, value, &y);
     else {
@@ -1349,27 +1446,23 @@ strand_run(StrandCore *self, PyObject *value, PyObject *exc)
         } else
             status = PYGEN_ERROR;
     }
-    PyErr_Fetch(&et, &ev, &etb);   /* keep the coroutine's exception across the bookkeeping */
-    r = PyObject_Vectorcall(st_leave, task_args, 2, NULL);
-    Py_XDECREF(r);
-    if (here_set(st_here, outer) < 0 || r == NULL) {
-        Py_DECREF(outer);
+    if (strand_leave(self, outer) < 0) {
         Py_XDECREF(y);
-        Py_XDECREF(et);
-        Py_XDECREF(ev);
-        Py_XDECREF(etb);
+        Py_CLEAR(self->inner);
         return NULL;
     }
-    Py_DECREF(outer);
+    PyErr_Fetch(&et, &ev, &etb);   /* the coroutine's exception, if any */
     if (status == PYGEN_NEXT) {
         if (PyObject_TypeCheck(y, &WireCoreType)) {
-            Py_XSETREF(self->waiting, y);         /* the wire resumes us */
+            Py_XSETREF(self->waiting, y);         /* the wire resumes us (or the inner awaitable offered) */
             Py_RETURN_NONE;
         }
+        Py_CLEAR(self->inner);
         r = PyObject_CallMethodOneArg((PyObject *)self, s_park, y);
         Py_DECREF(y);
         return r;
     }
+    Py_CLEAR(self->inner);
     Py_INCREF(Py_None);
     Py_XSETREF(self->waiting, Py_None);
     if (status == PYGEN_RETURN) {
@@ -1422,6 +1515,38 @@ strand_throw(StrandCore *self, PyObject *exc)
     return strand_run(self, NULL, exc);
 }
 
+/* the response to the inner awaitable's step; the frames above it only when it has ended */
+static PyObject *
+strand_inner(StrandCore *self, PyObject *value)
+{
+    PyObject *outer, *y = NULL, *inner = self->inner;
+    PySendResult status;
+    Py_INCREF(inner);
+    if (strand_enter(self, &outer) < 0) {
+        Py_DECREF(inner);
+        return NULL;
+    }
+    status = self->inner_step(inner, value, &y);
+    Py_DECREF(inner);
+    if (strand_leave(self, outer) < 0) {
+        Py_XDECREF(y);
+        Py_CLEAR(self->inner);
+        return NULL;
+    }
+    if (status == PYGEN_NEXT) {
+        if (PyObject_TypeCheck(y, &WireCoreType)) {
+            Py_XSETREF(self->waiting, y);
+            Py_RETURN_NONE;
+        }
+        Py_CLEAR(self->inner);                  /* a Future or the like: the Python methods wait for it */
+        PyObject *r = PyObject_CallMethodOneArg((PyObject *)self, s_park, y);
+        Py_DECREF(y);
+        return r;
+    }
+    Py_CLEAR(self->inner);                      /* it ended and kept its outcome: the frames take it */
+    return strand_run(self, Py_None, NULL);
+}
+
 /* called by the wire this strand waits on, with the scanned response */
 static PyObject *
 strand_resume(StrandCore *self, PyObject *value)
@@ -1430,6 +1555,8 @@ strand_resume(StrandCore *self, PyObject *value)
     Py_XSETREF(self->waiting, Py_None);
     if (self->cancel)
         return strand_step(self, NULL, 0);
+    if (self->inner != NULL)
+        return strand_inner(self, value);
     return strand_run(self, value, NULL);
 }
 
@@ -1483,6 +1610,7 @@ strandcore_traverse(StrandCore *s, visitproc visit, void *arg)
     Py_VISIT(s->coro);
     Py_VISIT(s->loop);
     Py_VISIT(s->waiting);
+    Py_VISIT(s->inner);
     return 0;
 }
 
@@ -1492,6 +1620,7 @@ strandcore_clear(StrandCore *s)
     Py_CLEAR(s->coro);
     Py_CLEAR(s->loop);
     Py_CLEAR(s->waiting);
+    Py_CLEAR(s->inner);
     return 0;
 }
 
@@ -1568,6 +1697,15 @@ PyInit__wirescan(void)
     m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;
+    {
+        static StrandApi api = {STRAND_API_VERSION, strand_offer};
+        PyObject *cap = PyCapsule_New(&api, STRAND_API_CAPSULE, NULL);
+        if (cap == NULL || PyModule_AddObject(m, "_strand_api", cap) < 0) {
+            Py_XDECREF(cap);
+            Py_DECREF(m);
+            return NULL;
+        }
+    }
     Py_INCREF(&WireCoreType);
     Py_INCREF(&StatementType);
     Py_INCREF(&StrandCoreType);

@@ -76,11 +76,22 @@ def _response(wire: "Wire"):
 SCAN_CALL = 0      # Wire.kind: the response is scanned by ``Wire.scan`` (a request())
 
 
+def _plain_fd(transport: asyncio.BaseTransport) -> int:
+    """The file descriptor of a transport's plain (not TLS) socket, or -1."""
+    if transport.get_extra_info("sslcontext") is not None or transport.get_extra_info("ssl_object") is not None:
+        return -1
+    sock = transport.get_extra_info("socket")
+    try:
+        return sock.fileno() if sock is not None else -1
+    except Exception:
+        return -1
+
+
 class _PyWireCore:
     """The receiving half of :class:`Wire`; the C twin is ``pysysbench._wirescan.WireCore``
     (used when built), which also scans statement responses itself (``kind`` 1 / 2)."""
 
-    __slots__ = ("strand", "waiter", "scan", "pending", "lost", "kind", "deprecate_eof")
+    __slots__ = ("strand", "waiter", "scan", "pending", "lost", "kind", "deprecate_eof", "fd", "direct")
 
     def data_received(self, data: bytes) -> None:
         strand = self.strand
@@ -138,6 +149,11 @@ class Wire(_WireCore, asyncio.Protocol):
         self.pending = bytearray()
         self.lost: BaseException | None = None
         self.loop = asyncio.get_running_loop()
+        # the C statements send on the socket itself while nothing is queued in the transport
+        # (Wire.direct, set by each complete response, cleared by every other write); not
+        # through TLS, whose bytes only the transport can make
+        self.fd = _plain_fd(transport)
+        self.direct = 0
         transport.set_protocol(self)
 
     @property
@@ -148,12 +164,14 @@ class Wire(_WireCore, asyncio.Protocol):
     def close(self, goodbye: bytes) -> None:
         """End the session: the protocol's goodbye message, then the socket is closed
         once it is written (no reply is awaited)."""
+        self.fd, self.direct = -1, 0
         if self.lost is None and not self.transport.is_closing():
             self.transport.write(goodbye)
             self.transport.close()
 
     def release(self) -> None:
         """Give the transport back to the library's protocol (between requests)."""
+        self.direct = 0          # the library may write while it has the transport
         if self.transport.get_protocol() is self:
             self.transport.set_protocol(self.previous)
 
@@ -170,6 +188,7 @@ class Wire(_WireCore, asyncio.Protocol):
             self.take()
 
     def connection_lost(self, exc: BaseException | None) -> None:
+        self.fd, self.direct = -1, 0
         self.lost = exc or ConnectionResetError("connection closed by the server")
         waiter = self.waiter
         self.waiter = None
@@ -194,6 +213,7 @@ class Wire(_WireCore, asyncio.Protocol):
             raise self._lost_error()
         self.scan = scan
         self.kind = SCAN_CALL
+        self.direct = 0
         strand = here.strand
         if strand is not None:
             self.strand = strand

@@ -39,9 +39,9 @@ NS = 1_000_000_000
 
 
 try:
-    from .._hotpath import PointLoop as _CPointLoop, Recorder as _CRecorderCore
+    from .._hotpath import EventLoop as _CEventLoop, Recorder as _CRecorderCore
 except ImportError:   # pragma: no cover - depends on the build
-    _CPointLoop = _CRecorderCore = None
+    _CEventLoop = _CRecorderCore = None
 
 
 class PyRecorder:
@@ -284,9 +284,11 @@ class Worker:
         so a suspended statement has one Python frame fewer to resume through."""
         if (self.arrivals is None and not self.reconnect_every and ctx.after_event is None
                 and not self.driver.caps.blocking and not self.limits.max_events):
-            group = getattr(type(self.workload).event, "points_group", None)
-            if group is not None and _CPointLoop is not None and self.workload.counts.get(group, 0) >= 1:
-                return self._point_loop(ctx, group)
+            parts = getattr(type(self.workload).event, "steps", None)
+            if parts is not None and _CEventLoop is not None:
+                steps = self.workload.event_steps(ctx, parts)
+                if any(step[3] for step in steps):    # an event without a statement would never yield
+                    return self._c_loop(ctx, parts, steps)
             return self._timed_loop(ctx)
         return self._general_loop(ctx)
 
@@ -364,24 +366,24 @@ class Worker:
             if result:
                 break
 
-    async def _point_loop(self, ctx: ThreadContext, group: str) -> None:
-        """``_timed_loop`` for a workload whose event is ``Oltp._points(ctx, group)``
-        (its ``event`` function says so with a ``points_group`` attribute): the loop
-        and the event run in C (``_hotpath.PointLoop``), the same draws, statements
-        and recording; an event that fails with an ignorable error is restarted
-        here, as in ``_timed_loop``, and the C loop goes on after it."""
+    async def _c_loop(self, ctx: ThreadContext, parts: tuple[str, ...], steps: list[tuple]) -> None:
+        """``_timed_loop`` for a bundled OLTP event (its ``event`` function lists its
+        parts in ``event.steps``): the loop and the event run in C
+        (``_hotpath.EventLoop``), the same statements, draws and recording; an event
+        that fails with an ignorable error is restarted here in Python, as in
+        ``_timed_loop``, and the C loop goes on after it."""
         lim = self.limits
         w = self.workload
         rec = self.recorder
         record = rec.record
         target = rec.core if isinstance(rec, CRecorder) else record
         tid = ctx.tid
+        r = ctx.rand
         self.inflight += 1
         try:
             while True:
-                # built again after a restart: a reconnect prepares new statements
-                run = _CPointLoop(ctx.stmts[group], ctx.rand.uniform, ctx.rand.default, w.tables, w.table_size,
-                                  w.counts[group], target, tid, lim, lim.deadline_ns)
+                run = _CEventLoop(steps, r.uniform, r.default, r.string, w.tables, w.table_size, target, tid, lim,
+                                  lim.deadline_ns)
                 try:
                     await run
                     return
@@ -392,6 +394,7 @@ class Worker:
                 record(tid, perf_counter_ns() - run.start)
                 if result:
                     return
+                steps = w.event_steps(ctx, parts)    # a reconnect prepares new statements
         finally:
             self.inflight -= 1
 

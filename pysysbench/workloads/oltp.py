@@ -8,6 +8,11 @@ for the groups a script uses, plus BEGIN/COMMIT unless ``--skip_trx``.
 from __future__ import annotations
 
 from ..rand import C_TEMPLATE, PAD_TEMPLATE, share_unique_seed, thread_unique
+
+try:
+    from .._hotpath import OP_CALL, OP_DELETE_INSERT, OP_NON_INDEX, OP_POINTS, OP_RANGE
+except ImportError:   # pragma: no cover - depends on the build
+    OP_CALL, OP_POINTS, OP_RANGE, OP_NON_INDEX, OP_DELETE_INSERT = range(5)
 from .base import ThreadContext, register
 from .check import AT_LEAST, AT_MOST
 from .oltp_common import OltpBase
@@ -55,6 +60,30 @@ class Oltp(OltpBase):
             await ctx.prepare("commit", "COMMIT")
         for kind in self.statement_kinds():
             await ctx.prepare(kind, SQL[kind], self.tables)
+
+    def event_steps(self, ctx: ThreadContext, parts: tuple[str, ...]) -> list[tuple]:
+        """The event made of ``parts`` (its ``event.steps``) as steps of the C event loop
+        (``_hotpath.EventLoop``, run by engine/worker.py): each part is the method of
+        the same name below, the same statements with the same draws in the same order."""
+        s, out = ctx.stmts, []
+        for part in parts:
+            if part in ("begin", "commit"):
+                if self.use_trx:
+                    out.append((OP_CALL, s[part][0], None, 1, None, None))
+            elif part in ("point", "index"):
+                out.append((OP_POINTS, s[part], None, self.counts[part], None, None))
+            elif part == "ranges":
+                if self.range_selects:
+                    out.extend((OP_RANGE, s[kind], None, self.counts[kind], self.range_size - 1, None)
+                               for kind in RANGES)
+            elif part == "non_index":
+                out.append((OP_NON_INDEX, s["non_index"], None, self.counts["non_index"], C_TEMPLATE, None))
+            elif part == "delete":
+                out.append((OP_DELETE_INSERT, s["delete"], s["insert"], self.counts["delete"], C_TEMPLATE,
+                            PAD_TEMPLATE))
+            else:
+                raise ValueError(f"no event part {part!r}")
+        return out
 
     async def _begin(self, ctx: ThreadContext) -> None:
         if self.use_trx:
@@ -119,6 +148,9 @@ class OltpReadWrite(Oltp):
         await self._delete_inserts(ctx)
         await self._commit(ctx)
 
+    # the parts above, for event_steps (a subclass that overrides event runs its own in Python)
+    event.steps = ("begin", "point", "ranges", "index", "non_index", "delete", "commit")
+
 
 @register
 class OltpReadOnly(Oltp):
@@ -132,6 +164,8 @@ class OltpReadOnly(Oltp):
         await self._points(ctx)
         await self._ranges(ctx)
         await self._commit(ctx)
+
+    event.steps = ("begin", "point", "ranges", "commit")
 
 
 @register
@@ -147,6 +181,8 @@ class OltpWriteOnly(Oltp):
         await self._non_index(ctx)
         await self._delete_inserts(ctx)
         await self._commit(ctx)
+
+    event.steps = ("begin", "index", "non_index", "delete", "commit")
 
 
 @register
@@ -167,8 +203,7 @@ class OltpPointSelect(Oltp):
         stmt = ctx.stmts["point"][r.uniform(1, self.tables)]
         await stmt(r.default(1, self.table_size))
 
-    # the event is _points(ctx, "point"): the worker may run it in C (engine/worker.py _point_loop)
-    event.points_group = "point"
+    event.steps = ("point",)
 
 
 @register
@@ -182,7 +217,7 @@ class OltpUpdateIndex(Oltp):
     async def event(self, ctx: ThreadContext) -> None:
         await self._points(ctx, "index")
 
-    event.points_group = "index"
+    event.steps = ("index",)
 
 
 @register
@@ -195,6 +230,8 @@ class OltpUpdateNonIndex(Oltp):
 
     async def event(self, ctx: ThreadContext) -> None:
         await self._non_index(ctx)
+
+    event.steps = ("non_index",)
 
 
 @register
