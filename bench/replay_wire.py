@@ -81,6 +81,7 @@ _received = wire.Wire.data_received
 def _replaying_init(self, transport, *args, **kw):
     _init(self, transport, *args, **kw)
     self.transport = ReplayTransport(transport, self)
+    self.fd = -1      # every statement through ReplayTransport.write (no direct send on the socket)
 
 
 def _learning_received(self, data):
