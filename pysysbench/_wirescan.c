@@ -1349,7 +1349,7 @@ typedef struct StrandCore {
 } StrandCore;
 
 /* The inner shortcut (pysysbench_strand_api.h).  An awaitable deep in the strand's
- * coroutine (a C loop of many statements: _hotpath.PointLoop) offers itself each time
+ * coroutine (a C loop of many statements: _hotpath.EventLoop) offers itself each time
  * it yields; when what it yielded reaches the strand as a wire to park on, the wire's
  * response is later given to the awaitable's step function directly, without resuming
  * the Python frames between it and the strand, which stay suspended on it.  When the

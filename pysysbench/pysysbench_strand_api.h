@@ -1,4 +1,4 @@
-/* The C interface _wirescan.c's strands give other extensions (_hotpath.c's PointLoop):
+/* The C interface _wirescan.c's strands give other extensions (_hotpath.c's EventLoop):
  * an awaitable that yields many times inside one await offers itself to the running
  * strand, which may then give it the wire's responses directly (see strand_offer). */
 

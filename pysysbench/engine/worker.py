@@ -135,7 +135,7 @@ def make_recorder(counters: Counters, tids: range) -> PyRecorder | CRecorder:
 _GONE = object()   # _restarted: the thread's connection is gone for good
 
 
-@dataclass(slots=True)   # slots: read once per event by the C loop (_hotpath.PointLoop)
+@dataclass(slots=True)   # slots: .stop is read once per event by the C loop (_hotpath.EventLoop)
 class Limits:
     """Run limits shared by this worker's threads."""
 
