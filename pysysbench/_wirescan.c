@@ -1414,6 +1414,22 @@ strand_leave(StrandCore *self, PyObject *outer)
     return rc;
 }
 
+/* wait for what the coroutine (or the inner awaitable) yielded (consumed): a wire resumes us
+ * itself (keeping an inner awaitable's offer); anything else goes to the Python methods */
+static PyObject *
+strand_wait(StrandCore *self, PyObject *y)
+{
+    PyObject *r;
+    if (PyObject_TypeCheck(y, &WireCoreType)) {
+        Py_XSETREF(self->waiting, y);
+        Py_RETURN_NONE;
+    }
+    Py_CLEAR(self->inner);
+    r = PyObject_CallMethodOneArg((PyObject *)self, s_park, y);
+    Py_DECREF(y);
+    return r;
+}
+
 static PyObject *
 strand_run(StrandCore *self, PyObject *value, PyObject *exc)
 {
@@ -1452,16 +1468,8 @@ strand_run(StrandCore *self, PyObject *value, PyObject *exc)
         return NULL;
     }
     PyErr_Fetch(&et, &ev, &etb);   /* the coroutine's exception, if any */
-    if (status == PYGEN_NEXT) {
-        if (PyObject_TypeCheck(y, &WireCoreType)) {
-            Py_XSETREF(self->waiting, y);         /* the wire resumes us (or the inner awaitable offered) */
-            Py_RETURN_NONE;
-        }
-        Py_CLEAR(self->inner);
-        r = PyObject_CallMethodOneArg((PyObject *)self, s_park, y);
-        Py_DECREF(y);
-        return r;
-    }
+    if (status == PYGEN_NEXT)
+        return strand_wait(self, y);
     Py_CLEAR(self->inner);
     Py_INCREF(Py_None);
     Py_XSETREF(self->waiting, Py_None);
@@ -1533,16 +1541,8 @@ strand_inner(StrandCore *self, PyObject *value)
         Py_CLEAR(self->inner);
         return NULL;
     }
-    if (status == PYGEN_NEXT) {
-        if (PyObject_TypeCheck(y, &WireCoreType)) {
-            Py_XSETREF(self->waiting, y);
-            Py_RETURN_NONE;
-        }
-        Py_CLEAR(self->inner);                  /* a Future or the like: the Python methods wait for it */
-        PyObject *r = PyObject_CallMethodOneArg((PyObject *)self, s_park, y);
-        Py_DECREF(y);
-        return r;
-    }
+    if (status == PYGEN_NEXT)
+        return strand_wait(self, y);
     Py_CLEAR(self->inner);                      /* it ended and kept its outcome: the frames take it */
     return strand_run(self, Py_None, NULL);
 }
