@@ -11,6 +11,12 @@ process tree, sampled every 50 ms).
     .venv/bin/python bench/compare_sysbench.py                 # all cases (about 35 min with 3 rounds)
     .venv/bin/python bench/compare_sysbench.py --rounds=1 --time=5 --cases=point_select:8:mysql
 
+Tables: 4, of 10,000 rows at 8 threads (the issue's reference) and of 100 rows per
+thread at more threads (100,000 at 1000): 1000 oltp_read_write transactions on
+4 x 10,000 rows gridlock on PostgreSQL's row locks within seconds, and then both
+tools measure its deadlock detector, not themselves (docs/performance.md).
+--table-size=N uses N rows for every case.
+
 Needs `sysbench` (apt-get install sysbench) and the local MariaDB / PostgreSQL
 with the `sbtest` user (scripts/setup-databases.sh); uses the database `bench`,
 which it creates when run as root.  Timings on a shared 2-core machine are
@@ -35,7 +41,16 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 PYSYSBENCH = [sys.executable, "-m", "pysysbench"]
 DB = "bench"
-TABLES, TABLE_SIZE = 4, 10_000
+TABLES = 4
+# rows per table: the 10,000 at 8 threads; at 1000 threads 100 per thread, because
+# 1000 read_write transactions on 4 x 10,000 rows gridlock on row locks (docs/performance.md)
+MIN_TABLE_SIZE, ROWS_PER_THREAD = 10_000, 100
+
+
+def table_size(threads: int, fixed: int) -> int:
+    return fixed or max(MIN_TABLE_SIZE, ROWS_PER_THREAD * threads)
+
+
 WORKLOADS = ("point_select", "read_only", "read_write")
 THREADS = (8, 1000)
 SERVERS = ("mysql", "pgsql")
@@ -147,10 +162,10 @@ def measure(cmd: list[str], limit_s: float) -> Measure | str:
     return Measure(float(m.group(2)), int(m.group(1)), usage.ru_utime + usage.ru_stime, peak[0] / 1024)
 
 
-def run_cmds(workload: str, threads: int, server: str, seconds: int) -> tuple[list[str], list[str]]:
+def run_cmds(workload: str, threads: int, server: str, seconds: int, rows: int) -> tuple[list[str], list[str]]:
     # --forced-shutdown: at 1000 threads PostgreSQL read_write queues on row locks and neither tool
     # finishes its in-flight events for minutes after --time (both stop 5 s after it instead)
-    common = [f"--tables={TABLES}", f"--table-size={TABLE_SIZE}", f"--threads={threads}", f"--time={seconds}",
+    common = [f"--tables={TABLES}", f"--table-size={rows}", f"--threads={threads}", f"--time={seconds}",
               f"--forced-shutdown={FORCED_SHUTDOWN_S}"]
     name = f"oltp_{workload}"
     return (["sysbench", name, *CONN[server], *common, "run"], [*PYSYSBENCH, name, *CONN[server], *common, "run"])
@@ -185,8 +200,8 @@ def wait_quiet(server: str) -> None:
     print(f"# {server}: sessions of the previous run still open after {QUIET_WAIT_S} s", file=sys.stderr)
 
 
-def prepare(server: str) -> None:
-    base = [*PYSYSBENCH, "oltp_common", *CONN[server], f"--tables={TABLES}", f"--table-size={TABLE_SIZE}"]
+def prepare(server: str, rows: int) -> None:
+    base = [*PYSYSBENCH, "oltp_common", *CONN[server], f"--tables={TABLES}", f"--table-size={rows}"]
     for step in (["cleanup"], ["--threads=4", "prepare"]):
         done = subprocess.run([*base, *step], capture_output=True, text=True, cwd=REPO)
         if done.returncode:
@@ -209,7 +224,12 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--time", type=int, default=10, help="seconds per run")
     ap.add_argument("--cases", default="", help="comma list of workload:threads:server (default: all)")
+    ap.add_argument("--table-size", type=int, default=0,
+                    help=f"rows per table for every case (default: {ROWS_PER_THREAD} per thread, "
+                         f"at least {MIN_TABLE_SIZE:,})")
     args = ap.parse_args()
+    if args.table_size < 0:
+        ap.error("--table-size must be positive")
     cases = [parse_case(c) for c in args.cases.split(",") if c] or \
         [(w, str(t), s) for s in SERVERS for t in THREADS for w in WORKLOADS]
     ensure_database()
@@ -217,18 +237,19 @@ def main() -> int:
     # PYTHONDONTWRITEBYTECODE set, as on CI machines, every run would compile its own
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "pysysbench")], check=False)
     print(f"# machine: {platform.node()} {platform.machine()}, {os.cpu_count()} cores, "
-          f"Python {platform.python_version()}; {TABLES} tables x {TABLE_SIZE} rows, {args.time} s per run, "
+          f"Python {platform.python_version()}; {TABLES} tables, {args.time} s per run, "
           f"{args.rounds} rounds, tools alternating")
     print(f"# command: {' '.join([Path(sys.executable).name, 'bench/compare_sysbench.py', *sys.argv[1:]])}")
-    print("| case | sysbench QPS | pysysbench QPS | ratio | sysbench CPU us/q | pysysbench CPU us/q | CPU ratio "
+    print("| case | rows/table | sysbench QPS | pysysbench QPS | ratio | sysbench CPU us/q | pysysbench CPU us/q | CPU ratio "
           "| sysbench RSS MB | pysysbench RSS MB | QPS ratio per round |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
-    prepared = set()
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    prepared: dict[str, int] = {}
     for workload, threads, server in cases:
-        if server not in prepared:
-            prepare(server)
-            prepared.add(server)
-        sb_cmd, py_cmd = run_cmds(workload, int(threads), server, args.time)
+        rows = table_size(int(threads), args.table_size)
+        if prepared.get(server) != rows:
+            prepare(server, rows)
+            prepared[server] = rows
+        sb_cmd, py_cmd = run_cmds(workload, int(threads), server, args.time, rows)
         sb, py = [], []
         limit_s = args.time * RUN_LIMIT_FACTOR + RUN_LIMIT_EXTRA_S
         for r in range(args.rounds):
@@ -242,14 +263,14 @@ def main() -> int:
         if not pairs:
             why = next(m for m in sb + py if not isinstance(m, Measure))
             tool = "sysbench" if any(not isinstance(m, Measure) for m in sb) else "pysysbench"
-            print(f"| {name} | {tool}: {why} |", flush=True)
+            print(f"| {name} | {rows:,} | {tool}: {why} |", flush=True)
             continue
         sb, py = [p[0] for p in pairs], [p[1] for p in pairs]
         rounds = ", ".join(f"{p.qps / s.qps:.2f}" for s, p in pairs)
         med = statistics.median
         s_qps, p_qps = med(m.qps for m in sb), med(m.qps for m in py)
         s_cpu, p_cpu = med(m.cpu_us_per_query for m in sb), med(m.cpu_us_per_query for m in py)
-        print(f"| {workload} {threads} thr {server} | {s_qps:,.0f} | {p_qps:,.0f} | {p_qps / s_qps:.2f} "
+        print(f"| {name} | {rows:,} | {s_qps:,.0f} | {p_qps:,.0f} | {p_qps / s_qps:.2f} "
               f"| {s_cpu:.1f} | {p_cpu:.1f} | {p_cpu / s_cpu:.2f} | {max(m.rss_mb for m in sb):.0f} "
               f"| {max(m.rss_mb for m in py):.0f} | {rounds} |", flush=True)
     return 0
