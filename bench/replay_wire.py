@@ -68,7 +68,7 @@ class ReplayTransport:
 def _scanner(protocol):
     kind = getattr(protocol, "kind", 0)
     if kind == 1:
-        return lambda buf: mysql_scan_fast(buf, protocol.deprecate_eof)
+        return lambda buf: mysql_scan_fast(buf, protocol.deprecate_eof, protocol.cache_metadata)
     if kind == 2:
         return pg_scan_fast
     return protocol.scan

@@ -116,13 +116,15 @@ mysql_error(const unsigned char *b, packet_t *p, long long fields, unsigned long
     return mysql_result(p->next, fields, affected, err, (const char *)b + at, end - at);
 }
 
-/* None (not all there) or (end, fields, affected, errno, message) of the response in b[0:n] */
+/* None (not all there) or (end, fields, affected, errno, message) of the response in b[0:n].
+ * cache_metadata: MARIADB_CLIENT_CACHE_METADATA was negotiated, so a column count packet
+ * ends with a byte saying whether the column definitions follow (0: they were skipped). */
 static PyObject *
-mysql_scan_buf(const unsigned char *b, Py_ssize_t n, int deprecate_eof)
+mysql_scan_buf(const unsigned char *b, Py_ssize_t n, int deprecate_eof, int cache_metadata)
 {
     Py_ssize_t pos = 0, at, end;
     long long fields = -1;
-    unsigned long long affected = 0, value, columns, i;
+    unsigned long long affected = 0, value, columns, defs, i;
     unsigned int status;
     unsigned char first;
     packet_t p;
@@ -158,10 +160,11 @@ mysql_scan_buf(const unsigned char *b, Py_ssize_t n, int deprecate_eof)
             out = mysql_result(pos, 0, 0, -1, "LOCAL INFILE request", 20);
             goto done;
         }
-        lenenc(b, p.start, end, &columns);
+        at = lenenc(b, p.start, end, &columns);
         if (fields < 0)
             fields = (long long)columns;
-        for (i = 0; i < columns + (deprecate_eof ? 0 : 1); i++) {
+        defs = cache_metadata && at < end && b[at] == 0 ? 0 : columns;   /* definitions that follow */
+        for (i = 0; i < defs + (deprecate_eof ? 0 : 1); i++) {
             if (!next_packet(b, n, pos, &p))
                 goto incomplete;
             pos = p.next;
@@ -203,12 +206,12 @@ static PyObject *
 mysql_scan(PyObject *self, PyObject *args)
 {
     Py_buffer view;
-    int deprecate_eof;
+    int deprecate_eof, cache_metadata = 0;
     PyObject *out;
 
-    if (!PyArg_ParseTuple(args, "y*p", &view, &deprecate_eof))
+    if (!PyArg_ParseTuple(args, "y*p|p", &view, &deprecate_eof, &cache_metadata))
         return NULL;
-    out = mysql_scan_buf((const unsigned char *)view.buf, view.len, deprecate_eof);
+    out = mysql_scan_buf((const unsigned char *)view.buf, view.len, deprecate_eof, cache_metadata);
     PyBuffer_Release(&view);
     return out;
 }
@@ -447,6 +450,7 @@ typedef struct {
     PyObject *lost;      /* the exception that ended the connection, or None */
     int kind;
     int deprecate_eof;
+    int cache_metadata;  /* MySQL: MARIADB_CLIENT_CACHE_METADATA negotiated */
     int fd;              /* the plain socket (no TLS) statements may be sent on directly, or -1 */
     int direct;          /* 1: the transport has nothing queued (a response has come since its last write) */
 } WireCore;
@@ -472,7 +476,7 @@ wirecore_scan(WireCore *w, PyObject *buf)
     if (PyObject_GetBuffer(buf, &view, PyBUF_SIMPLE) < 0)
         return NULL;
     if (w->kind == SCAN_MYSQL)
-        out = mysql_scan_buf((const unsigned char *)view.buf, view.len, w->deprecate_eof);
+        out = mysql_scan_buf((const unsigned char *)view.buf, view.len, w->deprecate_eof, w->cache_metadata);
     else
         out = pg_scan_buf((const unsigned char *)view.buf, view.len);
     PyBuffer_Release(&view);
@@ -619,6 +623,7 @@ static PyMemberDef wirecore_members[] = {
     {"lost", T_OBJECT, offsetof(WireCore, lost), 0, "why the connection ended, or None"},
     {"kind", T_INT, offsetof(WireCore, kind), 0, "0: call scan; 1: MySQL statement; 2: PostgreSQL statement"},
     {"deprecate_eof", T_INT, offsetof(WireCore, deprecate_eof), 0, "MySQL CLIENT_DEPRECATE_EOF negotiated"},
+    {"cache_metadata", T_INT, offsetof(WireCore, cache_metadata), 0, "MariaDB MARIADB_CLIENT_CACHE_METADATA negotiated"},
     {"fd", T_INT, offsetof(WireCore, fd), 0, "the plain socket statements may be sent on directly, or -1"},
     {"direct", T_INT, offsetof(WireCore, direct), 0, "1: nothing is queued in the transport"},
     {NULL},
@@ -1664,7 +1669,7 @@ static PyTypeObject StrandCoreType = {
 
 
 static PyMethodDef methods[] = {
-    {"mysql_scan", mysql_scan, METH_VARARGS, "mysql_scan(buf, deprecate_eof) -> None | (end, fields, affected, errno, message)"},
+    {"mysql_scan", mysql_scan, METH_VARARGS, "mysql_scan(buf, deprecate_eof, cache_metadata=False) -> None | (end, fields, affected, errno, message)"},
     {"pg_scan", pg_scan, METH_VARARGS, "pg_scan(buf) -> None | (end, tag, error, described)"},
     {"pg_bind", pg_bind, METH_VARARGS, "pg_bind(head, args, tail) -> Bind message + tail"},
     {"strand_setup", strand_setup, METH_VARARGS, "strand_setup(here, enter_task, leave_task, CancelledError)"},

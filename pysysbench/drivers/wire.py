@@ -91,7 +91,8 @@ class _PyWireCore:
     """The receiving half of :class:`Wire`; the C twin is ``pysysbench._wirescan.WireCore``
     (used when built), which also scans statement responses itself (``kind`` 1 / 2)."""
 
-    __slots__ = ("strand", "waiter", "scan", "pending", "lost", "kind", "deprecate_eof", "fd", "direct")
+    __slots__ = ("strand", "waiter", "scan", "pending", "lost", "kind", "deprecate_eof", "cache_metadata", "fd",
+                 "direct")
 
     def data_received(self, data: bytes) -> None:
         strand = self.strand
@@ -146,6 +147,7 @@ class Wire(_WireCore, asyncio.Protocol):
         self.scan: Callable[[Any], Any] | None = None
         self.kind = SCAN_CALL
         self.deprecate_eof = 0
+        self.cache_metadata = 0
         self.pending = bytearray()
         self.lost: BaseException | None = None
         self.loop = asyncio.get_running_loop()
@@ -331,11 +333,16 @@ class MySQLWire(Wire):
 
     __slots__ = ("encoding", "_scan", "_pack")
 
-    def __init__(self, transport: asyncio.BaseTransport, deprecate_eof: bool, encoding: str = "utf8"):
+    def __init__(self, transport: asyncio.BaseTransport, deprecate_eof: bool, encoding: str = "utf8",
+                 cache_metadata: bool = False):
         super().__init__(transport)
         self.deprecate_eof = int(deprecate_eof)
+        # MARIADB_CLIENT_CACHE_METADATA negotiated: result sets of a prepared statement
+        # come without their column definitions after the first (mysql.py asks for it)
+        self.cache_metadata = int(cache_metadata)
         self.encoding = encoding
-        self._scan = lambda buf, _scan=mysql_scan_fast, _eof=deprecate_eof: _scan(buf, _eof)
+        self._scan = lambda buf, _scan=mysql_scan_fast, _eof=deprecate_eof, _meta=cache_metadata: \
+            _scan(buf, _eof, _meta)
         self._pack = _param_packer()
 
     def _lost_error(self) -> WireError:

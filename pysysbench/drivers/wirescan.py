@@ -9,12 +9,14 @@ so far.  The C extension ``pysysbench._wirescan`` implements the same two
 functions (the unit tests check both against each other); this module is its
 reference and the fallback when the extension was not built.
 
-``mysql_scan(buf, deprecate_eof)`` -> ``None`` while incomplete, else
+``mysql_scan(buf, deprecate_eof, cache_metadata=False)`` -> ``None`` while incomplete, else
 ``(end, field_count, affected_rows, errno, message)``: the response to one
 COM_QUERY or COM_STMT_EXECUTE, every result set of it (SERVER_MORE_RESULTS_EXISTS),
 ``field_count`` of the first, ``affected_rows`` summed, ``errno`` 0 or the error
 packet's (then ``message``, bytes, without the SQLSTATE marker); ``errno`` -1 for
-a LOCAL INFILE request (not handled on this path).
+a LOCAL INFILE request (not handled on this path).  ``cache_metadata``: the
+connection negotiated MariaDB's MARIADB_CLIENT_CACHE_METADATA, so every column count
+packet ends with a byte saying whether the column definitions follow.
 
 ``pg_scan(buf)`` -> ``None`` while incomplete, else ``(end, tag, error, described)``:
 everything up to and including ReadyForQuery; ``tag`` the last CommandComplete
@@ -67,7 +69,7 @@ def mysql_error(buf, start: int, end: int) -> tuple[int, bytes]:
     return errno, bytes(buf[at:end])
 
 
-def mysql_scan(buf, deprecate_eof: bool):
+def mysql_scan(buf, deprecate_eof: bool, cache_metadata: bool = False):
     n = len(buf)
     pos = 0
     field_count = -1
@@ -95,11 +97,13 @@ def mysql_scan(buf, deprecate_eof: bool):
             return pos, max(field_count, 0), affected, errno, msg
         if first == 0xFB:
             return pos, 0, 0, -1, b"LOCAL INFILE request"
-        columns, _ = _lenenc(buf, start)
+        columns, at = _lenenc(buf, start)
         if field_count < 0:
             field_count = columns
-        # column definitions, then an EOF packet unless CLIENT_DEPRECATE_EOF
-        for _ in range(columns + (0 if deprecate_eof else 1)):
+        # column definitions (unless the server skipped them: metadata byte 0), then
+        # an EOF packet unless CLIENT_DEPRECATE_EOF
+        follow = 0 if cache_metadata and at < start + length and buf[at] == 0 else columns
+        for _ in range(follow + (0 if deprecate_eof else 1)):
             p = mysql_packet(buf, pos, n)
             if p is None:
                 return None

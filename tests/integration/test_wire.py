@@ -212,3 +212,71 @@ def test_strand_is_resumed_by_the_wire_and_can_be_cancelled(server_db):
             await conn.close()
 
     uvloop.run(main())
+
+
+def test_mariadb_cache_metadata_negotiated_and_followed(server_db):
+    """On MariaDB 10.6+ the lean wire asks for MARIADB_CLIENT_CACHE_METADATA, as MariaDB's
+    C client does: the server then leaves out the column definitions of a prepared
+    statement's result sets after the first, and sends them again when the statement's
+    columns change (here an ALTER TABLE adds one).  Statements run through both the C
+    path (in a strand) and the Python path (in a Task) across the change, and the
+    session stays in step: the value read back through the library is the one written."""
+    if server_db.name != "mysql":
+        pytest.skip("a MariaDB capability")
+    import asyncio
+
+    import uvloop
+
+    from pysysbench.drivers.base import Counters
+    from pysysbench.engine.strand import Strand
+
+    driver, _ = _driver_and_slow_sql(server_db)
+    server_db.admin(["DROP TABLE IF EXISTS sbtest_meta",
+                     "CREATE TABLE sbtest_meta (id INT PRIMARY KEY, a INT)",
+                     "INSERT INTO sbtest_meta VALUES (1, 10), (2, 20)"])
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        counters = Counters()
+        conn = await driver.connect(counters, index=0)
+        try:
+            assert conn.wire is not None and conn.wire.cache_metadata == 1
+            select = await conn.prepare("SELECT * FROM sbtest_meta WHERE id <= ?")
+            update = await conn.prepare("UPDATE sbtest_meta SET a = a + 1 WHERE id = ?")
+
+            async def round_(n):
+                for _ in range(n):
+                    await select(2)
+                    await update(1)
+
+            await Strand(round_(5), loop, "before").finished
+            await asyncio.wait_for(round_(5), 10)                 # the Python statement path
+            await loop.run_in_executor(None, server_db.admin, "ALTER TABLE sbtest_meta ADD COLUMN b INT DEFAULT 7")
+            await asyncio.wait_for(Strand(round_(5), loop, "after").finished, 10)
+            await asyncio.wait_for(round_(5), 10)
+            assert (counters.reads, counters.writes) == (20, 20)
+            rows = await conn.fetchall("SELECT a, b FROM sbtest_meta WHERE id = 1")
+            assert [tuple(map(int, r)) for r in rows] == [(30, 7)]
+        finally:
+            await conn.close()
+
+    try:
+        uvloop.run(main())
+    finally:
+        server_db.admin("DROP TABLE IF EXISTS sbtest_meta")
+
+    # not asked when the library's own result parsing is in use
+    from pysysbench.cli.compat import choose_driver, parse
+    from pysysbench.drivers import REGISTRY
+
+    values = parse(["oltp_point_select", *server_db.opts, "--db-fast-path=off", "run"]).values
+    library_driver = REGISTRY[choose_driver(values)](values)
+
+    async def library():
+        conn = await library_driver.connect(Counters(), index=0)
+        try:
+            assert conn.wire is None and not getattr(conn.conn, "pysb_cache_metadata", False)
+        finally:
+            await conn.close()
+
+    uvloop.run(library())

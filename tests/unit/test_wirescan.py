@@ -59,8 +59,14 @@ def column() -> bytes:
     return b"\x03def\x06sbtest\x07sbtest1\x07sbtest1\x01c\x01c\x0c" + b"\x08\x00" + b"\x00" * 10
 
 
-def result_set(rows: list[bytes], deprecate_eof: bool, columns: int = 1, status: int = 2) -> list[bytes]:
-    out = [lenenc(columns)] + [column()] * columns
+def result_set_of(rows: list[bytes], deprecate_eof: bool, columns: int = 1, status: int = 2,
+                  metadata: int | None = None) -> list[bytes]:
+    """``metadata``: None without MARIADB_CLIENT_CACHE_METADATA, else the column count
+    packet's metadata byte (0: the column definitions are skipped)."""
+    if metadata is None:
+        out = [lenenc(columns)] + [column()] * columns
+    else:
+        out = [lenenc(columns) + bytes((metadata,))] + [column()] * (columns if metadata else 0)
     if not deprecate_eof:
         out.append(eof())
     out += [b"\x00\x00" + lenenc(len(r)) + r for r in rows]
@@ -68,8 +74,11 @@ def result_set(rows: list[bytes], deprecate_eof: bool, columns: int = 1, status:
     return out
 
 
-def mysql_cases(deprecate_eof: bool):
+def mysql_cases(deprecate_eof: bool, metadata: int | None = None):
     rows = [b"%020d" % i * 6 for i in range(100)]
+
+    def result_set(rows, deprecate_eof, columns=1, status=2):
+        return result_set_of(rows, deprecate_eof, columns, status, metadata)
     return {
         "ok-update": (packets(ok(1, info=b"Rows matched: 1  Changed: 1  Warnings: 0")), (1, 0, 1, 0, b"")),
         "ok-none": (packets(ok(0)), (1, 0, 0, 0, b"")),
@@ -87,12 +96,27 @@ def mysql_cases(deprecate_eof: bool):
 
 @pytest.mark.parametrize("scanners", SCANNERS)
 @pytest.mark.parametrize("deprecate_eof", [False, True])
-def test_mysql_responses(scanners, deprecate_eof):
+@pytest.mark.parametrize("metadata", [None, 1, 0], ids=["no-cache-metadata", "metadata-sent", "metadata-skipped"])
+def test_mysql_responses(scanners, deprecate_eof, metadata):
     scan = scanners[0]
-    for name, (data, (_, fields, affected, errno, msg)) in mysql_cases(deprecate_eof).items():
-        assert scan(data, deprecate_eof) == (len(data), fields, affected, errno, msg), name
+    cache = metadata is not None
+    for name, (data, (_, fields, affected, errno, msg)) in mysql_cases(deprecate_eof, metadata).items():
+        assert scan(data, deprecate_eof, cache) == (len(data), fields, affected, errno, msg), name
         for cut in range(len(data)):
-            assert scan(data[:cut], deprecate_eof) is None, (name, cut)
+            assert scan(data[:cut], deprecate_eof, cache) is None, (name, cut)
+
+
+@pytest.mark.parametrize("scanners", SCANNERS)
+@pytest.mark.parametrize("deprecate_eof", [False, True])
+def test_mysql_skipped_metadata_with_two_result_sets(scanners, deprecate_eof):
+    """Metadata byte 0 on the first result set, 1 on the second (a changed statement):
+    each is read with its own rule and the end is the end of both."""
+    first = result_set_of([b"a" * 30] * 2, deprecate_eof, status=2 | 8, metadata=0)
+    second = result_set_of([b"b" * 30], deprecate_eof, columns=2, metadata=1)
+    data = packets(*first, *second)
+    assert scanners[0](data, deprecate_eof, True) == (len(data), 1, 0, 0, b"")
+    for cut in range(len(data)):
+        assert scanners[0](data[:cut], deprecate_eof, True) is None, cut
 
 
 @pytest.mark.parametrize("scanners", SCANNERS)
@@ -148,16 +172,16 @@ def test_pg_responses(scanners):
 # --- both scanners agree on arbitrary input (including garbage) ----------------------
 
 @settings(max_examples=300, deadline=None)
-@given(st.binary(max_size=300), st.booleans())
-def test_c_and_python_agree_on_any_bytes(data, deprecate_eof):
+@given(st.binary(max_size=300), st.booleans(), st.booleans())
+def test_c_and_python_agree_on_any_bytes(data, deprecate_eof, cache_metadata):
     if wirescan.mysql_scan_c is None:
         pytest.skip("C extension not built")
     assert wirescan.pg_scan_c(data) == wirescan.pg_scan(data)
     try:
-        expected = wirescan.mysql_scan(data, deprecate_eof)
+        expected = wirescan.mysql_scan(data, deprecate_eof, cache_metadata)
     except IndexError:   # the Python reference does not bound-check malformed OK packets
         return
-    assert wirescan.mysql_scan_c(data, deprecate_eof) == expected
+    assert wirescan.mysql_scan_c(data, deprecate_eof, cache_metadata) == expected
 
 
 @settings(max_examples=200, deadline=None)
@@ -210,3 +234,31 @@ def test_library_without_the_expected_attribute_falls_back(capsys):
     assert library_changed("asyncpg", AttributeError("no attribute '_transport'")) is False
     err = capsys.readouterr().err
     assert err.startswith("WARNING: this asyncpg") and "--db-fast-path=off" in err and "\n" == err[-1]
+
+
+# --- MariaDB's MARIADB_CLIENT_CACHE_METADATA in the handshake -------------------------
+
+def greeting(version: bytes, caps_low: int, ext: int) -> bytes:
+    return (b"\x0a" + version + b"\x00" + struct.pack("<I", 7) + b"12345678" + b"\x00"
+            + struct.pack("<HBHH", caps_low, 45, 2, 0x81FF) + b"\x15" + b"\x00" * 6 + struct.pack("<I", ext)
+            + b"123456789012\x00mysql_native_password\x00")
+
+
+def handshake_response(flags: int) -> bytes:
+    return struct.pack("<IIB23s", flags, 1 << 24, 45, b"") + b"sbtest\x00\x00bench\x00"
+
+
+def test_cache_metadata_asked_only_of_a_mariadb_server_that_offers_it():
+    from pysysbench.drivers.mysql import MARIADB_CLIENT_CACHE_METADATA, mariadb_ext_caps, with_cache_metadata
+
+    mariadb = greeting(b"5.5.5-10.11.19-MariaDB", 0xF7FE, 0x1D)
+    assert mariadb_ext_caps(mariadb) == 0x1D
+    assert mariadb_ext_caps(greeting(b"8.0.36", 0xFFFF, 0x1D)) == 0      # CLIENT_MYSQL set: not MariaDB
+    assert mariadb_ext_caps(b"\x0a5.5.5") == 0                           # cut short
+
+    response = handshake_response(0x013BA20C)
+    asked = with_cache_metadata(response, 0x1D)
+    assert len(asked) == len(response) and asked[:28] == response[:28] and asked[32:] == response[32:]
+    assert struct.unpack_from("<I", asked, 28)[0] == MARIADB_CLIENT_CACHE_METADATA
+    assert with_cache_metadata(response, 0x0D) is None                   # a MariaDB before 10.6
+    assert with_cache_metadata(handshake_response(0x013BA20D), 0x1D) is None   # CLIENT_MYSQL: ignored
