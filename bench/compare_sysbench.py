@@ -8,7 +8,7 @@ QPS (both), the ratio pysysbench / sysbench, client CPU microseconds per query
 divided by the queries it reported), and peak client RSS (the sum over the
 process tree, sampled every 50 ms).
 
-    .venv/bin/python bench/compare_sysbench.py                 # all cases (about 35 min with 3 rounds)
+    .venv/bin/python bench/compare_sysbench.py                 # all cases (about 60 min with 5 rounds)
     .venv/bin/python bench/compare_sysbench.py --rounds=1 --time=5 --cases=point_select:8:mysql
 
 Tables: 4, of 10,000 rows at 8 threads (the issue's reference) and of 100 rows per
@@ -221,7 +221,7 @@ def parse_case(text: str) -> tuple[str, str, str]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5, help="rounds per case (default: 5)")
     ap.add_argument("--time", type=int, default=10, help="seconds per run")
     ap.add_argument("--cases", default="", help="comma list of workload:threads:server (default: all)")
     ap.add_argument("--table-size", type=int, default=0,
