@@ -8,7 +8,7 @@ QPS (both), the ratio pysysbench / sysbench, client CPU microseconds per query
 divided by the queries it reported), and peak client RSS (the sum over the
 process tree, sampled every 50 ms).
 
-    .venv/bin/python bench/compare_sysbench.py                 # all cases (about 60 min with 5 rounds)
+    .venv/bin/python bench/compare_sysbench.py                 # all cases (about 25 min with 5 rounds)
     .venv/bin/python bench/compare_sysbench.py --rounds=1 --time=5 --cases=point_select:8:mysql
 
 Tables: 4, of 10,000 rows at 8 threads (the issue's reference) and of 100 rows per
