@@ -52,8 +52,13 @@ async def run(args) -> int:
     except Exception as exc:  # noqa: BLE001 -- one line, whatever the driver raised
         print(f"session_ramp: cannot connect to PostgreSQL as an observer: {exc}", file=sys.stderr)
         return 2
-    proc = await asyncio.create_subprocess_exec(*args.command, stdout=asyncio.subprocess.PIPE,
-                                                stderr=asyncio.subprocess.STDOUT)
+    try:
+        proc = await asyncio.create_subprocess_exec(*args.command, stdout=asyncio.subprocess.PIPE,
+                                                    stderr=asyncio.subprocess.STDOUT)
+    except OSError as exc:
+        await close()
+        print(f"session_ramp: cannot start {args.command[0]}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     started: list[float] = []
     output: list[bytes] = []
 
@@ -72,7 +77,9 @@ async def run(args) -> int:
     await close()
     if not started:
         sys.stdout.buffer.write(b"".join(output[-5:]))
-        print("session_ramp: the command never printed 'Threads started!' (its last lines are above)", file=sys.stderr)
+        seen = "its last lines are above" if output else "it printed nothing"
+        print(f"session_ramp: the command never printed 'Threads started!' ({seen}; exit code {proc.returncode})",
+              file=sys.stderr)
         return proc.returncode or 1
     sys.stdout.buffer.write(b"".join(line for line in output if args.echo or b"per sec." in line))
     t0 = started[0]
