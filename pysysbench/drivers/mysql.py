@@ -58,6 +58,8 @@ LOCAL_INFILE_PACKET_BYTES = 256 * 1024      # well below any max_allowed_packet 
 # InnoDB bytes per sbtest row (data_length: the clustered primary key; index_length: k), measured
 # on MariaDB 10.11 with 1,000,000 rows loaded in id order and the index built afterwards (--data-size)
 ROW_BYTES_TABLE = 225
+ROW_BYTES_K_INDEX = 16
+
 # MariaDB's extended capabilities (the last 4 bytes of the handshake's filler, capability bits
 # 32-63, read by the server when the client leaves CLIENT_MYSQL (bit 0) clear):
 # MARIADB_CLIENT_CACHE_METADATA (bit 36, MariaDB 10.6+) lets the server skip the column
@@ -128,7 +130,6 @@ def metadata_connection_class() -> Any:
 
         _metadata_connection_class = MetadataConnection
     return _metadata_connection_class
-ROW_BYTES_K_INDEX = 16
 
 
 def _prewarm_sql(table: int, size: int) -> list[str]:
