@@ -811,7 +811,7 @@ static PyObject *
 el_throw(PyObject *self, PyObject *args)
 {
     EventLoop *p = (EventLoop *)self;
-    PyObject *y, *meth, *out = NULL, *et, *ev, *etb, *value;
+    PyObject *y, *meth, *out = NULL, *value;
     if (p->sub == NULL) {
         PyObject *typ, *val = NULL, *tb = NULL;
         if (!PyArg_ParseTuple(args, "O|OO", &typ, &val, &tb))
@@ -829,15 +829,8 @@ el_throw(PyObject *self, PyObject *args)
     Py_DECREF(meth);
     if (y != NULL)
         return el_result(el_run(p, PYGEN_NEXT, y, &out), out);
-    if (!PyErr_ExceptionMatches(PyExc_StopIteration))
-        return el_result(el_run(p, PYGEN_ERROR, NULL, &out), out);
-    PyErr_Fetch(&et, &ev, &etb);
-    PyErr_NormalizeException(&et, &ev, &etb);
-    value = ev != NULL ? PyObject_GetAttrString(ev, "value") : (Py_INCREF(Py_None), Py_None);
-    Py_XDECREF(et);
-    Py_XDECREF(ev);
-    Py_XDECREF(etb);
-    if (value == NULL)
+    /* the sub-iterator returned: its StopIteration's value (as strand_run takes it) */
+    if (!PyErr_ExceptionMatches(PyExc_StopIteration) || _PyGen_FetchStopIterationValue(&value) < 0)
         return el_result(el_run(p, PYGEN_ERROR, NULL, &out), out);
     return el_result(el_run(p, PYGEN_RETURN, value, &out), out);
 }

@@ -1453,18 +1453,9 @@ strand_run(StrandCore *self, PyObject *value, PyObject *exc)
         y = PyObject_CallMethodOneArg(self->coro, s_throw, exc);
         if (y != NULL)
             status = PYGEN_NEXT;
-        else if (PyErr_ExceptionMatches(PyExc_StopIteration)) {
-            PyErr_Fetch(&et, &ev, &etb);
-            PyErr_NormalizeException(&et, &ev, &etb);
-            y = ev != NULL ? PyObject_GetAttrString(ev, "value") : (Py_INCREF(Py_None), Py_None);
-            Py_XDECREF(et);
-            Py_XDECREF(ev);
-            Py_XDECREF(etb);
-            if (y == NULL)
-                status = PYGEN_ERROR;
-            else
-                status = PYGEN_RETURN;
-        } else
+        else if (PyErr_ExceptionMatches(PyExc_StopIteration) && _PyGen_FetchStopIterationValue(&y) == 0)
+            status = PYGEN_RETURN;          /* the coroutine returned: y is its value */
+        else
             status = PYGEN_ERROR;
     }
     if (strand_leave(self, outer) < 0) {
