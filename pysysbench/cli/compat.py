@@ -43,6 +43,9 @@ GENERAL_OPTIONS = [
     Option("workers", OptType.INT, 0, "client worker processes, each running one event loop that owns a share "
            "of the threads. 0 = two from 2 threads on, one more per 64 threads, at most one per CPU core "
            "(SQLite: 1)", G),
+    Option("worker-sessions", OptType.BOOL, True, "run each worker process in a session of its own, so that "
+           "Linux's per-session CPU sharing (autogroup) does not starve the client behind a server on the "
+           "same host", G),
     Option("report-interval", OptType.INT, 0, "periodically report intermediate statistics with a specified "
            "interval in seconds. 0 disables intermediate reports", G),
     Option("report-checkpoints", OptType.LIST, [], "dump full statistics and reset all counters at specified "

@@ -43,6 +43,8 @@ def _child_main(values: Values, test: str, driver_name: str, first_tid: int, las
                 rate: float, max_events: int, conn) -> None:
     """Entry point of a worker process (spawned: imports everything afresh)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent decides how to stop
+    if values.get("worker_sessions", True):
+        own_session()
     try:
         import uvloop
         runner = uvloop.run
@@ -56,6 +58,21 @@ def _child_main(values: Values, test: str, driver_name: str, first_tid: int, las
             conn.send(("error", f"worker process failed: {type(exc).__name__}: {exc}", 1))
         except OSError:
             pass
+
+
+def own_session() -> None:
+    """Start a session of this process's own.  Where Linux groups CPU time by
+    session (autogroup, kernel.sched_autogroup_enabled=1, as on Debian and Ubuntu),
+    a session is one scheduling entity: two worker processes in the parent's
+    session competing with a server's thousand threads on the same host were run
+    after them, so the server's threads went idle waiting for requests the client
+    had not been scheduled to send (docs/performance.md, "Worker sessions").
+    Nothing changes elsewhere.  The worker still ignores the terminal's Ctrl-C
+    (its parent stops it) and ends when the parent's pipe closes."""
+    try:
+        os.setsid()
+    except OSError:   # already a session leader: nothing to do
+        pass
 
 
 def worker_payload(group: InProcessGroup) -> dict[str, Any]:

@@ -210,8 +210,15 @@ def test_sigint_prints_partial_summary_quickly_and_leaves_no_process(mariadb, tm
 
 
 def _descendants(pid: int) -> list[int]:
-    out = subprocess.run(["pgrep", "-g", str(os.getpgid(pid))], capture_output=True, text=True).stdout
-    return [int(x) for x in out.split()]
+    """``pid`` and every process below it (worker processes lead sessions of their own,
+    so the process group does not hold them)."""
+    family, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        family.append(p)
+        out = subprocess.run(["pgrep", "-P", str(p)], capture_output=True, text=True).stdout
+        todo.extend(int(x) for x in out.split())
+    return family
 
 
 def _alive(pid: int) -> bool:

@@ -133,6 +133,36 @@ def test_crashed_worker_stops_run_and_keeps_partial_results(mysql_opts, run_cli,
     assert not [k for k in kids if _alive(k)], "worker processes left behind"
 
 
+@pytest.mark.mysql
+@pytest.mark.parametrize("setting", ["on", "off"])
+def test_worker_sessions_option_decides_the_workers_session(mysql_opts, run_cli, setting):
+    """--worker-sessions=on (the default) puts each worker process in a session of its own
+    (its own autogroup for Linux's scheduler); off leaves them in the parent's; either way
+    they end with the run."""
+    run_cli.ok("oltp_point_select", *mysql_opts, *PREPARE, "prepare")
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.Popen([sys.executable, "-m", "pysysbench", "oltp_point_select", *mysql_opts, *PREPARE,
+                             "--threads=2", "--workers=2", "--time=2", "--report-interval=1",
+                             f"--worker-sessions={setting}", "run"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
+    try:
+        _wait_for_line(proc, "[ 1s ]", timeout_s=60)
+        kids = _children(proc.pid)
+        assert len(kids) == 2, "expected two worker processes"
+        sessions, parent = {os.getsid(k) for k in kids}, os.getsid(proc.pid)
+        stdout, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, stdout + stderr
+    if setting == "on":
+        assert sessions == set(kids), "each worker should lead a session of its own"
+    else:
+        assert sessions == {parent}
+    time.sleep(0.5)
+    assert not [k for k in kids if _alive(k)], "worker processes left behind"
+
+
 def _wait_for_line(proc: subprocess.Popen, prefix: str, timeout_s: float) -> None:
     """Read stdout until a line starts with ``prefix``; keep what was read."""
     deadline = time.monotonic() + timeout_s
