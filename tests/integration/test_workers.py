@@ -163,6 +163,30 @@ def test_worker_sessions_option_decides_the_workers_session(mysql_opts, run_cli,
     assert not [k for k in kids if _alive(k)], "worker processes left behind"
 
 
+@pytest.mark.mysql
+def test_workers_end_when_their_parent_is_killed(mysql_opts, run_cli):
+    """Workers in sessions of their own are outside the parent's process group, so
+    nothing but the parent's pipe tells them it is gone: they must end on it."""
+    run_cli.ok("oltp_point_select", *mysql_opts, *PREPARE, "prepare")
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.Popen([sys.executable, "-m", "pysysbench", "oltp_point_select", *mysql_opts, *PREPARE,
+                             "--threads=2", "--workers=2", "--time=60", "--report-interval=1", "run"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
+    try:
+        _wait_for_line(proc, "[ 1s ]", timeout_s=60)
+        kids = _children(proc.pid)
+        assert len(kids) == 2, "expected two worker processes"
+        proc.kill()
+        proc.communicate(timeout=30)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and [k for k in kids if _alive(k)]:
+            time.sleep(0.1)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert not [k for k in kids if _alive(k)], "worker processes outlived their killed parent"
+
+
 def _wait_for_line(proc: subprocess.Popen, prefix: str, timeout_s: float) -> None:
     """Read stdout until a line starts with ``prefix``; keep what was read."""
     deadline = time.monotonic() + timeout_s
