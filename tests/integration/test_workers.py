@@ -107,11 +107,7 @@ def test_sqlite_with_two_worker_processes(run_cli, sqlite_opts, tmp_path):
 def test_crashed_worker_stops_run_and_keeps_partial_results(mysql_opts, run_cli, tmp_path):
     run_cli.ok("oltp_point_select", *mysql_opts, *PREPARE, "prepare")
     out = tmp_path / "crash.json"
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.Popen([sys.executable, "-m", "pysysbench", "oltp_point_select", *mysql_opts, *PREPARE,
-                             "--threads=2", "--workers=2", "--time=30", "--report-interval=1",
-                             f"--result-file={out}", "run"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env, cwd=REPO)
+    proc = _start_two_workers(mysql_opts, "--time=30", f"--result-file={out}")
     try:
         _wait_for_line(proc, "[ 2s ]", timeout_s=60)
         kids = _children(proc.pid)
@@ -140,11 +136,7 @@ def test_worker_sessions_option_decides_the_workers_session(mysql_opts, run_cli,
     (its own autogroup for Linux's scheduler); off leaves them in the parent's; either way
     they end with the run."""
     run_cli.ok("oltp_point_select", *mysql_opts, *PREPARE, "prepare")
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.Popen([sys.executable, "-m", "pysysbench", "oltp_point_select", *mysql_opts, *PREPARE,
-                             "--threads=2", "--workers=2", "--time=2", "--report-interval=1",
-                             f"--worker-sessions={setting}", "run"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
+    proc = _start_two_workers(mysql_opts, "--time=2", f"--worker-sessions={setting}")
     try:
         _wait_for_line(proc, "[ 1s ]", timeout_s=60)
         kids = _children(proc.pid)
@@ -168,10 +160,7 @@ def test_workers_end_when_their_parent_is_killed(mysql_opts, run_cli):
     """Workers in sessions of their own are outside the parent's process group, so
     nothing but the parent's pipe tells them it is gone: they must end on it."""
     run_cli.ok("oltp_point_select", *mysql_opts, *PREPARE, "prepare")
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.Popen([sys.executable, "-m", "pysysbench", "oltp_point_select", *mysql_opts, *PREPARE,
-                             "--threads=2", "--workers=2", "--time=60", "--report-interval=1", "run"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
+    proc = _start_two_workers(mysql_opts, "--time=60")
     try:
         _wait_for_line(proc, "[ 1s ]", timeout_s=60)
         kids = _children(proc.pid)
@@ -185,6 +174,14 @@ def test_workers_end_when_their_parent_is_killed(mysql_opts, run_cli):
         if proc.poll() is None:
             proc.kill()
     assert not [k for k in kids if _alive(k)], "worker processes outlived their killed parent"
+
+
+def _start_two_workers(mysql_opts: list[str], *options: str) -> subprocess.Popen:
+    """A point-select run of 2 threads on 2 worker processes, reporting every second."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.Popen([sys.executable, "-m", "pysysbench", "oltp_point_select", *mysql_opts, *PREPARE,
+                             "--threads=2", "--workers=2", "--report-interval=1", *options, "run"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
 
 
 def _wait_for_line(proc: subprocess.Popen, prefix: str, timeout_s: float) -> None:
