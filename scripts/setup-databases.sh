@@ -4,11 +4,12 @@
 # database/user (no password) and raise the limits that many-thread runs hit.
 # Idempotent: a second run changes nothing and restarts nothing.
 # Must run as root (it may start servers and restart PostgreSQL).
+# --mariadb-start-only: start the main MariaDB if it is down, and do nothing else.
 # -E: the ERR trap also fires for failures inside functions.
 set -Eeuo pipefail
 
 MY_HOST=127.0.0.1
-MY_PORT=3306
+MY_PORT=${SETUP_MY_PORT:-3306}
 MY_WANT_MAX_CONNECTIONS=2000
 MY_WANT_MAX_PREPARED_STMT_COUNT=1000000
 
@@ -40,19 +41,46 @@ my_ping() { mysqladmin --protocol=TCP -h"$MY_HOST" -P"$MY_PORT" -uroot --connect
 # Root has an empty password over TCP on this setup; --batch/-N give bare values.
 my_root() { mysql --protocol=TCP -h"$MY_HOST" -P"$MY_PORT" -uroot --batch --skip-column-names "$@"; }
 
+# The main server is the one /usr/sbin/mariadbd starts with its own configuration (pid file
+# /run/mysqld/mysqld.pid on Debian). Private test servers and Galera nodes run other mariadbd
+# processes: `start-stop-daemon --oknodo --exec /usr/sbin/mariadbd` counts those as "already
+# running" and starts nothing, so only the main server's pid file (and the process started
+# here) is looked at. SETUP_MY_PORT / SETUP_MARIADBD_ARGS point this at another instance
+# (the tests use a private one); the defaults are the machine's main server.
+read -ra MARIADBD_ARGS <<<"${SETUP_MARIADBD_ARGS:-}"
+MARIADBD=(/usr/sbin/mariadbd "${MARIADBD_ARGS[@]}")
+# --print-defaults must come first; options given here override the configuration's.
+MY_PID_FILE=$({ /usr/sbin/mariadbd --print-defaults; echo "${MARIADBD_ARGS[@]}"; } \
+              | tr ' ' '\n' | sed -n 's/^--pid-file=//p' | tail -n 1)
+
+# True when the main server's pid file names a live mariadbd (starting up or shutting down).
+main_mariadbd_alive() {
+    local pid
+    [[ -n $MY_PID_FILE && -s $MY_PID_FILE ]] || return 1
+    pid=$(<"$MY_PID_FILE")
+    [[ $pid =~ ^[0-9]+$ ]] && [[ $(readlink "/proc/$pid/exe" 2>/dev/null) == */mariadbd ]]
+}
+
 if ! my_ping >/dev/null 2>&1; then
     log "MariaDB: not accepting connections on $MY_HOST:$MY_PORT, starting mariadbd"
     # /run is a tmpfs on fresh machines; mariadbd cannot create its socket/pid without this.
     install -d -o mysql -g mysql /run/mysqld /var/log/mysql
     deadline=$((SECONDS + WAIT_SECONDS))
+    started=""
     until my_ping >/dev/null 2>&1; do
-        # Re-issued on every poll: a mariadbd still shutting down makes --oknodo a
-        # no-op, and once it has exited a new one must be started.
-        start-stop-daemon --start --oknodo --quiet --background --exec /usr/sbin/mariadbd
+        # Started again only when neither the main server (still shutting down, or starting
+        # before its pid file appears) nor the one started here is alive.
+        if ! main_mariadbd_alive && ! { [[ -n $started ]] && kill -0 "$started" 2>/dev/null; }; then
+            setsid "${MARIADBD[@]}" --user=mysql </dev/null >/dev/null 2>&1 &
+            started=$!
+        fi
         ((SECONDS < deadline)) || die "MariaDB did not accept connections within ${WAIT_SECONDS} s (see /var/log/mysql/error.log)"
         sleep 1
     done
     log "MariaDB: up"
+fi
+if [[ ${1:-} == --mariadb-start-only ]]; then
+    exit 0
 fi
 
 my_root -e "SELECT 1" >/dev/null || die "MariaDB: cannot log in as root without password over TCP"
