@@ -284,7 +284,7 @@ class Worker:
         so a suspended statement has one Python frame fewer to resume through."""
         if (self.arrivals is None and not self.reconnect_every and ctx.after_event is None
                 and not self.driver.caps.blocking and not self.limits.max_events):
-            parts = getattr(type(self.workload).event, "steps", None)
+            parts = self.workload.native_parts()
             if parts is not None and _CEventLoop is not None:
                 steps = self.workload.event_steps(ctx, parts)
                 if any(step[3] for step in steps):    # an event without a statement would never yield

@@ -99,6 +99,12 @@ class Workload:
     async def thread_init(self, ctx: ThreadContext) -> None:
         """Prepare statements; default: nothing."""
 
+    @classmethod
+    def native_parts(cls) -> tuple[str, ...] | None:
+        """The parts of an event the engine may run in C instead of ``event``
+        (bundled OLTP compositions only); None: ``event`` runs as written."""
+        return None
+
     async def event(self, ctx: ThreadContext) -> Any:
         """One event (a "transaction" in the report).  Return a true value to
         stop this thread."""

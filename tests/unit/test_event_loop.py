@@ -210,3 +210,24 @@ def test_only_an_unchanged_bundled_event_is_run_in_c():
     assert OltpPointSelect.event.steps == ("point",) and OltpUpdateIndex.event.steps == ("index",)
     assert OltpReadOnly.event.steps == ("begin", "point", "ranges", "commit")
     assert getattr(Custom.event, "steps", None) is None
+
+
+def _bundled_with_steps():
+    from pysysbench.workloads import REGISTRY
+    return [cls for cls in REGISTRY.values() if getattr(cls.event, "steps", None) is not None]
+
+
+def test_native_parts_only_for_the_bundled_behaviour():
+    from pysysbench.workloads.oltp import NATIVE_HELPERS
+    bundled = _bundled_with_steps()
+    assert len(bundled) == 6
+    for cls in bundled:
+        assert cls.native_parts() == cls.event.steps
+        assert type("Plain", (cls,), {}).native_parts() == cls.event.steps   # nothing overridden
+        for name in NATIVE_HELPERS:   # any helper the C steps stand for, overridden: Python
+            sub = type("Sub", (cls,), {name: lambda self, *a, _f=getattr(cls, name): _f(self, *a)})
+            assert sub.native_parts() is None, (cls.name, name)
+
+        async def event(self, ctx):
+            pass
+        assert type("OwnEvent", (cls,), {"event": event}).native_parts() is None
