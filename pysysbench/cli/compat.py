@@ -58,6 +58,8 @@ GENERAL_OPTIONS = [
     Option("version", OptType.BOOL, False, "print version and exit", G),
     Option("config-file", OptType.FILE, "", "File containing command line options", G),
     Option("result-file", OptType.STRING, "", "write a JSON document of the run to this file", G),
+    Option("lua-bundled", OptType.BOOL, False, "run the bundled test names (oltp_read_write, ...) through the Lua "
+           "files of the sysbench package with the Lua engine instead of natively", G),
     Option("test", OptType.STRING, "", "deprecated: the test name or script path", G, show_default=False),
     Option("tx-rate", OptType.INT, 0, "deprecated alias for --rate", G, alias_for="rate"),
     Option("max-requests", OptType.INT, 0, "deprecated alias for --events", G, alias_for="events"),
@@ -114,6 +116,7 @@ class Invocation:
     test: str | None
     command: str | None
     workload_cls: type[Workload] | None = None
+    rest: list[RawOption] = field(default_factory=list)     # options left for a Lua script to declare
     warnings: list[str] = field(default_factory=list)       # stdout, before the header
     stderr_warnings: list[str] = field(default_factory=list)
 
@@ -135,14 +138,26 @@ def parse(argv: list[str]) -> Invocation:
     inv.test = words[0] if words else None
     inv.command = words[1] if len(words) > 1 else None
     _apply_aliases(inv)
+    if inv.test is None and not values.help and not values.version and not _interactive():
+        inv.test = "-"               # sysbench reads a Lua script from standard input
     if inv.test is None:
         _reject_unknown(rest)
         return inv
-    inv.workload_cls = find_workload(inv.test)
+    inv.workload_cls = find_workload(inv.test, lua_bundled=values.lua_bundled)
+    if getattr(inv.workload_cls, "runs_own_commands", False):
+        inv.rest = rest              # a Lua script declares its options when its chunk has run
+        return inv
     values.registry.extend(inv.workload_cls.options)
     _workload_options(inv, rest)
     inv.warnings.extend(compat_warnings(values))
     return inv
+
+
+def _interactive() -> bool:
+    try:
+        return sys.stdin is None or sys.stdin.isatty()
+    except (ValueError, OSError):
+        return True
 
 
 def _unglue(raw: list[RawOption], words: list[str], registry: Registry) -> tuple[list[RawOption], list[str]]:

@@ -104,6 +104,10 @@ def dispatch(argv: list[str], out: Printer) -> int:
         out(line)
     out(header())
     cls = inv.workload_cls
+    if getattr(cls, "runs_own_commands", False):   # a Lua script: sysbench's own command dispatch
+        driver_name = v.db_driver if v.is_set("db_driver") else choose_driver(v)
+        return cls.dispatch(v, inv.command, inv.rest, out, driver_name,
+                            lambda workload, driver: command_run(inv, workload, driver, out, argv))
     if inv.command is None:
         raise WorkloadError("Command is required. Supported commands: " + ", ".join(cls.commands))
     if inv.command not in COMMANDS and inv.command not in cls.commands:
@@ -177,14 +181,18 @@ def command_run(inv: Invocation, workload: Workload, driver, out: Printer, argv:
         for line in old.banner(v, forced_shutdown_s(v)):
             out(line)
 
+    custom = getattr(workload, "reports", None)   # a Lua script's report hooks / generic formats
+
     def interval(st) -> None:
-        out(text.intermediate_line(st) if old is None else old.interval_line(st))
+        if custom is None or not custom.intermediate(st):
+            out(text.intermediate_line(st) if old is None else old.interval_line(st))
         if st.queue_length is not None:
             out(text.rate_line(st) if old is None else old.rate_line(st))
 
     def checkpoint(t: float, summary) -> None:
         out(text.checkpoint_header(t))
-        out.raw(text.summary_block(summary) if old is None else old.summary_block(summary))
+        if custom is None or not custom.checkpoint(summary):
+            out.raw(text.summary_block(summary) if old is None else old.summary_block(summary))
 
     hooks = Hooks(say=out, interval=interval, checkpoint=checkpoint)
 
@@ -215,7 +223,8 @@ def command_run(inv: Invocation, workload: Workload, driver, out: Printer, argv:
     if outcome.error is None:
         if v.histogram:
             out.raw(text.histogram_block(outcome.summary.hist))
-        out.raw(text.summary_block(outcome.summary) if old is None else old.summary_block(outcome.summary))
+        if custom is None or not custom.cumulative(outcome.summary):
+            out.raw(text.summary_block(outcome.summary) if old is None else old.summary_block(outcome.summary))
         if v.debug:
             _per_thread_debug(outcome, out)
     else:

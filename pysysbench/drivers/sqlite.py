@@ -17,7 +17,7 @@ from typing import Any
 
 from ..errors import ConnectError, FatalSQLError, IgnorableError, MissingTableError, TableExistsError
 from ..options import Option, OptType
-from .base import Connection, Counters, Dialect, Driver, DriverCaps, register, split_placeholders, substitute
+from .base import Connection, Counters, Dialect, Driver, DriverCaps, register, split_placeholders, substitute, text_rows
 
 GROUP = "sqlite options"
 BUSY_TIMEOUT_MS = 10_000
@@ -55,14 +55,14 @@ def _raise(exc: sqlite3.Error, sql: str, counters: Counters) -> None:
     code = getattr(exc, "sqlite_errorname", None) or type(exc).__name__
     if "locked" in msg or "busy" in msg.lower() or code.startswith("SQLITE_BUSY") or code.startswith("SQLITE_LOCKED"):
         counters.count_error(code)
-        raise IgnorableError(f"SQLite: {msg}", code, sql) from None
+        raise IgnorableError(f"SQLite: {msg}", code, sql, errmsg=msg) from None
     counters.count_error(code)
     if "no such table" in msg:
         table = msg.rsplit(":", 1)[-1].strip()
         raise MissingTableError(f"table '{table}' does not exist in SQLite database: run prepare first", code, sql) from None
     if "already exists" in msg:
         raise TableExistsError(f"SQLite: {msg}: run cleanup first", code, sql) from None
-    raise FatalSQLError(f"SQLite error {code} ({msg}) for query '{sql}'", code, sql) from None
+    raise FatalSQLError(f"SQLite error {code} ({msg}) for query '{sql}'", code, sql, errmsg=msg) from None
 
 
 class SQLiteConnection(Connection):
@@ -115,6 +115,23 @@ class SQLiteConnection(Connection):
 
     async def query(self, sql: str) -> None:
         self._run(sql)
+
+    async def query_rows(self, sql: str) -> tuple[int, list[tuple]] | None:
+        cur = self.cur
+        c = self.counters
+        try:
+            cur.execute(sql)
+            rows = cur.fetchall() if cur.description is not None else None
+        except sqlite3.Error as exc:
+            _raise(exc, sql, c)
+        if rows is not None:
+            c.reads += 1
+            return len(cur.description), text_rows(rows)
+        if cur.rowcount > 0:
+            c.writes += 1
+        else:
+            c.others += 1
+        return None
 
     async def fetchall(self, sql: str) -> list[tuple]:
         try:

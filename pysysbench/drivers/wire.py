@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from functools import partial
 from typing import Any, Callable
 
+from .textrows import mysql_rows, pg_rows
 from .wirescan import mysql_error, mysql_packet, mysql_scan_fast, pg_scan_fast
 
 
@@ -395,6 +396,17 @@ class MySQLWire(Wire):
             raise mysql_failure(errno, msg)
         return fields, affected
 
+    async def query_rows(self, sql: str) -> tuple[int, list[tuple], int]:
+        """COM_QUERY keeping the first result set: (columns or -1, rows as text, affected rows)."""
+        scan = partial(mysql_rows, deprecate_eof=bool(self.deprecate_eof), cache_metadata=bool(self.cache_metadata))
+        end, columns, rows, affected, errno, state, msg = await self.request(
+            _command(COM_QUERY, sql.encode(self.encoding)), scan)
+        if errno:
+            exc = mysql_failure(errno, msg)
+            exc.sqlstate = state
+            raise exc
+        return columns, rows, affected
+
 
 # --- PostgreSQL ---------------------------------------------------------------------
 
@@ -522,3 +534,10 @@ class PgWire(Wire):
         if error is not None:
             self._raise(error)
         return tag or b""
+
+    async def query_rows(self, sql: str) -> tuple[int, list[tuple], bytes]:
+        """Simple query keeping the first result set: (columns or -1, rows as text, command tag)."""
+        end, columns, rows, tag, error = await self.request(_pg_message(b"Q", sql.encode() + b"\x00"), pg_rows)
+        if error is not None:
+            self._raise(error)
+        return columns, rows, tag or b""

@@ -1,0 +1,237 @@
+"""A sysbench Lua script as a pysysbench workload, and sysbench's command dispatch.
+
+:func:`script_class` finds a script as sysbench does (a file path, else a module
+on the Lua path, else standard input) and makes a :class:`LuaWorkload` subclass
+for it.  ``run`` goes through the ordinary engine: each benchmark thread's
+``thread_init`` builds that thread's own Lua state (the chunk re-runs, globals are
+per thread), ``event`` calls the script's ``event`` in it, ``thread_done`` closes
+it; counters, histograms, intervals, result files, worker processes and campaigns
+are the engine's.  Everything sysbench runs in its main state (the chunk, option
+declarations, ``init``/``done``, ``prepare``/``cleanup``/``help``, custom commands,
+report hooks) runs in a main state served by an event loop of its own in a helper
+thread (:class:`MainHost`), so it outlives the benchmark's event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import threading
+import time
+from time import perf_counter_ns
+from typing import Any, Callable
+
+from ..drivers import REGISTRY as DRIVERS
+from ..errors import IgnorableError, RunAborted, UsageError, WorkloadError
+from ..options import RawOption, Values
+from ..rand_compat import background_threads
+from ..workloads.base import ThreadContext, Workload
+from . import options as lua_options
+from .log import FATAL, Log
+from .runtime import Seeds, Unique, fallback_warning, find_module
+from .state import EventHooks, LuaState, Services
+
+PREFIX = "lua:"          # Workload.source of a script: worker processes resolve it again
+
+
+# --- finding the script ---------------------------------------------------------------
+
+
+class ScriptRef:
+    """Where a script comes from: ``path`` None = standard input."""
+
+    def __init__(self, name: str | None):
+        self.name = name
+        self.modname: str | None = None
+        if name is None or name == "-":
+            self.path, self.sname, self.script_path = None, "<stdin>", None
+            return
+        self.script_path = name
+        self.sname = os.path.basename(name)
+        if os.path.isfile(name):
+            self.path = name
+            return
+        found = find_module(name)
+        if found is None:
+            raise WorkloadError(f"Cannot find benchmark '{name}': no such built-in test, file or module")
+        self.path, self.modname = found, name
+
+
+def script_class(name: str | None) -> type["LuaWorkload"]:
+    ref = ScriptRef(name)
+    return type("LuaScript", (LuaWorkload,), {"name": ref.sname, "script": ref,
+                                             "source": PREFIX + (name or "-")})
+
+
+def error_text(err: Any) -> str:
+    """A Lua error value as sysbench prints it."""
+    if isinstance(err, str):
+        return err
+    if isinstance(err, (int, float)) and not isinstance(err, bool):
+        return str(err)
+    return "(not a string)"
+
+
+def is_restart(err: Any) -> bool:
+    try:
+        return err is not None and not isinstance(err, (str, int, float, bool)) and err["errcode"] == 1
+    except (TypeError, KeyError, AttributeError):
+        return False
+
+
+class LuaRestart(IgnorableError):
+    """A Lua error table with ``errcode = sysbench.error.RESTART_EVENT``: restart the event."""
+
+    def __init__(self, err: Any):
+        super().__init__("restart requested by the script", "lua")
+        self.lua_error = err
+
+
+def _stdout_line(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def make_services(values: Values, out: Callable[[str], None], driver_name: str) -> Services:
+    seed = values.get("rand_seed", 0) or (time.time_ns() & 0xFFFFFFFF)
+    seeds = Seeds(seed, background_threads(values), values.threads)
+    unique = Unique((time.time_ns() ^ os.getpid() << 16) & 0xFFFFFFFF)
+    return Services(values, Log(out, values.get("verbosity", 3)), driver_name, DRIVERS, unique, seeds)
+
+
+async def load(state: LuaState, ref: ScriptRef) -> tuple[bool, Any]:
+    """Run the script's chunk in ``state``: (ok, error value)."""
+    chunk, err = state.loader(ref.path, ref.modname)
+    if chunk is None:
+        return False, err
+    return await state.call(chunk)
+
+
+# --- the workload (worker states) -------------------------------------------------------
+
+
+class EngineHooks(EventHooks):
+    """``sb_more_events`` / ``sb_event_start`` / ``sb_event_stop`` of a script's own
+    ``thread_run``, on the engine's limits and recorder."""
+
+    def __init__(self, ctx: ThreadContext):
+        self.ctx = ctx
+        self.t0 = 0
+
+    def more(self, tid: int) -> bool:
+        w = self.ctx.engine
+        lim = w.limits
+        if lim.stop or (lim.deadline_ns and perf_counter_ns() >= lim.deadline_ns):
+            return False
+        if lim.max_events and not lim.warming:
+            if lim.issued >= lim.max_events:
+                return False
+            lim.issued += 1
+        return True
+
+    def start(self, tid: int) -> None:
+        self.t0 = perf_counter_ns()
+
+    def stop(self, tid: int) -> None:
+        self.ctx.engine.recorder.record(self.ctx.tid, perf_counter_ns() - self.t0)
+
+
+class LuaWorkload(Workload):
+    """A sysbench Lua script (``sysbench.cmdline.options`` declares its options)."""
+
+    script: ScriptRef
+    connects = False            # the script opens its own connections (drv:connect())
+    runs_own_commands = True    # sysbench's command dispatch (dispatch below)
+    services: Services | None = None   # set by dispatch in the process that parsed the command line
+    commands = ("prepare", "run", "cleanup", "help")
+
+    def configure(self) -> None:
+        if self.services is None:
+            type(self).services = make_services(self.values, _stdout_line, self.driver.name)
+            self.services.drivers.setdefault(self.driver.name, self.driver)
+        self.legacy: bool | None = None
+        self.options_table = lua_options.exported(self.values)
+
+    async def _state(self, ctx: ThreadContext) -> LuaState:
+        st = LuaState(self.services, ctx.tid, ctx.counters, EngineHooks(ctx), self.script.script_path,
+                      list(sys.argv), self.values.get("lua_command", "run"))
+        ok, err = await load(st, self.script)
+        if not ok:
+            raise WorkloadError(f"{error_text(err)}\nFATAL: Thread initialization failed!")
+        if self.legacy is None:
+            self.legacy = st.sysbench.cmdline.options is None
+        st.export(st.table(self.options_table), self.legacy)
+        return st
+
+    async def thread_init(self, ctx: ThreadContext) -> None:
+        st = await self._state(ctx)
+        ctx.state["lua"] = st
+        ctx.state["own_loop"] = bool(st.sysbench.own_thread_run())
+        fn = st.global_("thread_init")
+        if fn is not None:
+            ok, err = await st.call(fn, ctx.tid)
+            if not ok:
+                raise WorkloadError(f"`thread_init' function failed: {error_text(err)}\n"
+                                    "FATAL: Thread initialization failed!")
+
+    async def event(self, ctx: ThreadContext) -> Any:
+        st = ctx.state["lua"]
+        if ctx.state["own_loop"]:
+            ok, err = await st.call(st.global_("thread_run"), ctx.tid)
+            if not ok:
+                raise RunAborted(f"`thread_run' function failed: {error_text(err)}")
+            return True
+        ok, ret = await st.event()
+        if ok:
+            return ret is not None and ret is not False
+        if is_restart(ret):
+            raise LuaRestart(ret)
+        raise RunAborted(f"`thread_run' function failed: {error_text(ret)}")
+
+    async def before_restart(self, ctx: ThreadContext, error: Exception) -> None:
+        st = ctx.state["lua"]
+        hook = st.sysbench.hooks.before_restart_event
+        if hook is None:
+            return
+        err = getattr(error, "lua_error", None)
+        ok, ret = await st.call(hook, err)
+        if not ok:
+            raise RunAborted(f"`thread_run' function failed: {error_text(ret)}")
+
+    async def thread_done(self, ctx: ThreadContext) -> None:
+        st = ctx.state.pop("lua", None)
+        if st is None:
+            return
+        fn = st.global_("thread_done")
+        if fn is not None:
+            ok, err = await st.call(fn, ctx.tid)
+            if not ok:
+                self.services.log(FATAL, f"`thread_done' function failed: {error_text(err)}")
+        await st.close()
+
+    @classmethod
+    def dispatch(cls, values: Values, command: str | None, rest: list[RawOption], out: Callable[[str], None],
+                 driver_name: str, run: Callable[[Workload, Any], int]) -> int:
+        from .commands import Dispatcher
+        return Dispatcher(cls, values, command, rest, out, driver_name, run).execute()
+
+
+class MainHost:
+    """An event loop in a helper thread for the main state and the other states
+    sysbench runs outside the benchmark threads (commands, reporter, checkpoints)."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="lua-main", daemon=True)
+        self.thread.start()
+
+    def run(self, coro: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+
+
+__all__ = ["LuaWorkload", "MainHost", "ScriptRef", "script_class", "fallback_warning", "load", "error_text"]
