@@ -18,7 +18,7 @@ local OP_EXEC, OP_QUERY, OP_PREPARE, OP_CONNECT, OP_DISCONNECT, OP_RECONNECT,
       OP_SLEEP, OP_CLOSE_STMT, OP_DRIVER = 1, 2, 3, 4, 5, 6, 7, 8, 9
 
 local has_ffi, ffi = pcall(require, "ffi")
-if not has_ffi then ffi = nil end
+if not has_ffi then ffi = nil else _G.ffi = ffi end
 
 sysbench = {
    tid = H.tid,
@@ -347,6 +347,8 @@ if ffi then
    ffi.metatype("struct sb_null_result", {
       __tostring = function() return "<sql_result>" end,
       __index = function(_, k)
+         local m = Result[k]
+         if type(m) == "function" then return m end
          error("attempt to use the result of a statement that returned no result set (field '" ..
                tostring(k) .. "')", 2)
       end,
@@ -357,6 +359,37 @@ else
 end
 sysbench.sql.NULL_RESULT = NULL_RESULT
 
+-- drivers and connections are cdata handles (type() "cdata", tostring <sql_driver> /
+-- <sql_connection>, as in sysbench); their Lua-side fields live in HANDLE[id]
+local HANDLE = {}
+local new_handle
+if ffi then
+   ffi.cdef("struct sb_lua_handle { int id; }; struct sb_lua_dhandle { int id; };")
+   local function meta(methods)
+      return {
+         __index = function(h, k)
+            local m = methods[k]
+            if m ~= nil then return m end
+            return HANDLE[h.id][k]
+         end,
+         __newindex = function(h, k, v) HANDLE[h.id][k] = v end,
+         __tostring = methods.__tostring,
+      }
+   end
+   local conn_ct = ffi.metatype("struct sb_lua_handle", meta(Conn))
+   local drv_ct = ffi.metatype("struct sb_lua_dhandle", meta(Driver))
+   local next_handle = 0
+   new_handle = function(kind, fields)
+      next_handle = next_handle + 1
+      HANDLE[next_handle] = fields
+      return (kind == "conn" and conn_ct or drv_ct)(next_handle)
+   end
+else
+   new_handle = function(kind, fields)
+      return setmetatable(fields, kind == "conn" and Conn or Driver)
+   end
+end
+
 local drivers = {}
 function sql.driver(name)
    name = name or H.db_driver
@@ -364,7 +397,7 @@ function sql.driver(name)
    if d then return d end
    local ok, lname = yield(OP_DRIVER, name)
    if not ok then error("failed to initialize the DB driver", 2) end
-   d = setmetatable({sname = name, lname = lname}, Driver)
+   d = new_handle("driver", {sname = name, lname = lname})
    drivers[name] = d
    return d
 end
@@ -378,8 +411,8 @@ end
 function Driver:connect()
    local id = yield(OP_CONNECT, self.sname)
    if not id then error("connection creation failed", 2) end
-   local con = setmetatable({id = id, driver = self, error = 0, sql_errno = 0, sql_state = nil,
-                             sql_errmsg = nil, closed = false}, Conn)
+   local con = new_handle("conn", {cid = id, driver = self, error = 0, sql_errno = 0, sql_state = nil,
+                                   sql_errmsg = nil, closed = false})
    con.rs = new_result(con)
    return con
 end
@@ -419,7 +452,7 @@ function Conn:query(query)
       error("SQL API error", 3)
    end
    free_rs(self)
-   local r, a, b, c, d = yield(OP_QUERY, self.id, query)
+   local r, a, b, c, d = yield(OP_QUERY, self.cid, query)
    if r == 0 then ok_state(self); return NULL_RESULT end
    if r == 1 then
       ok_state(self)
@@ -437,7 +470,7 @@ function Conn:query_row(query)
       error("SQL API error", 3)
    end
    free_rs(self)
-   local r, a, b, c, d = yield(OP_QUERY, self.id, query)
+   local r, a, b, c, d = yield(OP_QUERY, self.cid, query)
    if r == 0 then ok_state(self); return nil end
    if r == 1 then
       ok_state(self)
@@ -462,13 +495,13 @@ function Conn:disconnect()
    end
    free_rs(self)
    self.closed = true
-   yield(OP_DISCONNECT, self.id)
+   yield(OP_DISCONNECT, self.cid)
    return true
 end
 
 function Conn:reconnect()
    free_rs(self)
-   local ok = yield(OP_RECONNECT, self.id)
+   local ok = yield(OP_RECONNECT, self.cid)
    assert(ok)
    return true
 end
@@ -488,7 +521,7 @@ local function bulk_flush(con, b)
    local q = concat(b.parts)
    b.parts, b.n, b.len = {b.prefix}, 0, #b.prefix
    free_rs(con)
-   local r, a, _, c = yield(OP_QUERY, con.id, q)
+   local r, a, _, c = yield(OP_QUERY, con.cid, q)
    return r == 0 or r == 1
 end
 
@@ -529,7 +562,7 @@ function Conn:prepare(query)
       error("SQL API error", 2)
    end
    free_rs(self)
-   local id = yield(OP_PREPARE, self.id, query)
+   local id = yield(OP_PREPARE, self.cid, query)
    if not id then error("SQL API error", 2) end
    return setmetatable({id = id, connection = self, query = query, params = nil, nparams = 0}, Stmt)
 end
@@ -815,7 +848,7 @@ end
 
 local function legacy_run(con, query)
    free_rs(con)
-   local r, a, b, c, d = yield(OP_QUERY, con.id, query)
+   local r, a, b, c, d = yield(OP_QUERY, con.cid, query)
    if r == 0 or r == 1 then free_rs(con); return end
    local e = sql_failure(con, query, a, b, c, d)
    if type(e) == "table" then error({errcode = 1}, 0) end
