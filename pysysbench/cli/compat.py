@@ -138,8 +138,6 @@ def parse(argv: list[str]) -> Invocation:
     inv.test = words[0] if words else None
     inv.command = words[1] if len(words) > 1 else None
     _apply_aliases(inv)
-    if inv.test is None and not values.help and not values.version and not _interactive():
-        inv.test = "-"               # sysbench reads a Lua script from standard input
     if inv.test is None:
         _reject_unknown(rest)
         return inv
@@ -151,13 +149,6 @@ def parse(argv: list[str]) -> Invocation:
     _workload_options(inv, rest)
     inv.warnings.extend(compat_warnings(values))
     return inv
-
-
-def _interactive() -> bool:
-    try:
-        return sys.stdin is None or sys.stdin.isatty()
-    except (ValueError, OSError):
-        return True
 
 
 def _unglue(raw: list[RawOption], words: list[str], registry: Registry) -> tuple[list[RawOption], list[str]]:

@@ -17,7 +17,7 @@ from ..options import RawOption, Values
 from . import options as lua_options
 from .log import FATAL
 from .reports import Reports
-from .script import LuaWorkload, MainHost, error_text, load, make_services
+from .script import LuaWorkload, MainHost, error_text, load, make_services, program_argv
 from .state import LuaState
 
 
@@ -39,7 +39,7 @@ class Dispatcher:
         self.decls: list[lua_options.Declared] | None = None
 
     def new_state(self, tid: int) -> LuaState:
-        return LuaState(self.services, tid, script_path=self.ref.script_path, argv=list(sys.argv),
+        return LuaState(self.services, tid, script_path=self.ref.script_path, argv=program_argv(),
                         command=self.command)
 
     def execute(self) -> int:
@@ -96,9 +96,15 @@ class Dispatcher:
             if first is not None:
                 validate = lambda name, value: bool(first(name, value))  # noqa: E731 (sysbench: the first validator)
         lua_options.apply(self.values, self.decls, self.rest, validate)
-        self.services.print_options = lambda: self.out(lua_options.help_text(self.ref.sname, self.decls or [])
-                                                       .rstrip("\n") + "\n")
+        self.services.print_options = lambda: self._raw(lua_options.option_lines(self.decls or []))
         return True
+
+    def _raw(self, chunk: str) -> None:
+        raw = getattr(self.out, "raw", None)
+        if raw is not None:
+            raw(chunk)
+        else:
+            self.out(chunk.rstrip("\n"))
 
     def export(self, st: LuaState) -> None:
         st.export(st.table(lua_options.exported(self.values)), self.decls is None)
@@ -147,7 +153,7 @@ class Dispatcher:
                 self.log(FATAL, f"`help' function failed: {error_text(err)}")
             return 0
         if self.decls is not None:
-            self.services.print_options()
+            self._raw(lua_options.help_text(self.ref.sname, self.decls))
             return 0
         raise UsageError(f"'{self.ref.sname}' test does not implement the 'help' command.")
 

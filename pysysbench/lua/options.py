@@ -134,16 +134,21 @@ def apply(values: Values, decls: list[Declared] | None, rest: Iterable[RawOption
         values.set(values.registry.get(d.name), convert(d.opt_type, d.name, item.value, shown))
 
 
-def help_text(sname: str, decls: list[Declared]) -> str:
-    """``<sname> options:`` and one line per option, then an empty line (spec 1.9)."""
+def option_lines(decls: list[Declared]) -> str:
+    """One line per option, then an empty line (``sysbench.cmdline.print_test_options()``, spec 1.9)."""
     width = max((len(d.name) + len(d.opt_type.fmt) for d in decls), default=0)
-    lines = [f"{sname} options:"]
+    lines = []
     for d in decls:
         line = f"  --{d.name}{d.opt_type.fmt.ljust(width - len(d.name) + 1)}{d.desc}"
         if d.default is not None:
             line += f" [{d.default}]"
-        lines.append(line)
-    return "\n".join(lines) + "\n\n"
+        lines.append(line + "\n")
+    return "".join(lines) + "\n"
+
+
+def help_text(sname: str, decls: list[Declared]) -> str:
+    """``help`` of a script without a ``help()`` function: ``<sname> options:`` and the lines."""
+    return f"{sname} options:\n" + option_lines(decls)
 
 
 def exported(values: Values) -> dict[str, Any]:

@@ -85,6 +85,7 @@ class Reports:
         return self._generic(summary)
 
     def cumulative(self, summary: Summary) -> bool:
+        self.close()     # the reporter's state ends with the run (report_json closes its array)
         if self.has_cumulative:
             self._hook(self.main, "cumulative", summary_stat(summary, 0))
             return True
@@ -105,3 +106,4 @@ class Reports:
         for st in (self._reporter, self._checkpointer):
             if st is not None:
                 self.d.host.run(st.close())
+        self._reporter = self._checkpointer = None

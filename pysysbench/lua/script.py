@@ -88,6 +88,14 @@ class LuaRestart(IgnorableError):
         self.lua_error = err
 
 
+def program_argv() -> list[str]:
+    """``sysbench.cmdline.argv``: the program name as invoked, then the arguments."""
+    name = os.path.basename(sys.argv[0]) if sys.argv else "pysysbench"
+    if name in ("__main__.py", "-c", ""):
+        name = "pysysbench"
+    return [name] + list(sys.argv[1:])
+
+
 def _stdout_line(line: str) -> None:
     sys.stdout.write(line + "\n")
     sys.stdout.flush()
@@ -155,7 +163,7 @@ class LuaWorkload(Workload):
 
     async def _state(self, ctx: ThreadContext) -> LuaState:
         st = LuaState(self.services, ctx.tid, ctx.counters, EngineHooks(ctx), self.script.script_path,
-                      list(sys.argv), self.values.get("lua_command", "run"))
+                      program_argv(), "run")
         ok, err = await load(st, self.script)
         if not ok:
             raise WorkloadError(f"{error_text(err)}\nFATAL: Thread initialization failed!")

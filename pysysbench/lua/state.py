@@ -65,6 +65,11 @@ end, function(path, modname)
       end, nil
    end
    return f, nil
+end, function()
+   -- what lua_close would do for the script: drop its globals, collect (__gc handlers run)
+   for k in pairs(_G) do if k ~= "_G" and k ~= "io" and k ~= "collectgarbage" then _G[k] = nil end end
+   collectgarbage("collect")
+   collectgarbage("collect")
 end, function(opts, legacy)
    sysbench.opt = opts
    if legacy then
@@ -182,7 +187,7 @@ class LuaState:
         self.stmt_sql: list[str] = [""]
         self.stmt_conn: list[int] = [0]
         self.rt = rt = module.LuaRuntime(unpack_returned_tuples=True)
-        self._call, self._runner_fn, self._load_api, self._loader, self._export = rt.execute(_WRAP)
+        self._call, self._runner_fn, self._load_api, self._loader, self._finish, self._export = rt.execute(_WRAP)
         path, cpath = package_path()
         package = rt.globals().package
         package.path, package.cpath = path, cpath
@@ -383,7 +388,13 @@ class LuaState:
         conns, self.conns = list(self.conns.values()), {}
         await asyncio.gather(*(_close(c) for c in conns))
         self.stmts = [None]
-        self.rt = None
+        if self.rt is not None:
+            self._runner = None
+            try:
+                self._finish()
+            except Exception:   # a failing __gc handler of the script: the state is gone anyway
+                pass
+            self.rt = None
 
 
 async def _close(conn: Connection) -> None:
