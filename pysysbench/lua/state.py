@@ -43,8 +43,10 @@ return function(fn, ...)
    local ok, r = pcall(fn, ...)
    return 0, ok, r
 end, function(tid)
+   local after = sysbench.after_event
    while true do
       local ok, r = pcall(event, tid)
+      if ok and not r then after() end
       yield(0, ok, r)
    end
 end, function(src, name, H)
@@ -222,6 +224,7 @@ class LuaState:
             "rand_type": v.get("rand_type", "special"), "rand_spec_iter": v.get("rand_spec_iter", 12),
             "rand_spec_pct": float(v.get("rand_spec_pct", 1.0)), "rand_spec_res": float(v.get("rand_spec_res", 75.0)),
             "rand_pareto_h": float(v.get("rand_pareto_h", 0.2)), "db_driver": s.driver_name,
+            "percentile": v.get("percentile", 95),
             "argv": rt.table_from({i: a for i, a in enumerate(argv)}), "command": command,
             "script_path": script_path,
         })

@@ -793,6 +793,8 @@ function thread_run(thread_id)
    end
 end
 local builtin_thread_run = thread_run
+-- after each counted event sysbench draws once for its histogram shard when --percentile > 0
+sysbench.after_event = H.percentile > 0 and rnd_u64 or function() end
 -- for the host: does the script run its own event loop?
 function sysbench.own_thread_run() return thread_run ~= builtin_thread_run end
 

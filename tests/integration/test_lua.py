@@ -81,9 +81,11 @@ def test_third_party_style_script(server_db, run_cli, parse_summary):
         proc = run_cli.ok("tpcc_like.lua", *args, "--events=30", "--time=0", "--report-interval=1",
                           "--report_csv=yes", "run", cwd=LUA_DIR)
         rep = parse_summary(proc.stdout)
-        # 10 of each transaction kind: new_order = BEGIN, SELECT, UPDATE (no row changed), COMMIT;
+        # 10 of each transaction kind: new_order = BEGIN, SELECT, UPDATE (to the same value: MariaDB
+        # reports no changed row, an "other"; PostgreSQL's tag counts the row, a "write"), COMMIT;
         # stock_level = SELECT; rollback = BEGIN, ROLLBACK and one error counted through ffi.C
-        assert (rep["read"], rep["write"], rep["other"]) == (20, 0, 50), rep
+        updates = 0 if db.name == "mysql" else 10
+        assert (rep["read"], rep["write"], rep["other"]) == (20, updates, 50 - updates), rep
         assert rep["events"] == 30 and rep["ignored_errors"] == 10, rep
         assert re.search(r"thread [01] done after 15 events \(use_fk=true, trx_level=RR\)", proc.stdout)
         bad = run_cli("tpcc_like.lua", *args, "--no-such-option=1", "run", cwd=LUA_DIR)
