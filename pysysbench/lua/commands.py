@@ -18,7 +18,7 @@ from . import options as lua_options
 from .log import FATAL
 from .reports import Reports
 from .script import LuaWorkload, MainHost, error_text, load, make_services, program_argv
-from .state import LuaState
+from .state import LuaState, options_source
 
 
 class Dispatcher:
@@ -107,7 +107,7 @@ class Dispatcher:
             self.out(chunk.rstrip("\n"))
 
     def export(self, st: LuaState) -> None:
-        st.export(st.table(lua_options.exported(self.values)), self.decls is None)
+        st.export(options_source(lua_options.exported(self.values)), self.decls is None)
 
     def _call(self, st: LuaState, fn: Any, *args: Any) -> tuple[bool, Any]:
         self.export(st)

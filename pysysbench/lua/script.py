@@ -30,7 +30,7 @@ from ..workloads.base import ThreadContext, Workload
 from . import options as lua_options
 from .log import FATAL, Log
 from .runtime import Seeds, Unique, fallback_warning, find_module
-from .state import EventHooks, LuaState, Services
+from .state import EventHooks, LuaState, Services, options_source
 
 PREFIX = "lua:"          # Workload.source of a script: worker processes resolve it again
 
@@ -159,7 +159,7 @@ class LuaWorkload(Workload):
             type(self).services = make_services(self.values, _stdout_line, self.driver.name)
             self.services.drivers.setdefault(self.driver.name, self.driver)
         self.legacy: bool | None = None
-        self.options_table = lua_options.exported(self.values)
+        self.options_source = options_source(lua_options.exported(self.values))
 
     async def _state(self, ctx: ThreadContext) -> LuaState:
         st = LuaState(self.services, ctx.tid, ctx.counters, EngineHooks(ctx), self.script.script_path,
@@ -169,7 +169,7 @@ class LuaWorkload(Workload):
             raise WorkloadError(f"{error_text(err)}\nFATAL: Thread initialization failed!")
         if self.legacy is None:
             self.legacy = st.sysbench.cmdline.options is None
-        st.export(st.table(self.options_table), self.legacy)
+        st.export(self.options_source, self.legacy)
         return st
 
     async def thread_init(self, ctx: ThreadContext) -> None:

@@ -49,8 +49,9 @@ end, function(tid)
       if ok and not r then after() end
       yield(0, ok, r)
    end
-end, function(src, name, H)
-   local f = assert(loadstring(src, name))
+end, function(code, name, H)
+   -- code: sysbench.lua's bytecode (compiled once per process) or its source
+   local f = assert(loadstring(code, name))
    return f(H)
 end, function(path, modname)
    local f, err
@@ -72,7 +73,9 @@ end, function()
    for k in pairs(_G) do if k ~= "_G" and k ~= "io" and k ~= "collectgarbage" then _G[k] = nil end end
    collectgarbage("collect")
    collectgarbage("collect")
-end, function(opts, legacy)
+end, function(src, legacy)
+   -- a fresh table at every export, as sysbench (src: the options as a Lua table constructor)
+   local opts = assert(loadstring(src, "=sysbench.opt"))()
    sysbench.opt = opts
    if legacy then
       for k, v in pairs(opts) do
@@ -82,15 +85,42 @@ end, function(opts, legacy)
 end
 """
 
-_api_source: str | None = None
+_api_code: Any = None
 
 
-def _api() -> str:
-    global _api_source
-    if _api_source is None:
-        with open(API_SOURCE, encoding="utf-8") as fh:
-            _api_source = fh.read()
-    return _api_source
+def _api(rt: Any) -> Any:
+    """sysbench.lua as bytecode, compiled once per process (a state loads it ~10x faster
+    than it parses the source); the source where string.dump is unavailable."""
+    global _api_code
+    if _api_code is None:
+        with open(API_SOURCE, "rb") as fh:
+            source = fh.read()
+        try:   # a runtime without a text encoding hands the bytecode over as bytes
+            compiler = type(rt)(encoding=None)
+            _api_code = compiler.eval("function(src) return string.dump(assert(loadstring(src, '=sysbench.lua')), true) "
+                                      "end")(source)
+        except Exception:   # no string.dump of chunks in this Lua: parse every time
+            _api_code = source
+    return _api_code
+
+
+def lua_literal(value: Any) -> str:
+    """A Python option value as a Lua expression (numbers, strings, booleans, lists)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(float(value)) if isinstance(value, float) else str(value)
+    if isinstance(value, (list, tuple)):
+        return "{" + ",".join(lua_literal(v) for v in value) + "}"
+    if value is None:
+        return "nil"
+    text = str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
+    return '"' + text.replace("\0", "\\0") + '"'
+
+
+def options_source(options: dict[str, Any]) -> str:
+    """``sysbench.opt`` as one Lua table constructor."""
+    return "return {" + ",".join(f"[{lua_literal(k)}]={lua_literal(v)}" for k, v in options.items()) + "}"
 
 
 class SqlFailure:
@@ -193,7 +223,7 @@ class LuaState:
         path, cpath = package_path()
         package = rt.globals().package
         package.path, package.cpath = path, cpath
-        self._load_api(_api(), "=sysbench.lua", self._host(script_path, argv or [], command))
+        self._load_api(_api(rt), "=sysbench.lua", self._host(script_path, argv or [], command))
         self.sysbench = rt.globals().sysbench
         self._runner = None
         self._ops = {OP_QUERY: self._query, OP_PREPARE: self._prepare, OP_CONNECT: self._connect,
@@ -254,8 +284,11 @@ class LuaState:
             return req[1], req[2]
         return await self._drive(runner, req)
 
-    def export(self, opts: Any, legacy: bool) -> None:
-        self._export(opts, legacy)
+    def export(self, source: str, legacy: bool) -> None:
+        """Set ``sysbench.opt`` (a fresh table; also the globals of a script without
+        declared options) from :func:`options_source`."""
+        self._export(source, legacy)
+        self.rt.eval("collectgarbage")()
 
     def table(self, value: Any) -> Any:
         """A Python value as a Lua value (dicts and lists as tables, recursively)."""
