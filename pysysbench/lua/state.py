@@ -218,6 +218,7 @@ class LuaState:
         self.stmts: list[Any] = [None]
         self.stmt_sql: list[str] = [""]
         self.stmt_conn: list[int] = [0]
+        self._closing: set[asyncio.Task] = set()
         self.rt = rt = module.LuaRuntime(unpack_returned_tuples=True)
         self._call, self._runner_fn, self._load_api, self._loader, self._finish, self._export = rt.execute(_WRAP)
         path, cpath = package_path()
@@ -250,7 +251,7 @@ class LuaState:
             "tid": self.tid, "seed": rt.table_from(list(seed)), "log": s.log,
             "counter_inc": counter_inc, "counter_val": counter_val, "unique": s.unique,
             "more_events": h.more, "event_start": h.start, "event_stop": h.stop,
-            "print_test_options": lambda: s.print_options(),
+            "print_test_options": lambda: s.print_options(), "gc_conn": self._collected,
             "rand_type": v.get("rand_type", "special"), "rand_spec_iter": v.get("rand_spec_iter", 12),
             "rand_spec_pct": float(v.get("rand_spec_pct", 1.0)), "rand_spec_res": float(v.get("rand_spec_res", 75.0)),
             "rand_pareto_h": float(v.get("rand_pareto_h", 0.2)), "db_driver": s.driver_name,
@@ -395,6 +396,19 @@ class LuaState:
             conn_id += 1
         self.conns[conn_id] = conn
         return conn_id
+
+    def _collected(self, conn_id: int) -> None:
+        """A connection the script no longer references (called from Lua's garbage
+        collector, so it must not touch the state): closed in the background."""
+        conn = self.conns.pop(conn_id, None)
+        if conn is None:
+            return
+        try:
+            task = asyncio.get_running_loop().create_task(_close(conn))
+        except RuntimeError:
+            return
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
 
     async def _disconnect(self, req: tuple) -> Any:
         conn = self.conns.pop(req[1], None)

@@ -379,10 +379,19 @@ if ffi then
    local conn_ct = ffi.metatype("struct sb_lua_handle", meta(Conn))
    local drv_ct = ffi.metatype("struct sb_lua_dhandle", meta(Driver))
    local next_handle = 0
+   local gc_conn = H.gc_conn
+   -- an unreferenced connection is closed when collected (sysbench's ffi.gc); the fields
+   -- never point back at the handle, so the handle can become garbage
+   local function collect(h)
+      local f = HANDLE[h.id]
+      HANDLE[h.id] = nil
+      if f and f.cid and not f.closed then gc_conn(f.cid) end
+   end
    new_handle = function(kind, fields)
       next_handle = next_handle + 1
       HANDLE[next_handle] = fields
-      return (kind == "conn" and conn_ct or drv_ct)(next_handle)
+      if kind == "conn" then return ffi.gc(conn_ct(next_handle), collect) end
+      return drv_ct(next_handle)
    end
 else
    new_handle = function(kind, fields)
@@ -404,8 +413,8 @@ end
 
 function Driver:name() return self.sname end
 
-local function new_result(con)
-   return setmetatable({nrows = 0, nfields = 0, con = con, valid = false, pos = 0, data = nil}, Result)
+local function new_result()
+   return setmetatable({nrows = 0, nfields = 0, valid = false, pos = 0, data = nil}, Result)
 end
 
 function Driver:connect()
@@ -413,17 +422,17 @@ function Driver:connect()
    if not id then error("connection creation failed", 2) end
    local con = new_handle("conn", {cid = id, driver = self, error = 0, sql_errno = 0, sql_state = nil,
                                    sql_errmsg = nil, closed = false})
-   con.rs = new_result(con)
+   con.rs = new_result()
    return con
 end
 
-local function free_rs(con)
-   local rs = con.rs
+local function free_slot(rs)
    if rs.valid then
       rs.valid = false
       rs.nrows, rs.nfields, rs.data, rs.pos = 0, 0, nil, 0
    end
 end
+local function free_rs(con) free_slot(con.rs) end
 
 -- the restart descriptor or fatal message of a failed statement (spec 2.7)
 local function sql_failure(con, query, errno, state, msg, ignorable)
@@ -680,7 +689,7 @@ function Result:free()
       alert("attempt to free an invalid result set")
       error("db_free_results() failed", 2)
    end
-   free_rs(self.con)
+   free_slot(self)
    return true, "db_free_results() failed"
 end
 
