@@ -23,11 +23,13 @@ from typing import Any, Callable
 
 from ..drivers.base import Connection, Counters, Driver
 from ..errors import ConnectError, DatabaseError, IgnorableError, ReconnectError, SQLError
-from .log import DEBUG, FATAL, Log
+from .log import ALERT, DEBUG, FATAL, Log
 from .runtime import package_path, runtime_module
 
 OP_DONE, OP_EXEC, OP_QUERY, OP_PREPARE, OP_CONNECT, OP_DISCONNECT, OP_RECONNECT, OP_SLEEP, OP_CLOSE_STMT, \
     OP_DRIVER = range(10)
+# sysbench 1.0.20's PostgreSQL driver has no reconnect: con:reconnect() only says so
+NO_RECONNECT = frozenset({"pgsql"})
 RECONNECT_TRIES = 100            # lost connection in the ignore list: reconnect attempts (1 ms apart, doubling)
 API_SOURCE = os.path.join(os.path.dirname(__file__), "sysbench.lua")
 
@@ -417,6 +419,9 @@ class LuaState:
         return True
 
     async def _reconnect(self, req: tuple) -> Any:
+        if self._driver_of(req[1]) in NO_RECONNECT:
+            self.services.log(ALERT, "reconnect is not supported by the current driver")
+            return True
         ok = await self._reopen(req[1])
         if ok:
             self.counters.reconnects += 1
