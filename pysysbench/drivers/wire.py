@@ -25,8 +25,7 @@ from contextlib import contextmanager
 from functools import partial
 from typing import Any, Callable
 
-from .textrows import mysql_rows, pg_rows
-from .wirescan import mysql_error, mysql_packet, mysql_scan_fast, pg_scan_fast
+from .wirescan import TextResult, mysql_error, mysql_packet, mysql_scan, mysql_scan_fast, pg_scan, pg_scan_fast
 
 
 def library_changed(library: str, exc: BaseException) -> bool:
@@ -398,14 +397,15 @@ class MySQLWire(Wire):
 
     async def query_rows(self, sql: str) -> tuple[int, list[tuple], int]:
         """COM_QUERY keeping the first result set: (columns or -1, rows as text, affected rows)."""
-        scan = partial(mysql_rows, deprecate_eof=bool(self.deprecate_eof), cache_metadata=bool(self.cache_metadata))
-        end, columns, rows, affected, errno, state, msg = await self.request(
-            _command(COM_QUERY, sql.encode(self.encoding)), scan)
+        sink = TextResult()
+        scan = partial(mysql_scan, deprecate_eof=bool(self.deprecate_eof), cache_metadata=bool(self.cache_metadata),
+                       sink=sink)
+        end, fields, affected, errno, msg = await self.request(_command(COM_QUERY, sql.encode(self.encoding)), scan)
         if errno:
             exc = mysql_failure(errno, msg)
-            exc.sqlstate = state
+            exc.sqlstate = sink.sqlstate
             raise exc
-        return columns, rows, affected
+        return sink.columns, sink.rows, affected
 
 
 # --- PostgreSQL ---------------------------------------------------------------------
@@ -537,7 +537,9 @@ class PgWire(Wire):
 
     async def query_rows(self, sql: str) -> tuple[int, list[tuple], bytes]:
         """Simple query keeping the first result set: (columns or -1, rows as text, command tag)."""
-        end, columns, rows, tag, error = await self.request(_pg_message(b"Q", sql.encode() + b"\x00"), pg_rows)
+        sink = TextResult()
+        end, tag, error, described = await self.request(_pg_message(b"Q", sql.encode() + b"\x00"),
+                                                        partial(pg_scan, sink=sink))
         if error is not None:
             self._raise(error)
-        return columns, rows, tag or b""
+        return sink.columns, sink.rows, tag or b""

@@ -454,40 +454,35 @@ local function ok_state(con)
    con.error, con.sql_errno, con.sql_state, con.sql_errmsg = 0, 0, nil, nil
 end
 
-function Conn:query(query)
+-- the query's answer for Conn:query / query_row (levels: 2 = the method, 3 = the script line
+-- calling it; "SQL API error" names the caller of that line, as sysbench does)
+local function send_query(con, query)
    local n = #query
-   if self.closed then
+   if con.closed then
       alert("attempt to use an already closed connection")
-      error("SQL API error", 3)
+      error("SQL API error", 4)
    end
-   free_rs(self)
-   local r, a, b, c, d = yield(OP_QUERY, self.cid, query)
-   if r == 0 then ok_state(self); return NULL_RESULT end
-   if r == 1 then
-      ok_state(self)
-      local rs = self.rs
-      rs.valid, rs.nfields, rs.nrows, rs.data, rs.pos = true, a, b, c, 0
-      return rs
+   free_rs(con)
+   local r, a, b, c, d = yield(OP_QUERY, con.cid, query)
+   if r == 0 or r == 1 then
+      ok_state(con)
+      return r, a, b, c
    end
-   local e = sql_failure(self, query, a, b, c, d)
-   error(e, 2)
+   error(sql_failure(con, query, a, b, c, d), 3)
+end
+
+function Conn:query(query)
+   local r, nfields, nrows, data = send_query(self, query)
+   if r == 0 then return NULL_RESULT end
+   local rs = self.rs
+   rs.valid, rs.nfields, rs.nrows, rs.data, rs.pos = true, nfields, nrows, data, 0
+   return rs
 end
 
 function Conn:query_row(query)
-   if self.closed then
-      alert("attempt to use an already closed connection")
-      error("SQL API error", 3)
-   end
-   free_rs(self)
-   local r, a, b, c, d = yield(OP_QUERY, self.cid, query)
-   if r == 0 then ok_state(self); return nil end
-   if r == 1 then
-      ok_state(self)
-      if b == 0 then return nil end
-      return unpack(c, 1, a)
-   end
-   local e = sql_failure(self, query, a, b, c, d)
-   error(e, 2)
+   local r, nfields, nrows, data = send_query(self, query)
+   if r == 0 or nrows == 0 then return nil end
+   return unpack(data, 1, nfields)
 end
 
 function Conn:check_error(rs, query)

@@ -9,7 +9,7 @@ import struct
 import pytest
 
 from pysysbench.cli.main import main
-from pysysbench.drivers.textrows import mysql_rows, pg_rows
+from pysysbench.drivers.wirescan import TextResult, mysql_scan, pg_scan
 from pysysbench.lua.log import Log
 from pysysbench.lua.options import convert, strtod
 from pysysbench.options import OptType
@@ -77,13 +77,17 @@ def test_mysql_text_rows():
             + _my_packet(4, b"\xfe\x00\x00\x02\x00")                   # EOF after the definitions
             + _my_packet(5, lenenc(b"1") + b"\xfb") + _my_packet(6, lenenc(b"2") + lenenc(b"x"))
             + _my_packet(7, b"\xfe\x00\x00\x02\x00"))
-    assert mysql_rows(resp[:-3], False) is None
-    end, columns, rows, affected, errno, state, msg = mysql_rows(resp, False)
-    assert (end, columns, rows, errno) == (len(resp), 2, [("1", None), ("2", "x")], 0)
+    assert mysql_scan(resp[:-3], False, sink=TextResult()) is None
+    sink = TextResult()
+    assert mysql_scan(resp, False, sink=sink) == mysql_scan(resp, False) == (len(resp), 2, 0, 0, b"")
+    assert (sink.columns, sink.rows) == (2, [("1", None), ("2", "x")])
+    sink = TextResult()
     err = _my_packet(1, b"\xff\x18\x04#23000Column 'a' cannot be null")
-    assert mysql_rows(err, False)[4:] == (1048, "23000", b"Column 'a' cannot be null")
-    ok = _my_packet(1, b"\x00\x03\x00\x02\x00")
-    assert mysql_rows(ok, False)[1:4] == (-1, [], 3)
+    assert mysql_scan(err, False, sink=sink)[3:] == (1048, b"Column 'a' cannot be null")
+    assert (sink.sqlstate, sink.columns) == ("23000", -1)
+    sink = TextResult()
+    assert mysql_scan(_my_packet(1, b"\x00\x03\x00\x02\x00"), False, sink=sink)[2] == 3
+    assert (sink.columns, sink.rows) == (-1, [])
 
 
 def _pg(kind: bytes, body: bytes) -> bytes:
@@ -94,7 +98,10 @@ def test_pg_text_rows():
     row = struct.pack("!h", 2) + struct.pack("!i", 1) + b"7" + struct.pack("!i", -1)
     resp = (_pg(b"T", struct.pack("!h", 2) + b"...") + _pg(b"D", row) + _pg(b"C", b"SELECT 1\x00")
             + _pg(b"Z", b"I"))
-    end, columns, rows, tag, error = pg_rows(resp)
-    assert (end, columns, rows, tag, error) == (len(resp), 2, [("7", None)], b"SELECT 1", None)
-    assert pg_rows(resp[:-2]) is None
-    assert pg_rows(_pg(b"C", b"UPDATE 3\x00") + _pg(b"Z", b"I"))[1:4] == (-1, [], b"UPDATE 3")
+    sink = TextResult()
+    assert pg_scan(resp, sink) == pg_scan(resp) == (len(resp), b"SELECT 1", None, 1)
+    assert (sink.columns, sink.rows) == (2, [("7", None)])
+    assert pg_scan(resp[:-2], TextResult()) is None
+    sink = TextResult()
+    assert pg_scan(_pg(b"C", b"UPDATE 3\x00") + _pg(b"Z", b"I"), sink)[1] == b"UPDATE 3"
+    assert (sink.columns, sink.rows) == (-1, [])
