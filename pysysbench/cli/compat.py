@@ -138,6 +138,8 @@ def parse(argv: list[str]) -> Invocation:
     inv.test = words[0] if words else None
     inv.command = words[1] if len(words) > 1 else None
     _apply_aliases(inv)
+    if inv.test is None and not values.help and not values.version and stdin_has_script():
+        inv.test = "-"               # sysbench runs a Lua script from standard input
     if inv.test is None:
         _reject_unknown(rest)
         return inv
@@ -149,6 +151,16 @@ def parse(argv: list[str]) -> Invocation:
     _workload_options(inv, rest)
     inv.warnings.extend(compat_warnings(values))
     return inv
+
+
+def stdin_has_script() -> bool:
+    """Without a test name sysbench reads a Lua script from standard input; pysysbench
+    does when stdin is a pipe or a file (a terminal or /dev/null gets the help)."""
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (AttributeError, OSError, ValueError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
 
 
 def _unglue(raw: list[RawOption], words: list[str], registry: Registry) -> tuple[list[RawOption], list[str]]:

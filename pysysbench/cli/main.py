@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
-import stat
 import sys
 import traceback
 from typing import Any, Coroutine
@@ -20,7 +19,6 @@ from ..engine.local import (CLIENT_BUSY_FRACTION, Hooks, RunOutcome, client_busy
 from ..options import help_block
 from ..output import text
 from ..output.legacy_text import report_format
-from ..workloads import find_workload
 from ..workloads.base import Env, Workload
 from . import subcommands
 from .compat import COMMANDS, Invocation, choose_driver, general_help, header, parse, validate
@@ -99,8 +97,6 @@ def dispatch(argv: list[str], out: Printer) -> int:
     if v.version:
         out(f"pysysbench {__version__}")
         return 0
-    if inv.test is None and not v.help and not v.version and stdin_has_script():
-        inv.test, inv.workload_cls = "-", find_workload("-")   # sysbench runs a Lua script from stdin
     if v.help or inv.test is None:
         out.raw(general_help())
         return 0 if v.help else 1
@@ -136,16 +132,6 @@ def dispatch(argv: list[str], out: Printer) -> int:
         return 0
     run_async(getattr(workload, inv.command)(env))
     return 0
-
-
-def stdin_has_script() -> bool:
-    """Without a test name sysbench reads a Lua script from standard input; pysysbench
-    does when stdin is a pipe or a file (a terminal or /dev/null gets the help)."""
-    try:
-        mode = os.fstat(sys.stdin.fileno()).st_mode
-    except (AttributeError, OSError, ValueError):
-        return False
-    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
 
 
 def print_workload_help(cls: type[Workload], out: Printer) -> int:
