@@ -90,7 +90,11 @@ def dispatch(argv: list[str], out: Printer) -> int:
     command = subcommands.find(argv[0]) if argv else None
     if command is not None:
         return command(argv[1:], out)
-    inv = parse(argv)
+    try:
+        inv = parse(argv)
+    except WorkloadError:
+        out(header())      # sysbench prints its first line before it looks for the test
+        raise
     v = inv.values
     for line in inv.stderr_warnings:
         print(line, file=sys.stderr)
