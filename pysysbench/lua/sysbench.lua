@@ -385,7 +385,8 @@ if ffi then
    local function collect(h)
       local f = HANDLE[h.id]
       HANDLE[h.id] = nil
-      if f and f.cid and not f.closed then gc_conn(f.cid) end
+      -- pcall: at the state's very end the host may already be gone
+      if f and f.cid and not f.closed then pcall(gc_conn, f.cid) end
    end
    new_handle = function(kind, fields)
       next_handle = next_handle + 1
