@@ -452,7 +452,9 @@ local function sql_failure(con, query, errno, state, msg, ignorable)
 end
 
 local function ok_state(con)
-   con.error, con.sql_errno, con.sql_state, con.sql_errmsg = 0, 0, nil, nil
+   if con.error ~= 0 then   -- (each field write of a cdata handle is a metamethod call)
+      con.error, con.sql_errno, con.sql_state, con.sql_errmsg = 0, 0, nil, nil
+   end
 end
 
 -- the query's answer for Conn:query / query_row (levels: 2 = the method, 3 = the script line
