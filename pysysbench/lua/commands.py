@@ -17,6 +17,7 @@ from ..options import RawOption, Values
 from . import options as lua_options
 from .log import FATAL
 from .reports import Reports
+from .runtime import fallback_warning
 from .script import LuaWorkload, MainHost, error_text, load, make_services, program_argv
 from .state import LuaState, options_source
 
@@ -54,6 +55,9 @@ class Dispatcher:
             self.host.close()
 
     def _execute(self) -> int:
+        warning = fallback_warning()
+        if warning is not None:
+            self.out(warning)
         main = self.main = self.host.run(self._new_loaded(0))
         if main is None:
             return 1

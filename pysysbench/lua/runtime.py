@@ -23,7 +23,9 @@ from typing import Any
 from ..errors import WorkloadError
 from ..rand_compat import GlibcRandom
 
-LUA_MODULES = ("lupa.luajit21", "lupa.lua54", "lupa.lua53", "lupa.lua52", "lupa.lua51")
+# LuaJIT first; then Lua 5.1, whose dialect sysbench's scripts are written in
+LUA_MODULES = ("lupa.luajit21", "lupa.luajit20", "lupa.lua51", "lupa.lua52", "lupa.lua53", "lupa.lua54")
+RUNTIME_ENV = "PYSYSBENCH_LUA"     # e.g. lua51: use that module (tests of the fallback)
 PKGDATADIRS = ("/usr/share/sysbench", "/usr/local/share/sysbench")
 _UNIQUE_P = 4294967291            # largest prime below 2**32 (spec sysbench.md 4.5)
 _M32 = 0xFFFFFFFF
@@ -36,7 +38,8 @@ def runtime_module() -> tuple[Any, bool]:
     """(lupa module, has LuaJIT).  Raises WorkloadError when lupa is missing."""
     global _module
     if _module is None:
-        for name in LUA_MODULES:
+        wanted = os.environ.get(RUNTIME_ENV)
+        for name in ([f"lupa.{wanted}"] if wanted else []) + list(LUA_MODULES):
             try:
                 _module = importlib.import_module(name)
                 break

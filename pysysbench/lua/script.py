@@ -23,13 +23,13 @@ from time import perf_counter_ns
 from typing import Any, Callable
 
 from ..drivers import REGISTRY as DRIVERS
-from ..errors import IgnorableError, RunAborted, UsageError, WorkloadError
+from ..errors import IgnorableError, RunAborted, WorkloadError
 from ..options import RawOption, Values
 from ..rand_compat import background_threads
 from ..workloads.base import ThreadContext, Workload
 from . import options as lua_options
 from .log import FATAL, Log
-from .runtime import Seeds, Unique, fallback_warning, find_module
+from .runtime import Seeds, Unique, find_module
 from .state import EventHooks, LuaState, Services, options_source
 
 PREFIX = "lua:"          # Workload.source of a script: worker processes resolve it again
@@ -242,4 +242,4 @@ class MainHost:
         self.thread.join(5)
 
 
-__all__ = ["LuaWorkload", "MainHost", "ScriptRef", "script_class", "fallback_warning", "load", "error_text"]
+__all__ = ["LuaWorkload", "MainHost", "ScriptRef", "script_class", "load", "error_text"]

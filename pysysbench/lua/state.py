@@ -24,6 +24,7 @@ from typing import Any, Callable
 from ..drivers.base import Connection, Counters, Driver
 from ..errors import ConnectError, DatabaseError, IgnorableError, ReconnectError, SQLError
 from .log import ALERT, DEBUG, FATAL, Log
+from ..rand_compat import Xoroshiro128Plus
 from .runtime import package_path, runtime_module
 
 OP_DONE, OP_EXEC, OP_QUERY, OP_PREPARE, OP_CONNECT, OP_DISCONNECT, OP_RECONNECT, OP_SLEEP, OP_CLOSE_STMT, \
@@ -41,6 +42,7 @@ MYSQL_SQLSTATE = {"1048": "23000", "1062": "23000", "1406": "22001", "1051": "42
 
 _WRAP = """
 local pcall, yield = pcall, coroutine.yield
+local loadstring = loadstring or load
 return function(fn, ...)
    local ok, r = pcall(fn, ...)
    return 0, ok, r
@@ -249,7 +251,11 @@ class LuaState:
             return getattr(c, name) if name is not None else 0
 
         h = self.hooks
-        return rt.table_from({
+        rng = {}
+        if not self.jit:    # no FFI uint64 arithmetic: sysbench's generator in Python
+            xo = Xoroshiro128Plus((seed[0] << 32) | seed[1], (seed[2] << 32) | seed[3])
+            rng = {"rng_u64": xo.next, "rng_double": xo.double}
+        return rt.table_from({**rng,
             "tid": self.tid, "seed": rt.table_from(list(seed)), "log": s.log,
             "counter_inc": counter_inc, "counter_val": counter_val, "unique": s.unique,
             "more_events": h.more, "event_start": h.start, "event_stop": h.stop,

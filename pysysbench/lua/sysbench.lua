@@ -19,6 +19,10 @@ local OP_EXEC, OP_QUERY, OP_PREPARE, OP_CONNECT, OP_DISCONNECT, OP_RECONNECT,
 
 local has_ffi, ffi = pcall(require, "ffi")
 if not has_ffi then ffi = nil else _G.ffi = ffi end
+-- a Lua 5.2+ runtime (no LuaJIT in this lupa): the 5.1 names scripts use
+unpack = unpack or table.unpack
+loadstring = loadstring or load
+local unpack = unpack
 
 sysbench = {
    tid = H.tid,
@@ -92,8 +96,9 @@ if ffi then
    local bit = require("bit")
    local bxor, rol, lshift, rshift = bit.bxor, bit.rol, bit.lshift, bit.rshift
    local s = ffi.new("uint64_t[2]")
-   s[0] = ffi.cast("uint64_t", H.seed[1]) * 4294967296ULL + H.seed[2]
-   s[1] = ffi.cast("uint64_t", H.seed[3]) * 4294967296ULL + H.seed[4]
+   local two32 = ffi.cast("uint64_t", 4294967296)   -- (no ULL literal: this file also parses as Lua 5.x)
+   s[0] = ffi.cast("uint64_t", H.seed[1]) * two32 + H.seed[2]
+   s[1] = ffi.cast("uint64_t", H.seed[3]) * two32 + H.seed[4]
    rnd_u64 = function()
       local s0, s1 = s[0], s[1]
       local r = s0 + s1
@@ -212,7 +217,7 @@ local host_counter_inc, host_more, host_start, host_stop = H.counter_inc, H.more
 if ffi then
    local realC = ffi.C
    local function usleep(us)
-      if coroutine.isyieldable() then yield(OP_SLEEP, tonumber(us) / 1e6) end
+      if coroutine.isyieldable() then yield(OP_SLEEP, tonumber(us) / 1e6) end   -- LuaJIT 2.1 has it
       return 0
    end
    local own = {
@@ -752,8 +757,12 @@ end
 function sysbench.report_json(stat)
    if not gobj then
       io.write("[\n")
-      gobj = newproxy(true)
-      getmetatable(gobj).__gc = function() io.write("\n]\n") end
+      if newproxy then
+         gobj = newproxy(true)
+         getmetatable(gobj).__gc = function() io.write("\n]\n") end
+      else
+         gobj = setmetatable({}, {__gc = function() io.write("\n]\n") end})
+      end
    else
       io.write(",\n")
    end
@@ -821,7 +830,7 @@ sb_rand_special = sysbench.rand.special
 sb_rand_str = sysbench.rand.string
 function sb_rnd()
    local v = rnd_u64()
-   if ffi then return tonumber(v % 4294967296ULL) end
+   if ffi then return tonumber(v % ffi.cast("uint64_t", 4294967296)) end
    return v % 4294967296
 end
 function sb_rand_uniq(a, b)

@@ -105,3 +105,21 @@ def test_pg_text_rows():
     sink = TextResult()
     assert pg_scan(_pg(b"C", b"UPDATE 3\x00") + _pg(b"Z", b"I"), sink)[1] == b"UPDATE 3"
     assert (sink.columns, sink.rows) == (-1, [])
+
+
+def test_lua5_fallback_without_ffi(tmp_path):
+    """A lupa without LuaJIT: scripts that do not use ffi still run, with one warning, on
+    the same random stream (the generator in Python)."""
+    import os
+    import subprocess
+    import sys
+    script = tmp_path / "t.lua"
+    script.write_text("function event() print(sysbench.rand.special(1, 10000), sb_rand_str('##')) end")
+    env = dict(os.environ, PYSYSBENCH_LUA="lua51", PYTHONPATH=os.getcwd())
+    proc = subprocess.run([sys.executable, "-m", "pysysbench", str(script), "--rand-seed=7", "--percentile=0",
+                           "--events=1", "--workers=1", f"--sqlite-db={tmp_path / 'x.db'}", "run"],
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.count("WARNING: this lupa has no LuaJIT") == 1
+    first = [line for line in proc.stdout.splitlines() if line[:1].isdigit()]
+    assert first and first[0].split("\t")[0] == "5005"
