@@ -65,9 +65,8 @@ class Dispatcher:
             return 0
         if not self._options():
             return 1
-        sb = main.sysbench
         cmd = self.command
-        if sb.cmdline.command_defined(cmd):
+        if main.sysbench.cmdline.command_defined(cmd):
             return self._custom(cmd)
         if cmd == "help":
             return self._help()

@@ -180,35 +180,57 @@ class LuaWorkload(Workload):
         if fn is not None:
             ok, err = await st.call(fn, ctx.tid)
             if not ok:
-                raise WorkloadError(f"`thread_init' function failed: {error_text(err)}\n"
+                message, err = error_text(err), None
+                await self._close(ctx)
+                raise WorkloadError(f"`thread_init' function failed: {message}\n"
                                     "FATAL: Thread initialization failed!")
+
+    async def _close(self, ctx: ThreadContext) -> None:
+        st = ctx.state.pop("lua", None)
+        if st is not None:
+            await st.close()
+
+    async def _failed(self, ctx: ThreadContext, message: str) -> RunAborted:
+        """A thread whose thread_run raised: no thread_done, its state is closed (sysbench)."""
+        await self._close(ctx)
+        return RunAborted(f"`thread_run' function failed: {message}")
 
     async def event(self, ctx: ThreadContext) -> Any:
         st = ctx.state["lua"]
         if ctx.state["own_loop"]:
             ok, err = await st.call(st.global_("thread_run"), ctx.tid)
             if not ok:
-                raise RunAborted(f"`thread_run' function failed: {error_text(err)}")
+                message, err = error_text(err), None
+                raise await self._failed(ctx, message)
             return True
         ok, ret = await st.event()
         if ok:
             return ret is not None and ret is not False
         if is_restart(ret):
-            raise LuaRestart(ret)
-        raise RunAborted(f"`thread_run' function failed: {error_text(ret)}")
+            # not left in this frame: a traceback keeping a Lua object keeps its runtime
+            # alive past the state's close, to be freed by the cycle collector at exit,
+            # which crashes lupa (SIGSEGV in lua_close)
+            exc, ret = LuaRestart(ret), None
+            raise exc
+        message, ret = error_text(ret), None
+        raise await self._failed(ctx, message)
 
     async def before_restart(self, ctx: ThreadContext, error: Exception) -> None:
         st = ctx.state["lua"]
         hook = st.sysbench.hooks.before_restart_event
         if hook is None:
+            error.lua_error = None
             return
         err = getattr(error, "lua_error", None)
+        if err is not None:
+            error.lua_error = None     # no Lua object outlives its call in a Python exception
         ok, ret = await st.call(hook, err)
         if not ok:
-            raise RunAborted(f"`thread_run' function failed: {error_text(ret)}")
+            message, ret, err, hook = error_text(ret), None, None, None
+            raise await self._failed(ctx, message)
 
     async def thread_done(self, ctx: ThreadContext) -> None:
-        st = ctx.state.pop("lua", None)
+        st = ctx.state.get("lua")
         if st is None:
             return
         fn = st.global_("thread_done")
@@ -216,7 +238,7 @@ class LuaWorkload(Workload):
             ok, err = await st.call(fn, ctx.tid)
             if not ok:
                 self.services.log(FATAL, f"`thread_done' function failed: {error_text(err)}")
-        await st.close()
+        await self._close(ctx)
 
     @classmethod
     def dispatch(cls, values: Values, command: str | None, rest: list[RawOption], out: Callable[[str], None],

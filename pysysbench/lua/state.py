@@ -21,6 +21,7 @@ import asyncio
 import atexit
 import os
 import tempfile
+import weakref
 from typing import Any, Callable
 
 from ..drivers.base import Connection, Counters, Driver
@@ -221,6 +222,18 @@ class EventHooks:
         pass
 
 
+_open_states: "weakref.WeakSet[LuaState]" = weakref.WeakSet()
+
+
+@atexit.register
+def _release_open_states() -> None:
+    """Before the interpreter's final garbage collection, drop the Lua side of every
+    state a run left open (a cancelled thread never reaches thread_done): a lupa
+    runtime freed by that collection can crash the process in lua_close."""
+    for st in list(_open_states):
+        st.release()
+
+
 class LuaState:
     """One Lua state: ``tid`` as sysbench numbers it, statements counted in ``counters``."""
 
@@ -245,6 +258,7 @@ class LuaState:
         self._load_api(_api(rt), self._host(script_path, argv or [], command))
         self.sysbench = rt.globals().sysbench
         self._runner = None
+        _open_states.add(self)
         self._ops = {OP_QUERY: self._query, OP_PREPARE: self._prepare, OP_CONNECT: self._connect,
                      OP_DISCONNECT: self._disconnect, OP_RECONNECT: self._reconnect, OP_SLEEP: self._sleep,
                      OP_CLOSE_STMT: self._close_stmt, OP_DRIVER: self._driver}
@@ -462,13 +476,24 @@ class LuaState:
         """Close the state's connections (sysbench closes them with the state)."""
         conns, self.conns = list(self.conns.values()), {}
         await asyncio.gather(*(_close(c) for c in conns))
+        self.release()
+
+    def release(self) -> None:
+        """The Lua side of close(): the script's globals go, __gc handlers run, every
+        proxy of the runtime is dropped (the runtime is freed now, by reference count)."""
         self.stmts = [None]
+        _open_states.discard(self)
         if self.rt is not None:
             self._runner = None
             try:
                 self._finish()
             except Exception:   # a failing __gc handler of the script: the state is gone anyway
                 pass
+            # drop every proxy of this runtime, so that it is freed now, by reference count:
+            # lupa objects left to the cycle collector at interpreter exit can outlive their
+            # runtime's teardown and crash the process (SIGSEGV)
+            self._call = self._runner_fn = self._load_api = self._loader = self._finish = self._export = None
+            self.sysbench = None
             self.rt = None
 
 
