@@ -165,3 +165,48 @@ end
     assert "2.5\ttrue\t3\ty\t3\tnumber" in proc.stdout
     proc = run_cli(opts, *sqlite_opts, "--int-opt=12abc", "run")
     assert proc.returncode == 1 and "Invalid value for the 'int_opt' option: '12abc'" in proc.stderr
+
+
+RESTART = """
+function thread_init()
+  con = sysbench.sql.driver():connect()
+  con:query("DROP TABLE IF EXISTS lua_ig")
+  con:query("CREATE TABLE lua_ig (a INT NOT NULL)")
+  n = 0
+end
+function sysbench.hooks.before_restart_event(e)
+  print("before_restart_event:", e.errcode, e.sql_state, e.query)
+end
+function event()
+  n = n + 1
+  print("event attempt " .. n)
+  if n == 1 then
+    local ok, e = pcall(con.query, con, "INSERT INTO lua_ig VALUES (NULL)")
+    print("pcall:", ok, type(e), e.errcode)
+    con:query("INSERT INTO lua_ig VALUES (NULL)")
+  elseif n == 2 then
+    con:query("INSERT INTO lua_ig VALUES (NULL)")
+  end
+  print("event completes")
+end
+function thread_done() con:query("DROP TABLE lua_ig") end
+"""
+
+
+def test_ignorable_errors_restart_the_event(server_db, run_cli, parse_summary, tmp_path):
+    """spec A.3: an error in the ignore list restarts the whole event (a pcall sees the
+    descriptor table), before_restart_event runs before each attempt, the event counts
+    once, every failure is an ignored error -- and the process exits cleanly (a restart
+    once left a Lua object to the interpreter's final garbage collection: SIGSEGV)."""
+    db = server_db
+    ignore = "--mysql-ignore-errors=1048" if db.name == "mysql" else "--pgsql-ignore-errors=23502"
+    script = _script(tmp_path, "restart.lua", RESTART)
+    proc = run_cli(script, *db.opts, ignore, "--events=1", "--time=0", "run")
+    assert proc.returncode == 0, run_cli.describe(proc)
+    lines = [x for x in proc.stdout.splitlines() if x.startswith(("event", "pcall", "before"))]
+    state = "23000" if db.name == "mysql" else "23502"
+    hook = f"before_restart_event:\t1\t{state}\tINSERT INTO lua_ig VALUES (NULL)"
+    assert lines == ["event attempt 1", "pcall:\tfalse\ttable\t1", hook, "event attempt 2", hook,
+                     "event attempt 3", "event completes"], proc.stdout
+    rep = parse_summary(proc.stdout)
+    assert rep["events"] == 1 and rep["ignored_errors"] == 3, rep
