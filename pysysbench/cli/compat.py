@@ -9,7 +9,7 @@ import stat
 import sys
 from dataclasses import dataclass, field
 
-from .. import __version__
+from ..version import __version__
 from ..drivers import DB_OPTIONS, REGISTRY as DRIVERS
 from ..engine.ray_options import RAY_OPTIONS
 from ..errors import ConfigError, InvalidOption, UsageError

@@ -11,7 +11,7 @@ import sys
 import traceback
 from typing import Any, Coroutine
 
-from .. import __version__
+from ..version import __version__
 from ..drivers import REGISTRY as DRIVERS
 from ..errors import PySysbenchError, UsageError, WorkloadError
 from ..engine.local import (CLIENT_BUSY_FRACTION, Hooks, RunOutcome, client_busy, forced_shutdown_s,
