@@ -145,6 +145,7 @@ def _prewarm_sql(table: int, size: int) -> list[str]:
 
 DIALECT = Dialect(
     id_auto_inc="INTEGER NOT NULL AUTO_INCREMENT",
+    quote_name=lambda name: "`" + name.replace("`", "``") + "`",
     engine_clause=lambda v: f"/*! ENGINE = {v.mysql_storage_engine} */",
     table_exists_sql="SELECT count(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?",
     prewarm_sql=_prewarm_sql,
@@ -433,8 +434,8 @@ class MySQLDriver(Driver):
         elif code == "1045":
             hint = "check --mysql-user and --mysql-password"
         elif code in ("1049", "1044"):
-            hint = (f"create the database (CREATE DATABASE {v.mysql_db}), grant the user access to it, "
-                    "or pass --mysql-db")
+            hint = (f"create the database (CREATE DATABASE {DIALECT.quote_name(v.mysql_db)}), grant the user "
+                    "access to it, or pass --mysql-db")
         elif code in ("2003", "2002", "2013"):
             hint = "is the server running? check --mysql-host/--mysql-port/--mysql-socket"
         elif code == "1040":

@@ -297,7 +297,7 @@ class PgDriver(Driver):
         if failed is not None:
             text, hint = f"TLS/SSL error: {tls.reason(failed)}", self.tls.failure_hint(failed)
         elif code == "3D000":
-            hint = f"create it (CREATE DATABASE {v.pgsql_db}) or pass --pgsql-db"
+            hint = f"create it (CREATE DATABASE {DIALECT.quote_name(v.pgsql_db)}) or pass --pgsql-db"
         elif code in ("28000", "28P01"):
             hint = "check --pgsql-user and --pgsql-password"
         elif code == "53300":
