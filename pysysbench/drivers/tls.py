@@ -119,7 +119,8 @@ def build(wording: Wording, *, verify: bool, check_hostname: bool, ca: CertFile 
         _load(crl, "holds no certificate revocation list", lambda: ctx.load_verify_locations(cafile=crl.path))
         ctx.verify_flags |= ssl.VERIFY_CRL_CHECK_CHAIN
     if cert is not None:
-        # an empty password instead of OpenSSL's terminal prompt for an encrypted key
+        _refuse_encrypted(key or cert)
+        # an empty password instead of OpenSSL's terminal prompt, should a key get this far
         what = f"and {key} are not a certificate and its private key" if key else \
             "holds no certificate with its private key"
         _load(cert, what, lambda: ctx.load_cert_chain(cert.path, key.path if key else None, password=""))
@@ -138,6 +139,16 @@ def _readable(f: CertFile) -> None:
             pass
     except OSError as exc:
         raise ConfigError(f"{f.source}: cannot read '{f.path}': {exc.strerror or exc}") from None
+
+
+def _refuse_encrypted(f: CertFile) -> None:
+    """A passphrase-protected PEM key (no option takes a passphrase, and a worker
+    process has no terminal to ask on)."""
+    with open(f.path, "rb") as fh:
+        encrypted = b"ENCRYPTED" in fh.read(1 << 20)
+    if encrypted:
+        raise ConfigError(f"{f} is an encrypted private key and pysysbench takes no passphrase: decrypt it "
+                          f"(openssl pkey -in {f.path} -out plain.key) and give that file")
 
 
 def _load(f: CertFile, what: str, load) -> None:

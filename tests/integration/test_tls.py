@@ -44,6 +44,10 @@ def certs(tmp_path_factory) -> Path:
              "-out", "client.csr", cwd=d)
     _openssl("x509", "-req", "-in", "client.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
              "-days", "2", "-out", "client-cert.pem", cwd=d)
+    # a passphrase-protected client key, and a file that holds no certificate
+    _openssl("req", "-x509", "-newkey", "rsa:2048", "-passout", "pass:secret", "-days", "2", "-subj", "/CN=enc",
+             "-keyout", "encrypted.key", "-out", "encrypted.pem", cwd=d)
+    (d / "garbage.pem").write_text("not a certificate\n")
     # a CA that signed nothing the servers present
     _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=some other CA",
              "-keyout", "wrong-ca.key", "-out", "wrong-ca.pem", cwd=d)
@@ -256,3 +260,22 @@ def test_certificate_file_the_mode_would_not_use_is_refused(args, named, certs):
     nothing then) would give an unverified connection: say so instead."""
     args = [a.format(certs=certs) for a in args]
     refused(cli("oltp_point_select", *args, *EVENTS, "run"), named)
+
+
+@pytest.mark.parametrize("args, expected", [
+    ([*MYSQL_NOWHERE, "--mysql-ssl=required", "--mysql-ssl-ca={certs}/garbage.pem"],
+     "--mysql-ssl-ca ('{certs}/garbage.pem') holds no CA certificate"),
+    ([*MYSQL_NOWHERE, "--mysql-ssl=required", "--mysql-ssl-cert={certs}/client-cert.pem",
+      "--mysql-ssl-key={certs}/server.key"],
+     "--mysql-ssl-cert ('{certs}/client-cert.pem') and --mysql-ssl-key ('{certs}/server.key') are not a "
+     "certificate and its private key"),
+    ([*PGSQL_NOWHERE, "--pgsql-sslmode=require", "--pgsql-ssl-cert={certs}/encrypted.pem",
+      "--pgsql-ssl-key={certs}/encrypted.key"],
+     "--pgsql-ssl-key ('{certs}/encrypted.key') is an encrypted private key and pysysbench takes no passphrase"),
+])
+def test_unusable_certificate_file_is_one_line_naming_option_and_file(args, expected, certs):
+    """No OpenSSL prompt for a passphrase, no anonymous '[Errno 22]'."""
+    args = [a.format(certs=certs) for a in args]
+    proc = cli("oltp_point_select", *args, *EVENTS, "run")
+    refused(proc, expected.format(certs=certs))
+    assert "pass phrase" not in proc.stdout + proc.stderr
