@@ -400,9 +400,7 @@ class MySQLDriver(Driver):
         (or, with 'on', found in the working directory), its host name with verify_identity."""
         v = self.values
         mode = v.mysql_ssl.lower()
-        ca = tls.given("--mysql-ssl-ca", v.mysql_ssl_ca)
-        cert = tls.given("--mysql-ssl-cert", v.mysql_ssl_cert)
-        key = tls.given("--mysql-ssl-key", v.mysql_ssl_key)
+        ca, cert, key = tls.given_files(v, "mysql")
         if mode in ("off", "disabled", ""):
             tls.refuse_unused((ca, cert, key), "--mysql-ssl=on, required, verify_ca or verify_identity "
                               f"(with --mysql-ssl={v.mysql_ssl} no TLS is used)")

@@ -322,9 +322,7 @@ class PgDriver(Driver):
         never verify (asyncpg does them), so a file given with them is an error."""
         v = self.values
         mode = v.pgsql_sslmode
-        ca = tls.given("--pgsql-ssl-ca", v.pgsql_ssl_ca)
-        cert = tls.given("--pgsql-ssl-cert", v.pgsql_ssl_cert)
-        key = tls.given("--pgsql-ssl-key", v.pgsql_ssl_key)
+        ca, cert, key = tls.given_files(v, "pgsql")
         if mode in ("disable", "allow", "prefer"):
             tls.refuse_unused((ca, cert, key), "--pgsql-sslmode=require, verify-ca or verify-full "
                               f"(--pgsql-sslmode={mode} would not use it and checks no certificate)")

@@ -38,6 +38,12 @@ def given(option: str, path: str) -> CertFile | None:
     return CertFile(path, option) if path else None
 
 
+def given_files(values, driver: str) -> tuple[CertFile | None, CertFile | None, CertFile | None]:
+    """(CA, certificate, key) from ``--DRIVER-ssl-ca/-cert/-key``."""
+    return tuple(given(f"--{driver}-ssl-{part}", getattr(values, f"{driver}_ssl_{part}"))
+                 for part in ("ca", "cert", "key"))   # type: ignore[return-value]
+
+
 def found(path: str | os.PathLike, source: str) -> CertFile | None:
     """``path`` when it exists (a default place the client libraries look in), else None."""
     return CertFile(os.path.abspath(path), source) if os.path.exists(path) else None
