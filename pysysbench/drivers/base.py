@@ -70,11 +70,18 @@ class DriverCaps:
     bulk_methods: tuple[str, ...] = ("multi-insert",)
 
 
+def quote_standard(name: str) -> str:
+    """``name`` as a delimited SQL identifier: double quotes, embedded ones doubled."""
+    return '"' + name.replace('"', '""') + '"'
+
+
 @dataclass(frozen=True)
 class Dialect:
     """DDL and literal details that differ between servers."""
 
     id_auto_inc: str              # column definition of an auto-increment id
+    # a name (database, table) as the server's delimited identifier, for the SQL a hint prints
+    quote_name: Callable[[str], str] = field(default=quote_standard)
     id_plain: str = "INTEGER NOT NULL"
     engine_clause: Callable[[Values], str] = field(default=lambda v: "")
     table_exists_sql: str = ""    # one ? placeholder: the table name
