@@ -12,7 +12,8 @@ event's latency, as a server's queues are.
 It offers the engine what it uses of a :class:`~pysysbench.engine.strand.Strand`:
 ``finished`` (a Future of the engine's loop settled with the coroutine's
 outcome), ``done()`` and ``cancel()`` (delivered when the coroutine next awaits
-something on its loop; a statement in progress ends first).
+something on its loop; a statement in progress ends first).  Rate mode's
+arrivals are a :class:`SharedQueue`, which thread strands await across loops.
 """
 
 from __future__ import annotations
