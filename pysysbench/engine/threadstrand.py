@@ -28,14 +28,16 @@ class ThreadStrand:
 
     __slots__ = ("name", "finished", "_home", "_task", "_cancel", "_lock", "_thread")
 
-    def __init__(self, coro: Coroutine, loop: asyncio.AbstractEventLoop, name: str = ""):
+    def __init__(self, coro: Coroutine, loop: asyncio.AbstractEventLoop, name: str = "",
+                 begin: threading.Event | None = None):
+        """The coroutine begins when ``begin`` is set (see :func:`start_thread_strands`)."""
         self.name = name
         self.finished = loop.create_future()
         self._home = loop
         self._task: asyncio.Task | None = None    # while the coroutine runs on the thread's loop
         self._cancel = False                      # a cancel() not yet delivered
         self._lock = threading.Lock()
-        self._thread = threading.Thread(target=self._main, args=(coro,), name=name, daemon=True)
+        self._thread = threading.Thread(target=self._main, args=(coro, begin), name=name, daemon=True)
         self._thread.start()
 
     def done(self) -> bool:
@@ -51,7 +53,7 @@ class ThreadStrand:
                 self._task.get_loop().call_soon_threadsafe(self._task.cancel, msg)
         return True
 
-    def _main(self, coro: Coroutine) -> None:
+    def _main(self, coro: Coroutine, begin: threading.Event | None) -> None:
         with asyncio.Runner() as runner:
             loop = runner.get_loop()
             task = loop.create_task(coro, name=self.name)
@@ -59,6 +61,8 @@ class ThreadStrand:
                 self._task = task
                 if self._cancel:
                     task.cancel()
+            if begin is not None:
+                begin.wait()     # the loop is ready: the first event begins at once
             try:
                 outcome: tuple[Any, BaseException | None] = (loop.run_until_complete(task), None)
             except BaseException as exc:
@@ -84,6 +88,17 @@ class ThreadStrand:
     def __repr__(self) -> str:
         state = "done" if self.finished.done() else "running"
         return f"<ThreadStrand {self.name} {state}>"
+
+
+def start_thread_strands(named: list[tuple[Coroutine, str]], loop: asyncio.AbstractEventLoop) -> list[ThreadStrand]:
+    """A strand per (coroutine, name), all beginning together on the loop's next turn,
+    as :class:`Strand` s do: a thread that began at once would hold the GIL against
+    the creation of the next ones (500 threads took 5 s to start) and run events
+    before the run's clock starts."""
+    begin = threading.Event()
+    strands = [ThreadStrand(coro, loop, name, begin) for coro, name in named]
+    loop.call_soon(begin.set)
+    return strands
 
 
 class SharedQueue(asyncio.Queue):

@@ -30,7 +30,7 @@ from ..workloads.base import ThreadContext, Workload
 from ..workloads.oltp_common import make_rand
 from ..rand_compat import compat_streams
 from .strand import Strand
-from .threadstrand import SharedQueue, ThreadStrand
+from .threadstrand import SharedQueue, start_thread_strands
 
 CONNECT_CONCURRENCY = 32          # connections opened at once: do not storm the server
 RECONNECT_MAX_DELAY_S = 0.5      # back-off cap while a server is away
@@ -218,9 +218,11 @@ class Worker:
         loop = self.loop = asyncio.get_running_loop()
         if rate:
             self.arrivals = SharedQueue(EVENT_QUEUE_SLOTS, loop)
-        # statements that block (SQLite) run each thread on an OS thread of its own
-        strand = ThreadStrand if self.driver.caps.blocking else Strand
-        self.tasks = [strand(self._thread(ctx), loop, name=f"thread-{ctx.tid}") for ctx in self.contexts]
+        named = [(self._thread(ctx), f"thread-{ctx.tid}") for ctx in self.contexts]
+        if self.driver.caps.blocking:    # statements that block (SQLite): an OS thread per thread
+            self.tasks = start_thread_strands(named, loop)
+        else:
+            self.tasks = [Strand(coro, loop, name=name) for coro, name in named]
         if rate:
             self.generator = asyncio.create_task(self._generate(rate))
 
