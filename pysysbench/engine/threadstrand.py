@@ -24,20 +24,22 @@ from typing import Any, Coroutine
 
 
 class ThreadStrand:
-    """One coroutine on its own event loop in a daemon OS thread."""
+    """One coroutine on its own event loop in a daemon OS thread.  The thread and its
+    loop are made first; the coroutine, given by :meth:`ThreadStrands.start`, begins
+    when the group's ``begin`` Event is set."""
 
-    __slots__ = ("name", "finished", "_home", "_task", "_cancel", "_lock", "_thread")
+    __slots__ = ("name", "finished", "coro", "_home", "_begin", "_task", "_cancel", "_lock", "_thread")
 
-    def __init__(self, coro: Coroutine, loop: asyncio.AbstractEventLoop, name: str = "",
-                 begin: threading.Event | None = None):
-        """The coroutine begins when ``begin`` is set (see :func:`start_thread_strands`)."""
+    def __init__(self, loop: asyncio.AbstractEventLoop, name: str, begin: threading.Event):
         self.name = name
         self.finished = loop.create_future()
+        self.coro: Coroutine | None = None        # None when begin is set: the run did not start
         self._home = loop
+        self._begin = begin
         self._task: asyncio.Task | None = None    # while the coroutine runs on the thread's loop
         self._cancel = False                      # a cancel() not yet delivered
         self._lock = threading.Lock()
-        self._thread = threading.Thread(target=self._main, args=(coro, begin), name=name, daemon=True)
+        self._thread = threading.Thread(target=self._main, name=name, daemon=True)
         self._thread.start()
 
     def done(self) -> bool:
@@ -53,16 +55,17 @@ class ThreadStrand:
                 self._task.get_loop().call_soon_threadsafe(self._task.cancel, msg)
         return True
 
-    def _main(self, coro: Coroutine, begin: threading.Event | None) -> None:
+    def _main(self) -> None:
         with asyncio.Runner() as runner:
             loop = runner.get_loop()
-            task = loop.create_task(coro, name=self.name)
+            self._begin.wait()
+            if self.coro is None:
+                return
+            task = loop.create_task(self.coro, name=self.name)
             with self._lock:
                 self._task = task
                 if self._cancel:
                     task.cancel()
-            if begin is not None:
-                begin.wait()     # the loop is ready: the first event begins at once
             try:
                 outcome: tuple[Any, BaseException | None] = (loop.run_until_complete(task), None)
             except BaseException as exc:
@@ -90,15 +93,28 @@ class ThreadStrand:
         return f"<ThreadStrand {self.name} {state}>"
 
 
-def start_thread_strands(named: list[tuple[Coroutine, str]], loop: asyncio.AbstractEventLoop) -> list[ThreadStrand]:
-    """A strand per (coroutine, name), all beginning together on the loop's next turn,
-    as :class:`Strand` s do: a thread that began at once would hold the GIL against
-    the creation of the next ones (500 threads took 5 s to start) and run events
-    before the run's clock starts."""
-    begin = threading.Event()
-    strands = [ThreadStrand(coro, loop, name, begin) for coro, name in named]
-    loop.call_soon(begin.set)
-    return strands
+class ThreadStrands:
+    """The OS threads of one worker's benchmark threads, made while the threads
+    initialise (before "Threads started!"), so that starting the run costs nothing:
+    made at the start, 500 of them took 5 s, the first ones holding the GIL against
+    the making of the next, and even two made the run's clock start late (a 3 s run
+    reported 2.996 s of total time).  :meth:`start` gives them their coroutines,
+    which all begin on the engine loop's next turn, as :class:`Strand` s do."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, names: list[str]):
+        self.loop = loop
+        self._begin = threading.Event()
+        self.strands = [ThreadStrand(loop, name, self._begin) for name in names]
+
+    def start(self, coros: list[Coroutine]) -> list[ThreadStrand]:
+        for strand, coro in zip(self.strands, coros):
+            strand.coro = coro
+        self.loop.call_soon(self._begin.set)
+        return self.strands
+
+    def close(self) -> None:
+        """End the threads that were never started (the run did not begin)."""
+        self._begin.set()
 
 
 class SharedQueue(asyncio.Queue):

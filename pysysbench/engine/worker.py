@@ -30,7 +30,7 @@ from ..workloads.base import ThreadContext, Workload
 from ..workloads.oltp_common import make_rand
 from ..rand_compat import compat_streams
 from .strand import Strand
-from .threadstrand import SharedQueue, start_thread_strands
+from .threadstrand import SharedQueue, ThreadStrands
 
 CONNECT_CONCURRENCY = 32          # connections opened at once: do not storm the server
 RECONNECT_MAX_DELAY_S = 0.5      # back-off cap while a server is away
@@ -169,6 +169,7 @@ class Worker:
         self.arrivals: asyncio.Queue | None = None
         self.generator: asyncio.Task | None = None
         self.loop: asyncio.AbstractEventLoop | None = None   # the engine's, set by start()
+        self.os_threads: ThreadStrands | None = None           # a blocking driver's, made by init_threads()
         self.fatal: BaseException | None = None
         self.traceback: BaseException | None = None   # shown with --debug
         self.reconnect_every = values.get("reconnect", 0) or 0
@@ -200,6 +201,8 @@ class Worker:
 
         await asyncio.gather(*(init_one(t) for t in self.tids))
         self.contexts.sort(key=lambda c: c.tid)
+        if self.driver.caps.blocking:    # statements that block (SQLite): an OS thread per thread
+            self.os_threads = ThreadStrands(asyncio.get_running_loop(), [f"thread-{c.tid}" for c in self.contexts])
 
     def connections(self) -> dict[str, int]:
         """This worker's sessions per database node (``host:port``); a reconnect
@@ -218,11 +221,10 @@ class Worker:
         loop = self.loop = asyncio.get_running_loop()
         if rate:
             self.arrivals = SharedQueue(EVENT_QUEUE_SLOTS, loop)
-        named = [(self._thread(ctx), f"thread-{ctx.tid}") for ctx in self.contexts]
-        if self.driver.caps.blocking:    # statements that block (SQLite): an OS thread per thread
-            self.tasks = start_thread_strands(named, loop)
+        if self.os_threads is not None:
+            self.tasks = self.os_threads.start([self._thread(ctx) for ctx in self.contexts])
         else:
-            self.tasks = [Strand(coro, loop, name=name) for coro, name in named]
+            self.tasks = [Strand(self._thread(ctx), loop, name=f"thread-{ctx.tid}") for ctx in self.contexts]
         if rate:
             self.generator = asyncio.create_task(self._generate(rate))
 
@@ -455,6 +457,8 @@ class Worker:
     async def close(self) -> None:
         if self.generator is not None:
             self.generator.cancel()
+        if self.os_threads is not None:
+            self.os_threads.close()
         async def close_one(conn) -> None:
             try:
                 await asyncio.wait_for(conn.close(), 5)

@@ -2,7 +2,8 @@
 (engine/threadstrand.py), so that latency and fairness mean what they mean on a
 server: the README's demo keeps every thread in an event for the whole run, and
 what a thread waits for (here SQLite's write lock, held by another process) is
-inside its event's latency, and the event completes once the lock is free."""
+inside its event's latency, and the event completes once the lock is free; a
+transaction that meets "database is locked" is rolled back and its event restarts."""
 
 from __future__ import annotations
 
@@ -70,6 +71,47 @@ def test_a_thread_waiting_for_the_write_lock_waits_inside_its_event(run_cli, sql
     waited = _events_at_least(summary["histogram"], LOCK_HELD_S * 0.8 * 1000)
     assert waited >= 4, (waited, out)
     assert summary["errors"] == 0, summary["errors_by_code"]
+
+
+DEFERRED_WORKLOAD = '''
+from pysysbench.workloads.oltp_common import OltpBase
+
+
+class DeferredWriter(OltpBase):
+    """BEGIN DEFERRED, read, write, COMMIT: the write fails at once with "database is
+    locked" when another connection committed since the transaction's first read."""
+
+    name = "deferred_writer"
+
+    async def thread_init(self, ctx):
+        await ctx.prepare("begin", "BEGIN DEFERRED")
+        await ctx.prepare("read", "SELECT c FROM sbtest1 WHERE id=?")
+        await ctx.prepare("write", "UPDATE sbtest1 SET k=k+1 WHERE id=?")
+        await ctx.prepare("commit", "COMMIT")
+
+    async def event(self, ctx):
+        s, r = ctx.stmts, ctx.rand
+        await s["begin"][0]()
+        await s["read"][0](r.default(1, self.table_size))
+        await s["write"][0](r.default(1, self.table_size))
+        await s["commit"][0]()
+'''
+
+
+def test_database_is_locked_rolls_back_and_restarts_the_event(run_cli, sqlite_opts, tmp_path):
+    """Deferred transactions of two worker processes collide: each "database is locked"
+    is an ignored error and its event restarts (before the fix the transaction stayed
+    open and the restarted BEGIN failed: "cannot start a transaction within a transaction")."""
+    workload = tmp_path / "deferred_writer.py"
+    workload.write_text(DEFERRED_WORKLOAD)
+    run_cli.ok("oltp_read_write", *sqlite_opts, *SMALL_DATA, "prepare")
+    result = tmp_path / "result.json"
+    run_cli.ok(str(workload), *sqlite_opts, *SMALL_DATA, "--threads=4", "--workers=2", "--time=3",
+               f"--result-file={result}", "run")
+    summary = json.loads(result.read_text())["summary"]
+    locked = sum(n for code, n in summary["errors_by_code"].items() if code.startswith("SQLITE_BUSY"))
+    assert locked > 0 and locked == summary["errors"], summary["errors_by_code"]
+    assert summary["events"] > 0
 
 
 def _read_until(proc: subprocess.Popen, text: str, timeout_s: float) -> str:
