@@ -49,6 +49,9 @@ def summary_dict(s: Summary) -> dict[str, Any]:
         "reconnects": s.reconnects,
         "reconnects_per_s": _rate(s.reconnects, s.elapsed_s),
         "errors_by_code": dict(s.error_codes),
+        "reconnect_failures": sum(s.reconnect_failures.values()),
+        "reconnect_failures_by_code": dict(s.reconnect_failures),
+        "last_reconnect_error": s.reconnect_error or None,
         "latency_ms": {
             "min": s.lat_min_ns / 1e6,
             "avg": s.lat_avg_ns / 1e6,
@@ -71,7 +74,7 @@ def interval_dict(st: IntervalStat) -> dict[str, Any]:
         "time_s": st.time_s, "interval_s": st.interval_s, "threads": st.threads_running,
         "events": st.events, "tps": _rate(st.events, st.interval_s),
         "reads": st.reads, "writes": st.writes, "others": st.others, "qps": _rate(q, st.interval_s),
-        "errors": st.errors, "reconnects": st.reconnects,
+        "errors": st.errors, "reconnects": st.reconnects, "reconnect_failures": st.reconnect_failures,
         "latency_pct_ms": st.latency_pct_ms,
     }
     if st.queue_length is not None:

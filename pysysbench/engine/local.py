@@ -25,6 +25,7 @@ from ..options import Values
 from ..stats.records import IntervalStat, Snapshot, Summary, interval_from, summary_from
 from ..workloads.base import Workload
 from .group import InProcessGroup, Sample
+from .reconnects import CHECK_EVERY_S, ReconnectWatch
 from .worker import NS
 
 CLIENT_BUSY_FRACTION = 0.9      # warn when the client used this share of its cores
@@ -123,6 +124,7 @@ class LocalRun:
         self.startup: asyncio.Task | None = None
         self.measuring = False
         self.last = Sample(Snapshot())
+        self.fatal: PySysbenchError | None = None   # the run's own verdict (reconnects gave up)
         self._signals: dict[int, object] = {}
 
     async def preflight(self) -> None:
@@ -206,12 +208,12 @@ class LocalRun:
         self.measuring = True
         if self.stop_reason is not None:   # asked to stop between the start-up and here
             self._stop()
+        side: list[asyncio.Task] = [asyncio.create_task(self._watch_reconnects(start))]
         if warmup_ns:
             self.hooks.say(f"Warming up for {v.warmup_time:g} seconds...")
             await g.wait(warmup_ns / NS)
             self.base = (await g.end_warmup()).snapshot
         self.t0 = self.checkpoint_t = perf_counter_ns()
-        side: list[asyncio.Task] = []
         if v.report_interval:
             side.append(asyncio.create_task(self._report()))
         if v.report_checkpoints:
@@ -260,6 +262,21 @@ class LocalRun:
             t = perf_counter_ns()
             self.hooks.checkpoint((t - self.t0) / NS, self._summary(s.snapshot, t))
             self.base, self.checkpoint_t = s.snapshot, t
+
+    async def _watch_reconnects(self, start_ns: int) -> None:
+        """Warn while reconnects keep failing; stop the run when it does nothing else
+        for --reconnect-timeout seconds (engine/reconnects.py)."""
+        watch = ReconnectWatch(self.v.get("reconnect_timeout", 0) or 0, start_ns / NS)
+        while True:
+            await asyncio.sleep(CHECK_EVERY_S)
+            s = await self.group.sample()
+            verdict = watch.observe(perf_counter_ns() / NS, s.snapshot)
+            if verdict.warning:
+                self.hooks.say(verdict.warning)
+            if verdict.fatal:
+                self.fatal = RunAborted(verdict.fatal)
+                self.group.stop()
+                return
 
     async def _watchdog(self, after_s: float) -> None:
         await asyncio.sleep(self.t0 / NS + after_s - perf_counter_ns() / NS)
@@ -329,7 +346,7 @@ class LocalRun:
                          workers=len(s.per_worker) or self.workers, client_cpu_s=s.cpu_s,
                          per_worker=s.per_worker, connections=s.connections, nodes=s.nodes,
                          server_version=self.server_version)
-        fatal = self.group.fatal
+        fatal = self.fatal or self.group.fatal
         if fatal is not None:
             out.exit_code = getattr(fatal, "exit_code", 1)
             out.error = str(fatal) if isinstance(fatal, PySysbenchError) else repr(fatal)
