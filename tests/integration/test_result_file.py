@@ -104,28 +104,27 @@ def test_closed_stdout_stops_the_run_and_writes_the_result(tmp_path, sqlite_data
     assert proc.stderr.read() == ""    # no BrokenPipeError, no traceback
 
 
-def test_sigterm_exits_143_with_the_result(tmp_path, sqlite_data):
-    out = tmp_path / "r.json"
-    proc = start("oltp_point_select", *sqlite_data, "--time=30", "--report-interval=1", f"--result-file={out}",
-                 "run")
+def signalled(args: list[str], out: Path, after: str, exit_code: int) -> tuple[str, dict]:
+    """Start a run, send SIGTERM once ``after`` is printed; its output and result file."""
+    proc = start(*args, f"--result-file={out}", "run")
     reader = Reader(proc)
-    reader.wait_for("[ 1s ]")
+    reader.wait_for(after)
     proc.send_signal(signal.SIGTERM)
-    assert proc.wait(20) == 143, reader.text() + proc.stderr.read()
-    assert "Threads fairness:" in reader.text()
-    doc = json.loads(out.read_text())
+    assert proc.wait(20) == exit_code, reader.text() + proc.stderr.read()
+    return reader.text(), json.loads(out.read_text())
+
+
+def test_sigterm_exits_143_with_the_result(tmp_path, sqlite_data):
+    text, doc = signalled(["oltp_point_select", *sqlite_data, "--time=30", "--report-interval=1"],
+                          tmp_path / "r.json", "[ 1s ]", 143)
+    assert "Threads fairness:" in text
     assert doc["exit_code"] == 143 and doc["interrupted"] == "SIGTERM" and doc["summary"]["events"] > 0
 
 
 def test_sigterm_during_thread_start_up_writes_the_result(tmp_path):
-    out = tmp_path / "r.json"
-    proc = start(*slow(tmp_path, "--init-sleep=30", "--time=10", f"--result-file={out}", "run"))
-    reader = Reader(proc)
-    reader.wait_for("Initializing worker threads...")
-    proc.send_signal(signal.SIGTERM)
-    assert proc.wait(20) == 143, reader.text() + proc.stderr.read()
-    assert "FATAL: interrupted (SIGTERM) before the benchmark started" in reader.text()
-    doc = json.loads(out.read_text())
+    text, doc = signalled(slow(tmp_path, "--init-sleep=30", "--time=10"), tmp_path / "r.json",
+                          "Initializing worker threads...", 143)
+    assert "FATAL: interrupted (SIGTERM) before the benchmark started" in text
     assert doc["exit_code"] == 143 and doc["interrupted"] == "SIGTERM" and doc["summary"] is None
     assert "before the benchmark started" in doc["error"]
 
