@@ -91,7 +91,8 @@ class Interrupts:
 
     def __exit__(self, *exc) -> None:
         for sig, previous in self._previous.items():
-            signal.signal(sig, previous)
+            if previous is not None:   # None: a handler not installed from Python, nothing to put back
+                signal.signal(sig, previous)
 
     def _signal(self, sig: int, frame) -> None:
         self.request(signal.Signals(sig).name, 128 + sig)
