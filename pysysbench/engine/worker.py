@@ -128,7 +128,8 @@ def _snapshot(c: Counters, state: tuple) -> Snapshot:
     return Snapshot(events=events, reads=c.reads, writes=c.writes, others=c.others, errors=c.errors,
                     reconnects=c.reconnects, lat_sum_ns=lat_sum, lat_min_ns=lat_min, lat_max_ns=lat_max,
                     hist=hist, thread_events=thread_events, thread_lat_ns=thread_lat,
-                    error_codes=dict(c.errors_by_code))
+                    error_codes=dict(c.errors_by_code), reconnect_failures=dict(c.reconnect_failures),
+                    reconnect_error=c.reconnect_error)
 
 
 def make_recorder(counters: Counters, tids: range) -> PyRecorder | CRecorder:
@@ -444,7 +445,8 @@ class Worker:
                 ctx.stmts.clear()
                 await self.workload.thread_init(ctx)
                 return True
-            except DatabaseError:
+            except DatabaseError as exc:   # counted and shown (LocalRun's ReconnectWatch), then retried
+                self.counters.count_reconnect_failure(getattr(exc, "code", "") or "unknown", str(exc))
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, RECONNECT_MAX_DELAY_S)
         return False
