@@ -1,4 +1,5 @@
 """pysysbench: a sysbench-compatible OLTP benchmark."""
 
-__version__ = "0.1.0"
+from .version import __version__
+
 __all__ = ["__version__"]

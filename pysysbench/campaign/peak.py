@@ -25,7 +25,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from .noise import Sample, sample, welch_margin
+from ..stats.noise import Sample, margin, sample
 from .spec import AutoThreads
 
 # measure(threads, phase) -> the metric of each repeat at that thread count
@@ -53,12 +53,6 @@ class Peak:
                 "saturation_threads": self.saturation_threads, "stopped": self.stopped,
                 "tested": [{"threads": p.threads, "phase": p.phase, "mean": p.sample.mean, "sd": p.sample.sd,
                             "n": p.sample.n} for p in sorted(self.points, key=lambda p: p.threads)]}
-
-
-def margin(best: Sample, other: Sample, min_gain: float) -> float:
-    """How much ``other`` must exceed ``best`` to count as better."""
-    noise = welch_margin(best, other) or 0.0
-    return max(min_gain * abs(best.mean), noise)
 
 
 def improves(new: Sample, best: Sample, min_gain: float) -> bool:

@@ -39,16 +39,26 @@ DB_OPTIONS = [
 
 
 class Counters:
-    """Per-worker statement counters (single writer, no locks).
+    """Per-worker statement counters (no locks: one event loop, or a blocking
+    driver's threads under the GIL, see engine/worker.py).
 
-    ``errors_by_code`` lets the result file say which errors were ignored."""
+    ``errors_by_code`` lets the result file say which errors were ignored;
+    ``reconnect_failures`` counts failed attempts to re-open a lost connection
+    by error code, ``reconnect_error`` is the last one's message."""
 
-    __slots__ = ("reads", "writes", "others", "errors", "reconnects", "errors_by_code")
+    __slots__ = ("reads", "writes", "others", "errors", "reconnects", "errors_by_code", "reconnect_failures",
+                 "reconnect_error")
 
     def __init__(self) -> None:
         self.reads = self.writes = self.others = 0
         self.errors = self.reconnects = 0
         self.errors_by_code: dict[str, int] = {}
+        self.reconnect_failures: dict[str, int] = {}
+        self.reconnect_error = ""
+
+    def count_reconnect_failure(self, code: str, message: str) -> None:
+        self.reconnect_failures[code] = self.reconnect_failures.get(code, 0) + 1
+        self.reconnect_error = message
 
     def count_error(self, code: str, reconnect: bool = False) -> None:
         if reconnect:
@@ -63,11 +73,17 @@ class DriverCaps:
     """What a driver can do; workloads and the engine ask, never sniff names."""
 
     server_prepare: bool          # real server-side prepared statements
-    blocking: bool = False        # statements run synchronously on the event loop (SQLite)
+    # statements run synchronously in the caller (SQLite): each thread gets an OS thread of its own
+    blocking: bool = False
     auto_inc_insert_omits_id: bool = False   # oltp_insert with auto_inc sends no id column
     needs_commit_for_load: bool = False      # wrap bulk loads in explicit transactions
     # fast prepare (pysysbench.load): the bulk-load methods this driver implements, fastest first
     bulk_methods: tuple[str, ...] = ("multi-insert",)
+
+
+def quote_standard(name: str) -> str:
+    """``name`` as a delimited SQL identifier: double quotes, embedded ones doubled."""
+    return '"' + name.replace('"', '""') + '"'
 
 
 @dataclass(frozen=True)
@@ -75,6 +91,8 @@ class Dialect:
     """DDL and literal details that differ between servers."""
 
     id_auto_inc: str              # column definition of an auto-increment id
+    # a name (database, table) as the server's delimited identifier, for the SQL a hint prints
+    quote_name: Callable[[str], str] = field(default=quote_standard)
     id_plain: str = "INTEGER NOT NULL"
     engine_clause: Callable[[Values], str] = field(default=lambda v: "")
     table_exists_sql: str = ""    # one ? placeholder: the table name

@@ -8,12 +8,12 @@ errors in that list reconnect to the same server first (spec 5.10).
 from __future__ import annotations
 
 import os
-import ssl
 from typing import Any
 
 from ..errors import (BulkLoadRefused, ConfigError, ConnectError, FatalSQLError, IgnorableError, MissingTableError,
                       PySysbenchError, ReconnectError, TableExistsError)
 from ..options import Option, OptType
+from . import tls
 from .base import (Connection, Counters, Dialect, Driver, DriverCaps, register, split_placeholders, text_rows,
                    substitute)
 from .wire import count_result
@@ -27,6 +27,9 @@ ER_UNSUPPORTED_PS = "1295"
 RECV_BUFFER_BYTES = 16 * 1024
 COM_QUIT_PACKET = b"\x01\x00\x00\x00\x01"
 SSL_MODES = ("off", "on", "disabled", "preferred", "required", "verify_ca", "verify_identity")
+IN_CWD = "{} in the working directory (--mysql-ssl=on)"
+TLS_WORDING = tls.Wording(ca_option="--mysql-ssl-ca", mode_option="--mysql-ssl", chain_only="--mysql-ssl=verify_ca",
+                          unverified="--mysql-ssl=required with no CA to encrypt without verifying")
 
 OPTIONS = [
     Option("mysql-host", OptType.LIST, ["localhost"], "MySQL server host", GROUP),
@@ -142,6 +145,7 @@ def _prewarm_sql(table: int, size: int) -> list[str]:
 
 DIALECT = Dialect(
     id_auto_inc="INTEGER NOT NULL AUTO_INCREMENT",
+    quote_name=lambda name: "`" + name.replace("`", "``") + "`",
     engine_clause=lambda v: f"/*! ENGINE = {v.mysql_storage_engine} */",
     table_exists_sql="SELECT count(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?",
     prewarm_sql=_prewarm_sql,
@@ -197,7 +201,7 @@ class MySQLConnection(Connection):
             else:
                 self.conn = await asyncmy.connect(**self.endpoint)
         except Exception as exc:  # asyncmy raises several unrelated classes here
-            raise ConnectError(self.driver.connect_message(self.endpoint, exc)) from None
+            raise ConnectError(self.driver.connect_message(self.endpoint, exc), _errno(exc)) from None
         _shrink_receive_buffer(self.conn)
         if self.driver.fast_path:
             from asyncmy.constants.CLIENT import DEPRECATE_EOF
@@ -384,10 +388,7 @@ class MySQLDriver(Driver):
         self.fast_path = bool(values.get("db_fast_path", True))
         self.endpoints = self._endpoints()
         self.password = values.mysql_password or os.environ.get("PYSYSBENCH_MYSQL_PASSWORD", "")
-        try:
-            self._ssl = self._ssl_context()
-        except (OSError, ssl.SSLError) as exc:
-            raise ConfigError(f"cannot load the SSL certificate files: {exc}") from None
+        self.tls = self._tls()
 
     def check(self) -> None:
         for e in self.ignore:
@@ -409,23 +410,23 @@ class MySQLDriver(Driver):
                 out.append({"unix_socket": sock} if sock else {"host": host, "port": port})
         return out
 
-    def _ssl_context(self) -> ssl.SSLContext | None:
+    def _tls(self) -> tls.TLS | None:
+        """sysbench / libmariadb: the server certificate is verified whenever a CA is given
+        (or, with 'on', found in the working directory), its host name with verify_identity."""
         v = self.values
         mode = v.mysql_ssl.lower()
+        ca, cert, key = tls.given_files(v, "mysql")
         if mode in ("off", "disabled", ""):
+            tls.refuse_unused((ca, cert, key), "--mysql-ssl=on, required, verify_ca or verify_identity "
+                              f"(with --mysql-ssl={v.mysql_ssl} no TLS is used)")
             return None
-        ca = v.mysql_ssl_ca or ("cacert.pem" if mode == "on" and os.path.exists("cacert.pem") else "")
-        ctx = ssl.create_default_context(cafile=ca or None)
-        ctx.check_hostname = mode == "verify_identity"
-        if mode not in ("verify_ca", "verify_identity"):
-            ctx.verify_mode = ssl.CERT_NONE
-        cert = v.mysql_ssl_cert or ("client-cert.pem" if mode == "on" and os.path.exists("client-cert.pem") else "")
-        key = v.mysql_ssl_key or ("client-key.pem" if mode == "on" and os.path.exists("client-key.pem") else "")
-        if cert:
-            ctx.load_cert_chain(cert, key or None)
-        if v.mysql_ssl_cipher:
-            ctx.set_ciphers(v.mysql_ssl_cipher)
-        return ctx
+        if mode == "on":     # sysbench 1.0.20's files
+            ca = ca or tls.found("cacert.pem", IN_CWD.format("cacert.pem"))
+            cert = cert or tls.found("client-cert.pem", IN_CWD.format("client-cert.pem"))
+            key = key or (tls.found("client-key.pem", IN_CWD.format("client-key.pem")) if cert else None)
+        return tls.build(TLS_WORDING, verify=ca is not None or mode in ("verify_ca", "verify_identity"),
+                         check_hostname=mode == "verify_identity", ca=ca, cert=cert, key=key,
+                         ciphers=("--mysql-ssl-cipher", v.mysql_ssl_cipher) if v.mysql_ssl_cipher else None)
 
     def describe(self, endpoint: dict[str, Any]) -> str:
         if "unix_socket" in endpoint:
@@ -439,16 +440,15 @@ class MySQLDriver(Driver):
         code, msg = _errno(exc), _message(exc)
         where = self.describe(endpoint)
         v = self.values
-        if code == "1045":
+        failed = tls.handshake_error(exc) if self.tls is not None else None
+        if failed is not None:     # libmariadb's wording: error 2026, OpenSSL's reason
+            code, msg = "2026", f"TLS/SSL error: {tls.reason(failed)}"
+            hint = self.tls.failure_hint(failed)
+        elif code == "1045":
             hint = "check --mysql-user and --mysql-password"
         elif code in ("1049", "1044"):
-            hint = (f"create the database (CREATE DATABASE {v.mysql_db}), grant the user access to it, "
-                    "or pass --mysql-db")
-        elif "CERTIFICATE_VERIFY_FAILED" in msg:
-            hint = ("TLS verification failed: pass the server's CA with --mysql-ssl-ca, or use "
-                    "--mysql-ssl=required to encrypt without verifying")
-        elif "SSL" in msg:
-            hint = "the SSL handshake failed: is SSL enabled on the server? check --mysql-ssl and the certificates"
+            hint = (f"create the database (CREATE DATABASE {DIALECT.quote_name(v.mysql_db)}), grant the user "
+                    "access to it, or pass --mysql-db")
         elif code in ("2003", "2002", "2013"):
             hint = "is the server running? check --mysql-host/--mysql-port/--mysql-socket"
         elif code == "1040":
@@ -462,8 +462,8 @@ class MySQLDriver(Driver):
         ep = dict(self.endpoints[index % len(self.endpoints)])
         ep.update(user=v.mysql_user, password=self.password, db=v.mysql_db, autocommit=True,
                   charset="utf8mb4", local_infile=True)
-        if self._ssl is not None:
-            ep["ssl"] = self._ssl
+        if self.tls is not None:
+            ep["ssl"] = self.tls.context
         return ep
 
     async def connect(self, counters: Counters | None = None, index: int = 0) -> Connection:

@@ -10,12 +10,12 @@ connection reconnect instead of ending the run.
 from __future__ import annotations
 
 import os
-import ssl
 from typing import Any
 
 from ..errors import (ConfigError, ConnectError, FatalSQLError, IgnorableError, MissingTableError,
                       ReconnectError, TableExistsError)
 from ..options import Option, OptType
+from . import tls
 from .base import (Connection, Counters, Dialect, Driver, DriverCaps, register, split_placeholders, substitute,
                    text_rows)
 from .wire import count_result
@@ -25,6 +25,9 @@ READ_TAGS = ("SELECT", "FETCH", "SHOW")
 LOST_CONNECTION_CODE = "08006"
 TERMINATE = b"X\x00\x00\x00\x04"
 SSL_MODES = ("disable", "allow", "prefer", "require", "verify-ca", "verify-full")
+TLS_WORDING = tls.Wording(ca_option="--pgsql-ssl-ca", mode_option="--pgsql-sslmode",
+                          chain_only="--pgsql-sslmode=verify-ca",
+                          unverified="--pgsql-sslmode=require with no root CA to encrypt without verifying")
 LOADING_COMMENT = "pysysbench: prepare did not finish"
 # bytes per sbtest row (heap + primary key; the k index), measured on PostgreSQL 15 with
 # 1,000,000 rows COPYed in id order and the index built afterwards (--data-size)
@@ -39,8 +42,8 @@ OPTIONS = [
     Option("pgsql-db", OptType.STRING, "sbtest", "PostgreSQL database name", GROUP),
     Option("pgsql-sslmode", OptType.STRING, "prefer", "SSL mode {disable, allow, prefer, require, verify-ca, verify-full}",
            GROUP, choices=SSL_MODES),
-    Option("pgsql-ssl-ca", OptType.STRING, "", "CA certificate file to verify the server with "
-           "(--pgsql-sslmode=verify-ca or verify-full)", GROUP),
+    Option("pgsql-ssl-ca", OptType.STRING, "", "root CA certificate file to verify the server with "
+           "(libpq's sslrootcert; --pgsql-sslmode=require, verify-ca or verify-full)", GROUP),
     Option("pgsql-ssl-cert", OptType.STRING, "", "client certificate file for SSL", GROUP),
     Option("pgsql-ssl-key", OptType.STRING, "", "client key file for SSL", GROUP),
     Option("pgsql-ignore-errors", OptType.LIST, ["40P01", "23505", "40001"],
@@ -123,7 +126,7 @@ class PgConnection(Connection):
         try:
             self.conn = await asyncpg.connect(**self.endpoint)
         except Exception as exc:
-            raise ConnectError(self.driver.connect_message(self.endpoint, exc)) from None
+            raise ConnectError(self.driver.connect_message(self.endpoint, exc), _sqlstate(exc)) from None
         if self.driver.fast_path:
             from .wire import PgWire, library_changed
             try:
@@ -287,10 +290,9 @@ class PgDriver(Driver):
         self.fast_path = bool(values.get("db_fast_path", True))
         self.password = values.pgsql_password or os.environ.get("PYSYSBENCH_PGSQL_PASSWORD", "")
         self.endpoints = self._endpoints()
-        try:
-            self._ssl = self._ssl_setting()
-        except (OSError, ssl.SSLError) as exc:
-            raise ConfigError(f"cannot load the SSL certificate files: {exc}") from None
+        self.tls = self._tls()
+        # asyncpg's ssl argument: the mode's name (disable, allow, prefer) or our context
+        self._ssl: Any = self.tls.context if self.tls is not None else self.values.pgsql_sslmode
 
     def _endpoints(self) -> list[dict[str, Any]]:
         v = self.values
@@ -309,20 +311,20 @@ class PgDriver(Driver):
     def connect_message(self, endpoint: dict[str, Any], exc: BaseException) -> str:
         code = getattr(exc, "sqlstate", None) or ""
         v = self.values
-        if code == "3D000":
-            hint = f"create it (CREATE DATABASE {v.pgsql_db}) or pass --pgsql-db"
+        text = str(exc) or type(exc).__name__
+        failed = tls.handshake_error(exc) if self.tls is not None else None
+        if failed is not None:
+            text, hint = f"TLS/SSL error: {tls.reason(failed)}", self.tls.failure_hint(failed)
+        elif code == "3D000":
+            hint = f"create it (CREATE DATABASE {DIALECT.quote_name(v.pgsql_db)}) or pass --pgsql-db"
         elif code in ("28000", "28P01"):
             hint = "check --pgsql-user and --pgsql-password"
         elif code == "53300":
             hint = "raise the server's max_connections or use fewer --threads"
-        elif isinstance(exc, ssl.SSLError):
-            hint = ("TLS verification failed: pass the server's CA with --pgsql-ssl-ca, or use "
-                    "--pgsql-sslmode=require to encrypt without verifying")
         elif isinstance(exc, OSError):
             hint = "is the server running? check --pgsql-host/--pgsql-port"
         else:
             hint = "check the connection options"
-        text = str(exc) or type(exc).__name__
         return f"unable to connect to PostgreSQL server on {self.describe(endpoint)}: {text}; {hint}"
 
     def endpoint(self, index: int) -> dict[str, Any]:
@@ -332,20 +334,24 @@ class PgDriver(Driver):
                   ssl=self._ssl, timeout=30)
         return ep
 
-    def _ssl_setting(self) -> Any:
-        """asyncpg takes a mode name, or an SSLContext when we have files to use."""
+    def _tls(self) -> tls.TLS | None:
+        """libpq's rules: require verifies the chain when a root CA is given or found where
+        libpq looks ($PGSSLROOTCERT, ~/.postgresql/root.crt), verify-ca always (the system's
+        trusted CAs when none is), verify-full the host name too; disable / allow / prefer
+        never verify (asyncpg does them), so a file given with them is an error."""
         v = self.values
         mode = v.pgsql_sslmode
-        if mode in ("disable", "allow", "prefer") or not (v.pgsql_ssl_ca or v.pgsql_ssl_cert
-                                                         or mode in ("verify-ca", "verify-full")):
-            return mode
-        ctx = ssl.create_default_context(cafile=v.pgsql_ssl_ca or None)
-        ctx.check_hostname = mode == "verify-full"
-        if mode == "require":
-            ctx.verify_mode = ssl.CERT_NONE
-        if v.pgsql_ssl_cert:
-            ctx.load_cert_chain(v.pgsql_ssl_cert, v.pgsql_ssl_key or None)
-        return ctx
+        ca, cert, key = tls.given_files(v, "pgsql")
+        if mode in ("disable", "allow", "prefer"):
+            tls.refuse_unused((ca, cert, key), "--pgsql-sslmode=require, verify-ca or verify-full "
+                              f"(--pgsql-sslmode={mode} would not use it and checks no certificate)")
+            return None
+        ca = ca or tls.libpq_file("PGSSLROOTCERT", "root.crt")
+        cert = cert or tls.libpq_file("PGSSLCERT", "postgresql.crt")
+        key = key or (tls.libpq_file("PGSSLKEY", "postgresql.key") if cert else None)
+        return tls.build(TLS_WORDING, verify=ca is not None or mode != "require",
+                         check_hostname=mode == "verify-full", ca=ca, cert=cert, key=key,
+                         crl=tls.libpq_file("PGSSLCRL", "root.crl"))
 
     async def connect(self, counters: Counters | None = None, index: int = 0) -> Connection:
         conn = PgConnection(self, counters or Counters(), self.endpoint(index))

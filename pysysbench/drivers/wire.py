@@ -18,8 +18,8 @@ libraries send; the server sees the same statements as with sysbench.
 from __future__ import annotations
 
 import asyncio
+import logging
 import struct
-import sys
 import types
 from contextlib import contextmanager
 from functools import partial
@@ -27,14 +27,17 @@ from typing import Any, Callable
 
 from .wirescan import TextResult, mysql_error, mysql_packet, mysql_scan, mysql_scan_fast, pg_scan, pg_scan_fast
 
+_log = logging.getLogger(__name__)
+
 
 def library_changed(library: str, exc: BaseException) -> bool:
     """The session's transport could not be taken from ``library`` (an internal
     attribute moved in another version): say so once and go on through the library.
     Returns the new fast-path setting (False)."""
-    print(f"WARNING: this {library} keeps its connection differently ({exc}); statements go through "
-          f"{library} (as with --db-fast-path=off), which costs more client CPU per statement",
-          file=sys.stderr)
+    # a log record, not a print: this runs in worker processes too, where no CLI prints
+    # (with no handler configured, logging writes a warning's bare message to stderr)
+    _log.warning(f"WARNING: this {library} keeps its connection differently ({exc}); statements go through "
+                 f"{library} (as with --db-fast-path=off), which costs more client CPU per statement")
     return False
 
 

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from time import perf_counter_ns
 from typing import Any
 
-from .. import __version__
+from ..version import __version__
 from ..errors import ConfigError, ConnectError, PySysbenchError, RunAborted
 from ..options import Values
 from ..stats.histogram import percentile_ms

@@ -31,7 +31,7 @@ import dataclasses
 import os
 from dataclasses import dataclass
 from time import perf_counter
-from typing import Any
+from typing import Any, Callable
 
 from ..errors import BulkLoadRefused, ConfigError, FatalSQLError, TableExistsError
 from .layout import RandParams
@@ -161,8 +161,9 @@ class Stream:
 class Loader:
     """One fast prepare of ``tables`` tables of ``size`` rows."""
 
-    def __init__(self, env, tables: int, size: int):
+    def __init__(self, env, tables: int, size: int, create_sql: Callable[[int], str]):
         self.env = env
+        self.create_sql = create_sql
         self.v = v = env.values
         self.driver = env.driver
         self.tables, self.size = tables, size
@@ -329,11 +330,10 @@ class Loader:
 
     async def _create(self, conn, t: int, atomic: bool) -> None:
         """sysbench's CREATE TABLE, flagged as loading (or inside the table's transaction)."""
-        from ..workloads.oltp_common import create_table_sql
         d = self.driver.dialect
         if atomic:
             await conn.query("BEGIN")
-        await conn.query(create_table_sql(self.v, self.driver, t))
+        await conn.query(self.create_sql(t))
         if not atomic and d.mark_loading_sql is not None:
             await _run_all(conn, d.mark_loading_sql(f"sbtest{t}"))
         self.progress.tables_created += 1
@@ -363,8 +363,10 @@ async def _all_or_nothing(coros: list) -> None:
         raise
 
 
-async def fast_prepare(env, tables: int, size: int) -> None:
-    """Prepare ``tables`` sbtest tables of ``size`` rows with the bulk path."""
+async def fast_prepare(env, tables: int, size: int, create_sql: Callable[[int], str]) -> None:
+    """Prepare ``tables`` sbtest tables of ``size`` rows with the bulk path;
+    ``create_sql(t)`` is the workload's CREATE TABLE of table t (the workload owns
+    its schema; the loader owns only the bulk path)."""
     if tables <= 0:
         return
-    await Loader(env, tables, size).run()
+    await Loader(env, tables, size, create_sql).run()

@@ -18,12 +18,12 @@ from . import options as lua_options
 from .log import FATAL
 from .reports import Reports
 from .runtime import fallback_warning
-from .script import LuaWorkload, MainHost, error_text, load, make_services, program_argv
+from .host import MainHost, error_text, load, make_services, program_argv
 from .state import LuaState, options_source
 
 
 class Dispatcher:
-    def __init__(self, cls: type[LuaWorkload], values: Values, command: str | None, rest: list[RawOption],
+    def __init__(self, cls: type, values: Values, command: str | None, rest: list[RawOption],
                  out: Callable[[str], None], driver_name: str, run: Callable[[Any, Any], int]):
         self.cls = cls
         self.ref = cls.script

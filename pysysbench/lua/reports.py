@@ -5,18 +5,17 @@ Hooks are detected once, in the main state right after loading; the intermediate
 hook runs in a reporter state (``sysbench.tid`` = ``--threads``), the final
 cumulative one in the main state (with ``threads_running = 0``), checkpoints in a
 checkpointer state.  Each call gets sysbench's ``stat`` table (seconds).  Without
-hooks, a run whose script never initialised a database driver gets sysbench's
-generic formats (events per second, no "SQL statistics").
+hooks, the CLI prints the reports, in sysbench's generic formats (events per
+second, no "SQL statistics") when :meth:`Reports.sql` says no driver was used.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..output import text
 from ..stats.records import IntervalStat, Summary
 from .log import FATAL
-from .script import error_text
+from .host import error_text
 
 
 def interval_stat(st: IntervalStat) -> dict[str, Any]:
@@ -66,40 +65,28 @@ class Reports:
             self.d.log(FATAL, f"`report_{kind}' function failed: {error_text(err)}")
 
     def sql(self, counts: Any) -> bool:
+        """Whether the run used a database driver (else sysbench prints its generic
+        reports: events per second, no "SQL statistics")."""
         return self.d.services.used_driver or any(
             (counts.reads, counts.writes, counts.others, counts.errors, counts.reconnects))
 
     def intermediate(self, st: IntervalStat) -> bool:
-        if self.has_intermediate:
-            self._hook(self._state("_reporter"), "intermediate", interval_stat(st))
-            return True
-        if not self.sql(st):
-            self.d.out(text.generic_line(st))
-            return True
-        return False
+        if not self.has_intermediate:
+            return False
+        self._hook(self._state("_reporter"), "intermediate", interval_stat(st))
+        return True
 
     def checkpoint(self, summary: Summary) -> bool:
-        if self.has_cumulative:
-            self._hook(self._state("_checkpointer"), "cumulative", summary_stat(summary, summary.threads))
-            return True
-        return self._generic(summary)
+        if not self.has_cumulative:
+            return False
+        self._hook(self._state("_checkpointer"), "cumulative", summary_stat(summary, summary.threads))
+        return True
 
     def cumulative(self, summary: Summary) -> bool:
         self.close()     # the reporter's state ends with the run (report_json closes its array)
-        if self.has_cumulative:
-            self._hook(self.main, "cumulative", summary_stat(summary, 0))
-            return True
-        return self._generic(summary)
-
-    def _generic(self, summary: Summary) -> bool:
-        if self.sql(summary):
+        if not self.has_cumulative:
             return False
-        block = text.summary_block(summary, sql=False)
-        raw = getattr(self.d.out, "raw", None)
-        if raw is not None:
-            raw(block)
-        else:
-            self.d.out(block.rstrip("\n") + "\n")
+        self._hook(self.main, "cumulative", summary_stat(summary, 0))
         return True
 
     def close(self) -> None:

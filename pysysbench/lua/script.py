@@ -14,22 +14,17 @@ thread (:class:`MainHost`), so it outlives the benchmark's event loop.
 
 from __future__ import annotations
 
-import asyncio
 import os
-import sys
-import threading
-import time
 from time import perf_counter_ns
 from typing import Any, Callable
 
-from ..drivers import REGISTRY as DRIVERS
 from ..errors import IgnorableError, RunAborted, WorkloadError
 from ..options import RawOption, Values
-from ..rand_compat import background_threads
 from ..workloads.base import ThreadContext, Workload
 from . import options as lua_options
-from .log import FATAL, Log
-from .runtime import Seeds, Unique, find_module
+from .host import error_text, load, make_services, program_argv, stdout_line
+from .log import FATAL
+from .runtime import find_module
 from .state import EventHooks, LuaState, Services, options_source
 
 PREFIX = "lua:"          # Workload.source of a script: worker processes resolve it again
@@ -64,15 +59,6 @@ def script_class(name: str | None) -> type["LuaWorkload"]:
                                              "source": PREFIX + (name or "-")})
 
 
-def error_text(err: Any) -> str:
-    """A Lua error value as sysbench prints it."""
-    if isinstance(err, str):
-        return err
-    if isinstance(err, (int, float)) and not isinstance(err, bool):
-        return str(err)
-    return "(not a string)"
-
-
 def is_restart(err: Any) -> bool:
     try:
         return err is not None and not isinstance(err, (str, int, float, bool)) and err["errcode"] == 1
@@ -86,37 +72,6 @@ class LuaRestart(IgnorableError):
     def __init__(self, err: Any):
         super().__init__("restart requested by the script", "lua")
         self.lua_error = err
-
-
-def program_argv() -> list[str]:
-    """``sysbench.cmdline.argv``: the program name as invoked, then the arguments."""
-    name = os.path.basename(sys.argv[0]) if sys.argv else "pysysbench"
-    if name in ("__main__.py", "-c", ""):
-        name = "pysysbench"
-    return [name] + list(sys.argv[1:])
-
-
-def _stdout_line(line: str) -> None:
-    sys.stdout.write(line + "\n")
-    sys.stdout.flush()
-
-
-def make_services(values: Values, out: Callable[[str], None], driver_name: str) -> Services:
-    seed = values.get("rand_seed", 0) or (time.time_ns() & 0xFFFFFFFF)
-    seeds = Seeds(seed, background_threads(values), values.threads)
-    unique = Unique((time.time_ns() ^ os.getpid() << 16) & 0xFFFFFFFF)
-    return Services(values, Log(out, values.get("verbosity", 3)), driver_name, DRIVERS, unique, seeds)
-
-
-async def load(state: LuaState, ref: ScriptRef) -> tuple[bool, Any]:
-    """Run the script's chunk in ``state``: (ok, error value)."""
-    chunk, err = state.loader(ref.path, ref.modname)
-    if chunk is None:
-        return False, err
-    return await state.call(chunk)
-
-
-# --- the workload (worker states) -------------------------------------------------------
 
 
 class EngineHooks(EventHooks):
@@ -156,7 +111,7 @@ class LuaWorkload(Workload):
 
     def configure(self) -> None:
         if self.services is None:
-            type(self).services = make_services(self.values, _stdout_line, self.driver.name)
+            type(self).services = make_services(self.values, stdout_line, self.driver.name)
             self.services.drivers.setdefault(self.driver.name, self.driver)
         self.legacy: bool | None = None
         self.options_source = options_source(lua_options.exported(self.values))
@@ -247,21 +202,4 @@ class LuaWorkload(Workload):
         return Dispatcher(cls, values, command, rest, out, driver_name, run).execute()
 
 
-class MainHost:
-    """An event loop in a helper thread for the main state and the other states
-    sysbench runs outside the benchmark threads (commands, reporter, checkpoints)."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, name="lua-main", daemon=True)
-        self.thread.start()
-
-    def run(self, coro: Any) -> Any:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
-
-    def close(self) -> None:
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(5)
-
-
-__all__ = ["LuaWorkload", "MainHost", "ScriptRef", "script_class", "load", "error_text"]
+__all__ = ["LuaWorkload", "ScriptRef", "script_class"]

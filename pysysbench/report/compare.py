@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ..campaign.noise import Difference, Sample, difference, sample
+from ..stats.noise import Difference, Sample, difference, sample
 from ..errors import UsageError
 from .model import METRICS, Metric, Run, load_runs
 from .tables import TableData, metric_stat

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from .. import results
-from ..campaign.noise import Sample, sample
+from ..stats.noise import Sample, sample
 from ..errors import UsageError
 from ..stats.histogram import N_BUCKETS
 

@@ -11,8 +11,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from ..campaign.noise import Sample
-from ..campaign.peak import margin
+from ..stats.noise import Sample, margin
 from .model import METRICS, TABLE_METRICS, Cell, Metric, Run, Variant, differing_keys, variant_text, variants
 
 SATURATION_MIN_GAIN = 0.05      # as peak finding's default min-gain

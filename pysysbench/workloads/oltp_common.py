@@ -162,7 +162,7 @@ class OltpBase(Workload):
         method = env.values.get("load_method", INSERT) or "auto"
         if method != INSERT:       # the bulk path (pysysbench.load), the default
             from ..load.prepare import fast_prepare   # numpy: imported when used
-            await fast_prepare(env, self.tables, size)
+            await fast_prepare(env, self.tables, size, lambda t: create_table_sql(env.values, env.driver, t))
             return
         if env.values.get("force", False):
             await drop_existing(env, self.tables)

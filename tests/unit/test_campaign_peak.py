@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from pysysbench.campaign.noise import difference, sample, t_critical, welch_margin
+from pysysbench.stats.noise import difference, sample, t_critical, welch_margin
 from pysysbench.campaign.peak import find_peak, improves, next_threads
 from pysysbench.campaign.spec import AutoThreads
 

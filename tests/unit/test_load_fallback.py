@@ -54,7 +54,7 @@ def make_env(method: str, said: list[str]) -> Env:
 
 def load_one_range(method: str) -> tuple[RefusingConnection, list[str]]:
     said: list[str] = []
-    loader = Loader(make_env(method, said), tables=1, size=SIZE)
+    loader = Loader(make_env(method, said), tables=1, size=SIZE, create_sql=lambda t: f"CREATE TABLE sbtest{t}(id INT)")
     stream = loader.streams[0]
     stream.conn = RefusingConnection()
     asyncio.run(stream.load_range(1, 1, SIZE))

@@ -97,3 +97,9 @@ def difference(a: Sample, b: Sample, min_effect: float) -> Difference:
     noise = margin / abs(base) if base else math.inf
     significant = abs(change) > noise and abs(change) >= min_effect
     return Difference(ratio, change, noise, significant)
+
+
+def margin(best: Sample, other: Sample, min_gain: float) -> float:
+    """How much ``other`` must exceed ``best`` to count as better."""
+    noise = welch_margin(best, other) or 0.0
+    return max(min_gain * abs(best.mean), noise)

@@ -1,0 +1,183 @@
+"""The import layers of the whole package (architecture guide, section 3).
+
+Every module belongs to one layer; a module never imports a module of a higher
+layer, and the import graph has no cycle (imports inside functions count too:
+a lazy import hides an arrow, it does not remove it).  The C extensions belong
+to the native layer.  The order:
+
+    errors, options, native, version, files  <  rand, stats, results  <  drivers  <
+    workloads, lua, load  <  engine, output  <  campaign  <  report  <  cli
+
+Two rules beyond the order: report reads result files only (it imports no
+campaign, engine, driver or workload module), and nothing below cli prints.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PKG = Path(__file__).resolve().parents[2] / "pysysbench"
+
+LAYERS = [
+    ("errors", "options", "native", "version", "files"),
+    ("rand", "rand_compat", "stats", "results"),
+    ("drivers",),
+    ("workloads", "lua", "load"),
+    ("engine", "output"),
+    ("campaign",),
+    ("report",),
+    ("cli", "__init__", "__main__"),
+]
+RANK = {name: i for i, names in enumerate(LAYERS) for name in names}
+# beyond the order: what a layer must not import although it sits above it
+EXTRA_FORBIDDEN = {"report": ("campaign", "engine", "drivers", "workloads", "lua", "load")}
+
+
+def modules() -> dict[str, Path]:
+    """Every Python module of the package by dotted name (C extensions included:
+    they count as the native layer)."""
+    out = {}
+    for path in sorted(PKG.rglob("*.c")):
+        rel = path.relative_to(PKG.parent).with_suffix("")
+        out[".".join(rel.parts)] = path
+    for path in sorted(PKG.rglob("*.py")):
+        rel = path.relative_to(PKG.parent).with_suffix("")
+        parts = list(rel.parts)
+        if parts[-1] == "__init__" and len(parts) > 1:
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+def top(module: str) -> str:
+    """The layer key of a module: its first component below the package
+    (``pysysbench.drivers.mysql`` -> ``drivers``; ``pysysbench`` -> ``__init__``)."""
+    parts = module.split(".")
+    if modules_c(module):
+        return "native"
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def modules_c(module: str) -> bool:
+    return (PKG.parent / (module.replace(".", "/") + ".c")).exists()
+
+
+def imports(module: str, path: Path) -> set[str]:
+    """The pysysbench modules (or packages) ``module`` imports."""
+    is_pkg = path.name == "__init__.py"
+    package = module.split(".") if is_pkg else module.split(".")[:-1]
+    tree = ast.parse(path.read_text())
+    nodes = list(ast.walk(tree))
+    out = set()
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name.startswith("pysysbench"))
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                name = ".".join(base + ([node.module] if node.module else []))
+            else:
+                name = node.module or ""
+            if name.startswith("pysysbench"):   # "from . import results" names the module results
+                out.update(f"{name}.{a.name}" for a in node.names)
+    return out
+
+
+def python_modules() -> dict[str, Path]:
+    return {m: p for m, p in modules().items() if p.suffix == ".py"}
+
+
+def known(name: str, mods: dict[str, Path]) -> str | None:
+    """The module an imported name refers to (``pkg.mod.func`` -> ``pkg.mod``)."""
+    while name and name not in mods:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def test_every_module_has_a_layer():
+    missing = sorted({top(m) for m in modules()} - set(RANK))
+    assert not missing, f"modules outside every layer (add them to LAYERS and to the architecture guide): {missing}"
+
+
+@pytest.mark.parametrize("module", sorted(python_modules()))
+def test_no_import_from_a_higher_layer(module):
+    mods = modules()
+    mine = top(module)
+    bad = []
+    for name in imports(module, mods[module]):
+        target = known(name, mods)
+        if target is None:
+            continue
+        theirs = top(target)
+        if RANK.get(theirs, -1) > RANK.get(mine, len(LAYERS)) or theirs in EXTRA_FORBIDDEN.get(mine, ()):
+            bad.append(target)
+    assert not bad, f"{module} ({mine}) imports {sorted(set(bad))}"
+
+
+def test_no_import_cycle():
+    mods = modules()
+    graph = {m: {t for n in imports(m, p) if (t := known(n, mods)) and t != m}
+             for m, p in python_modules().items()}
+    # a package's __init__ importing its own submodules is how packages are built, not a cycle
+    for m, targets in graph.items():
+        if mods[m].name == "__init__.py":
+            graph[m] = {t for t in targets if not t.startswith(m + ".")}
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(m: str) -> list[str] | None:
+        state[m] = 1
+        stack.append(m)
+        for t in sorted(graph.get(m, ())):
+            if state.get(t) == 1:
+                return stack[stack.index(t):] + [t]
+            if t not in state and (cycle := visit(t)):
+                return cycle
+        stack.pop()
+        state[m] = 2
+        return None
+
+    for m in sorted(graph):
+        if m not in state and (cycle := visit(m)):
+            pytest.fail("import cycle: " + " -> ".join(cycle))
+
+
+@pytest.mark.parametrize("module", sorted(m for m in python_modules() if top(m) not in ("cli", "__main__")))
+def test_library_code_does_not_print(module):
+    tree = ast.parse(modules()[module].read_text())
+    calls = [n.lineno for n in ast.walk(tree)
+             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("print", "exit")]
+    assert not calls, f"{module} calls print/exit at lines {calls} (only the CLI prints)"
+
+
+DB_LIBRARIES = {"asyncmy", "asyncpg", "sqlite3", "pymysql", "psycopg", "psycopg2"}
+
+
+def _third_party(path: Path) -> set[str]:
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            out.add(node.module.split(".")[0])
+    return out
+
+
+@pytest.mark.parametrize("module", sorted(m for m in python_modules() if top(m) != "drivers"))
+def test_database_libraries_only_in_drivers(module):
+    bad = _third_party(python_modules()[module]) & DB_LIBRARIES
+    assert not bad, f"{module} imports {sorted(bad)}: only drivers/ talks to a database library"
+
+
+def test_reports_load_no_database_library_at_run_time():
+    code = ("import sys, pysysbench.report.document, pysysbench.report.compare, pysysbench.report.html, "
+            "pysysbench.report.markdown, pysysbench.report.export; "
+            f"print(sorted(m for m in {sorted(DB_LIBRARIES)!r} if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=PKG.parent).stdout
+    assert out.strip() == "[]"
