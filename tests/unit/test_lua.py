@@ -123,3 +123,14 @@ def test_lua5_fallback_without_ffi(tmp_path):
     assert proc.stdout.count("WARNING: this lupa has no LuaJIT") == 1
     first = [line for line in proc.stdout.splitlines() if line[:1].isdigit()]
     assert first and first[0].split("\t")[0] == "5005"
+
+
+def test_event_returning_a_true_value_stops_its_thread_uncounted(tmp_path, capfd):
+    """spec 1.6: any value but nil/false (0 included) stops the thread; that event is not counted."""
+    script = tmp_path / "stop.lua"
+    script.write_text("function event() n = (n or 0) + 1; print('event ' .. n); if n == 3 then return 0 end end")
+    assert main([str(script), "--threads=1", "--workers=1", "--events=10", f"--sqlite-db={tmp_path / 'x.db'}",
+                 "run"]) == 0
+    out = capfd.readouterr().out
+    assert [x for x in out.splitlines() if x.startswith("event")] == ["event 1", "event 2", "event 3"]
+    assert "    total number of events:              2\n" in out
