@@ -158,13 +158,13 @@ def parse(argv: list[str]) -> Invocation:
 
 
 def stdin_has_script() -> bool:
-    """Without a test name sysbench reads a Lua script from standard input; pysysbench
-    does when stdin is a pipe or a file (a terminal or /dev/null gets the help)."""
+    """Without a test name sysbench reads a Lua script from standard input; so does
+    pysysbench unless stdin is a terminal (which gets the help): a pipe, a file, or
+    /dev/null (bash hands an empty here-document over as a character device)."""
     try:
-        mode = os.fstat(sys.stdin.fileno()).st_mode
+        return not os.isatty(sys.stdin.fileno())
     except (AttributeError, OSError, ValueError):
         return False
-    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
 
 
 def _unglue(raw: list[RawOption], words: list[str], registry: Registry) -> tuple[list[RawOption], list[str]]:
