@@ -162,13 +162,20 @@ def measure(cmd: list[str], limit_s: float) -> Measure | str:
     return Measure(float(m.group(2)), int(m.group(1)), usage.ru_utime + usage.ru_stime, peak[0] / 1024)
 
 
-def run_cmds(workload: str, threads: int, server: str, seconds: int, rows: int) -> tuple[list[str], list[str]]:
+LUA_SCRIPTS = "/usr/share/sysbench"
+
+
+def run_cmds(workload: str, threads: int, server: str, seconds: int, rows: int,
+             lua: bool = False) -> tuple[list[str], list[str]]:
+    """sysbench's and pysysbench's command lines; ``lua``: both run the sysbench package's
+    ``.lua`` file (pysysbench through its Lua engine, --lua-bundled=on)."""
     # --forced-shutdown: at 1000 threads PostgreSQL read_write queues on row locks and neither tool
     # finishes its in-flight events for minutes after --time (both stop 5 s after it instead)
     common = [f"--tables={TABLES}", f"--table-size={rows}", f"--threads={threads}", f"--time={seconds}",
               f"--forced-shutdown={FORCED_SHUTDOWN_S}"]
-    name = f"oltp_{workload}"
-    return (["sysbench", name, *CONN[server], *common, "run"], [*PYSYSBENCH, name, *CONN[server], *common, "run"])
+    name = f"{LUA_SCRIPTS}/oltp_{workload}.lua" if lua else f"oltp_{workload}"
+    ours = [*PYSYSBENCH, "--lua-bundled=on"] if lua else PYSYSBENCH
+    return (["sysbench", name, *CONN[server], *common, "run"], [*ours, name, *CONN[server], *common, "run"])
 
 
 def ensure_database() -> None:
@@ -219,8 +226,8 @@ def parse_case(text: str) -> tuple[str, str, str]:
     return parts[0].removeprefix("oltp_"), parts[1], parts[2]
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(lua: bool = False, workloads: tuple[str, ...] = WORKLOADS, doc: str | None = None) -> int:
+    ap = argparse.ArgumentParser(description=(doc or __doc__).splitlines()[0])
     ap.add_argument("--rounds", type=int, default=5, help="rounds per case (default: 5)")
     ap.add_argument("--time", type=int, default=10, help="seconds per run")
     ap.add_argument("--cases", default="", help="comma list of workload:threads:server (default: all)")
@@ -231,7 +238,7 @@ def main() -> int:
     if args.table_size < 0:
         ap.error("--table-size must be positive")
     cases = [parse_case(c) for c in args.cases.split(",") if c] or \
-        [(w, str(t), s) for s in SERVERS for t in THREADS for w in WORKLOADS]
+        [(w, str(t), s) for s in SERVERS for t in THREADS for w in workloads]
     ensure_database()
     # byte-code as a pip-installed package has it (pip compiles at install time); with
     # PYTHONDONTWRITEBYTECODE set, as on CI machines, every run would compile its own
@@ -239,7 +246,7 @@ def main() -> int:
     print(f"# machine: {platform.node()} {platform.machine()}, {os.cpu_count()} cores, "
           f"Python {platform.python_version()}; {TABLES} tables, {args.time} s per run, "
           f"{args.rounds} rounds, tools alternating")
-    print(f"# command: {' '.join([Path(sys.executable).name, 'bench/compare_sysbench.py', *sys.argv[1:]])}")
+    print(f"# command: {' '.join([Path(sys.executable).name, 'bench/' + Path(sys.argv[0]).name, *sys.argv[1:]])}")
     print("| case | rows/table | sysbench QPS | pysysbench QPS | ratio | sysbench CPU us/q | pysysbench CPU us/q | CPU ratio "
           "| sysbench RSS MB | pysysbench RSS MB | QPS ratio per round |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
@@ -249,7 +256,7 @@ def main() -> int:
         if prepared.get(server) != rows:
             prepare(server, rows)
             prepared[server] = rows
-        sb_cmd, py_cmd = run_cmds(workload, int(threads), server, args.time, rows)
+        sb_cmd, py_cmd = run_cmds(workload, int(threads), server, args.time, rows, lua)
         sb, py = [], []
         limit_s = args.time * RUN_LIMIT_FACTOR + RUN_LIMIT_EXTRA_S
         for r in range(args.rounds):

@@ -63,10 +63,14 @@ class SQLError(DatabaseError):
     """A statement failed.  ``code`` is the server's error code as a string
     (MySQL errno, PostgreSQL SQLSTATE, SQLite result name)."""
 
-    def __init__(self, message: str, code: str = "", sql: str = ""):
+    def __init__(self, message: str, code: str = "", sql: str = "", errmsg: str | None = None,
+                 sqlstate: str = ""):
         super().__init__(message)
         self.code = code
         self.sql = sql
+        # the server's own message and SQLSTATE (Lua's error descriptors show them as sent)
+        self.errmsg = message if errmsg is None else errmsg
+        self.sqlstate = sqlstate
 
 
 class IgnorableError(SQLError):

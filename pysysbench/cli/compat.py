@@ -62,6 +62,8 @@ GENERAL_OPTIONS = [
     Option("version", OptType.BOOL, False, "print version and exit", G),
     Option("config-file", OptType.FILE, "", "File containing command line options", G),
     Option("result-file", OptType.STRING, "", "write a JSON document of the run to this file", G),
+    Option("lua-bundled", OptType.BOOL, False, "run the bundled test names (oltp_read_write, ...) through the Lua "
+           "files of the sysbench package with the Lua engine instead of natively", G),
     Option("test", OptType.STRING, "", "deprecated: the test name or script path", G, show_default=False),
     Option("tx-rate", OptType.INT, 0, "deprecated alias for --rate", G, alias_for="rate"),
     Option("max-requests", OptType.INT, 0, "deprecated alias for --events", G, alias_for="events"),
@@ -118,6 +120,7 @@ class Invocation:
     test: str | None
     command: str | None
     workload_cls: type[Workload] | None = None
+    rest: list[RawOption] = field(default_factory=list)     # options left for a Lua script to declare
     warnings: list[str] = field(default_factory=list)       # stdout, before the header
     stderr_warnings: list[str] = field(default_factory=list)
 
@@ -139,14 +142,29 @@ def parse(argv: list[str]) -> Invocation:
     inv.test = words[0] if words else None
     inv.command = words[1] if len(words) > 1 else None
     _apply_aliases(inv)
+    if inv.test is None and not values.help and not values.version and stdin_has_script():
+        inv.test = "-"               # sysbench runs a Lua script from standard input
     if inv.test is None:
         _reject_unknown(rest)
         return inv
-    inv.workload_cls = find_workload(inv.test)
+    inv.workload_cls = find_workload(inv.test, lua_bundled=values.lua_bundled)
+    if getattr(inv.workload_cls, "runs_own_commands", False):
+        inv.rest = rest              # a Lua script declares its options when its chunk has run
+        return inv
     values.registry.extend(inv.workload_cls.options)
     _workload_options(inv, rest)
     inv.warnings.extend(compat_warnings(values))
     return inv
+
+
+def stdin_has_script() -> bool:
+    """Without a test name sysbench reads a Lua script from standard input; so does
+    pysysbench unless stdin is a terminal (which gets the help): a pipe, a file, or
+    /dev/null (bash hands an empty here-document over as a character device)."""
+    try:
+        return not os.isatty(sys.stdin.fileno())
+    except (AttributeError, OSError, ValueError):
+        return False
 
 
 def _unglue(raw: list[RawOption], words: list[str], registry: Registry) -> tuple[list[RawOption], list[str]]:

@@ -160,7 +160,11 @@ def dispatch(argv: list[str], out: Printer) -> int:
     command = subcommands.find(argv[0]) if argv else None
     if command is not None:
         return command(argv[1:], out)
-    inv = parse(argv)
+    try:
+        inv = parse(argv)
+    except WorkloadError:
+        out(header())      # sysbench prints its first line before it looks for the test
+        raise
     v = inv.values
     for line in inv.stderr_warnings:
         print(line, file=sys.stderr)
@@ -174,6 +178,10 @@ def dispatch(argv: list[str], out: Printer) -> int:
         out(line)
     out(header())
     cls = inv.workload_cls
+    if getattr(cls, "runs_own_commands", False):   # a Lua script: sysbench's own command dispatch
+        driver_name = v.db_driver if v.is_set("db_driver") else choose_driver(v)
+        return cls.dispatch(v, inv.command, inv.rest, out, driver_name,
+                            lambda workload, driver: command_run(inv, workload, driver, out, argv))
     if inv.command is None:
         raise WorkloadError("Command is required. Supported commands: " + ", ".join(cls.commands))
     if inv.command not in COMMANDS and inv.command not in cls.commands:
@@ -259,14 +267,20 @@ def _run_and_report(inv: Invocation, workload: Workload, driver, out: Printer, a
         for line in old.banner(v, forced_shutdown_s(v)):
             out(line)
 
+    custom = getattr(workload, "reports", None)   # a Lua script's report hooks
+    sql = (lambda counts: True) if custom is None else custom.sql   # False: sysbench's generic reports
+
     def interval(st) -> None:
-        out(text.intermediate_line(st) if old is None else old.interval_line(st))
+        if custom is None or not custom.intermediate(st):
+            line = text.intermediate_line if sql(st) else text.generic_line
+            out(line(st) if old is None else old.interval_line(st))
         if st.queue_length is not None:
             out(text.rate_line(st) if old is None else old.rate_line(st))
 
     def checkpoint(t: float, summary) -> None:
         out(text.checkpoint_header(t))
-        out.raw(text.summary_block(summary) if old is None else old.summary_block(summary))
+        if custom is None or not custom.checkpoint(summary):
+            out.raw(text.summary_block(summary, sql(summary)) if old is None else old.summary_block(summary))
 
     hooks = Hooks(say=out, interval=interval, checkpoint=checkpoint)
 
@@ -301,7 +315,9 @@ def _run_and_report(inv: Invocation, workload: Workload, driver, out: Printer, a
     if outcome.error is None:
         if v.histogram:
             out.raw(text.histogram_block(outcome.summary.hist))
-        out.raw(text.summary_block(outcome.summary) if old is None else old.summary_block(outcome.summary))
+        if custom is None or not custom.cumulative(outcome.summary):
+            out.raw(text.summary_block(outcome.summary, sql(outcome.summary)) if old is None
+                    else old.summary_block(outcome.summary))
         if v.debug:
             _per_thread_debug(outcome, out)
     else:

@@ -133,6 +133,22 @@ def literal(value: Any) -> str:
     return str(value)
 
 
+def text_value(value: Any) -> str | None:
+    """A decoded column value as the text the server sent (libraries decode rows;
+    the Lua API hands scripts strings, as sysbench's C client does)."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).decode("utf-8", "replace")
+    if isinstance(value, bool):
+        return "t" if value else "f"
+    return str(value)
+
+
+def text_rows(rows: Sequence[Sequence[Any]]) -> list[tuple]:
+    return [tuple(text_value(v) for v in row) for row in rows]
+
+
 def split_placeholders(sql: str) -> list[str]:
     """Split SQL on '?' placeholders (none of our statements quote a '?')."""
     return sql.split("?")
@@ -187,6 +203,13 @@ class Connection:
 
     async def fetchall(self, sql: str) -> list[tuple]:
         """Plain text query returning rows; not counted (tooling, checks)."""
+        raise NotImplementedError
+
+    async def query_rows(self, sql: str) -> tuple[int, list[tuple]] | None:
+        """Plain text, counted and classified like :meth:`query`, keeping what it
+        returned: ``(columns, rows)`` with every value as the server's text (None
+        for SQL NULL), or None when the statement produced no result set (the Lua
+        API's ``con:query``)."""
         raise NotImplementedError
 
     async def close(self) -> None:

@@ -29,6 +29,10 @@ class DryRunConnection(Connection):
     async def fetchall(self, sql: str) -> list[tuple]:
         return []
 
+    async def query_rows(self, sql: str) -> tuple[int, list[tuple]] | None:
+        self.counters.others += 1    # as sysbench's --mysql-dry-run: no result set, ever
+        return None
+
     async def table_exists(self, table: str) -> bool:
         return True
 

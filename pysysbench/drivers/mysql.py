@@ -14,7 +14,7 @@ from ..errors import (BulkLoadRefused, ConfigError, ConnectError, FatalSQLError,
                       PySysbenchError, ReconnectError, TableExistsError)
 from ..options import Option, OptType
 from . import tls
-from .base import (Connection, Counters, Dialect, Driver, DriverCaps, register, split_placeholders,
+from .base import (Connection, Counters, Dialect, Driver, DriverCaps, register, split_placeholders, text_rows,
                    substitute)
 from .wire import count_result
 
@@ -221,19 +221,20 @@ class MySQLConnection(Connection):
         ignore = self.driver.ignore
         listed = "all" in ignore or code in ignore
         c = self.counters
+        raw = {"errmsg": msg, "sqlstate": getattr(exc, "sqlstate", "") or ""}
         if listed and code in LOST_CONNECTION:
             c.count_error(code, reconnect=True)
-            raise ReconnectError(f"MySQL error {code} ({msg})", code, sql) from None
+            raise ReconnectError(f"MySQL error {code} ({msg})", code, sql, **raw) from None
         c.count_error(code)
         if listed:
-            raise IgnorableError(f"Ignoring error {code} {msg}", code, sql) from None
+            raise IgnorableError(f"Ignoring error {code} {msg}", code, sql, **raw) from None
         if code == ER_NO_SUCH_TABLE:
-            raise MissingTableError(f"MySQL error 1146: {msg}: run prepare first", code, sql) from None
+            raise MissingTableError(f"MySQL error 1146: {msg}: run prepare first", code, sql, **raw) from None
         if code == ER_TABLE_EXISTS:
-            raise TableExistsError(f"MySQL error 1050: {msg}: run cleanup first", code, sql) from None
+            raise TableExistsError(f"MySQL error 1050: {msg}: run cleanup first", code, sql, **raw) from None
         hint = ("; to reconnect and go on instead, pass --mysql-ignore-errors=all (or add 2013,2006)"
                 if code in LOST_CONNECTION else "")
-        raise FatalSQLError(f"MySQL error {code} ({msg}) for query '{sql}'{hint}", code, sql) from None
+        raise FatalSQLError(f"MySQL error {code} ({msg}) for query '{sql}'{hint}", code, sql, **raw) from None
 
     async def prepare(self, sql: str):
         if self.driver.ps_mode == "disable":
@@ -287,6 +288,20 @@ class MySQLConnection(Connection):
         except Exception as exc:
             self._fail(exc, sql)
         count_result(self.counters, fields, affected)
+
+    async def query_rows(self, sql: str) -> tuple[int, list[tuple]] | None:
+        try:
+            if self.wire is not None:
+                columns, rows, affected = await self.wire.query_rows(sql)
+            else:
+                async with self.conn.cursor() as cur:
+                    affected = await cur.execute(sql)
+                    columns = len(cur.description) if cur.description else -1
+                    rows = text_rows(await cur.fetchall()) if columns >= 0 else []
+        except Exception as exc:
+            self._fail(exc, sql)
+        count_result(self.counters, columns >= 0, affected)
+        return (columns, rows) if columns >= 0 else None
 
     async def fetchall(self, sql: str) -> list[tuple]:
         try:

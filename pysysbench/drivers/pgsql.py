@@ -16,7 +16,9 @@ from ..errors import (ConfigError, ConnectError, FatalSQLError, IgnorableError, 
                       ReconnectError, TableExistsError)
 from ..options import Option, OptType
 from . import tls
-from .base import Connection, Counters, Dialect, Driver, DriverCaps, register, split_placeholders, substitute
+from .base import (Connection, Counters, Dialect, Driver, DriverCaps, register, split_placeholders, substitute,
+                   text_rows)
+from .wire import count_result
 
 GROUP = "pgsql options"
 READ_TAGS = ("SELECT", "FETCH", "SHOW")
@@ -140,9 +142,10 @@ class PgConnection(Connection):
         listed = "all" in ignore or code in ignore or (
             _is_connection_failure(code) and LOST_CONNECTION_CODE in ignore)
         c = self.counters
+        raw = {"errmsg": str(exc), "sqlstate": code}
         if listed and _is_connection_failure(code):
             c.count_error(code, reconnect=True)
-            raise ReconnectError(f"PostgreSQL error {code}: {exc}", code, sql) from None
+            raise ReconnectError(f"PostgreSQL error {code}: {exc}", code, sql, **raw) from None
         c.count_error(code)
         if listed:
             try:
@@ -152,14 +155,14 @@ class PgConnection(Connection):
                     await self.conn.execute("ROLLBACK")
             except Exception:
                 pass   # the restarted event will surface a broken connection
-            raise IgnorableError(f"Ignoring error {code} {exc}", code, sql) from None
+            raise IgnorableError(f"Ignoring error {code} {exc}", code, sql, **raw) from None
         if code == "42P01":
-            raise MissingTableError(f"PostgreSQL error 42P01: {exc}: run prepare first", code, sql) from None
+            raise MissingTableError(f"PostgreSQL error 42P01: {exc}: run prepare first", code, sql, **raw) from None
         if code == "42P07":
-            raise TableExistsError(f"PostgreSQL error 42P07: {exc}: run cleanup first", code, sql) from None
+            raise TableExistsError(f"PostgreSQL error 42P07: {exc}: run cleanup first", code, sql, **raw) from None
         hint = ("; to reconnect and go on instead, pass --pgsql-ignore-errors=all (or add 08006)"
                 if _is_connection_failure(code) else "")
-        raise FatalSQLError(f"PostgreSQL error {code} ({exc}) for query '{sql}'{hint}", code, sql) from None
+        raise FatalSQLError(f"PostgreSQL error {code} ({exc}) for query '{sql}'{hint}", code, sql, **raw) from None
 
     async def prepare(self, sql: str):
         if self.driver.ps_mode == "disable":
@@ -220,6 +223,22 @@ class PgConnection(Connection):
             c.writes += 1
         else:
             c.others += 1
+
+    async def query_rows(self, sql: str) -> tuple[int, list[tuple]] | None:
+        try:
+            if self.wire is not None:
+                columns, rows, raw = await self.wire.query_rows(sql)
+                tag = raw.decode("utf-8", "replace")
+            else:
+                ps = await self.conn.prepare(sql)
+                columns = len(ps.get_attributes()) if ps.get_attributes() else -1
+                rows = text_rows(await ps.fetch())
+                tag = ps.get_statusmsg() or ""
+        except Exception as exc:
+            await self._fail(exc, sql)
+        count = tag.rpartition(" ")[2]
+        count_result(self.counters, columns >= 0, count.isdigit() and int(count) > 0)
+        return (columns, rows) if columns >= 0 else None
 
     async def fetchall(self, sql: str) -> list[tuple]:
         try:

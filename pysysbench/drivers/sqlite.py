@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 from ..errors import ConnectError, FatalSQLError, IgnorableError, MissingTableError, TableExistsError
 from ..options import Option, OptType
-from .base import Connection, Counters, Dialect, Driver, DriverCaps, register, split_placeholders, substitute
+from .base import Connection, Counters, Dialect, Driver, DriverCaps, register, split_placeholders, substitute, text_rows
 
 GROUP = "sqlite options"
 BUSY_TIMEOUT_MS = 10_000
@@ -129,13 +129,13 @@ def _error(exc: sqlite3.Error, sql: str, counters: Counters) -> Exception:
     with _COUNT_LOCK:
         counters.count_error(code)
     if "locked" in msg or "busy" in msg.lower() or code.startswith("SQLITE_BUSY") or code.startswith("SQLITE_LOCKED"):
-        return IgnorableError(f"SQLite: {msg}", code, sql)
+        return IgnorableError(f"SQLite: {msg}", code, sql, errmsg=msg)
     if "no such table" in msg:
         table = msg.rsplit(":", 1)[-1].strip()
         return MissingTableError(f"table '{table}' does not exist in SQLite database: run prepare first", code, sql)
     if "already exists" in msg:
-        return TableExistsError(f"SQLite: {msg}: run cleanup first", code, sql)
-    return FatalSQLError(f"SQLite error {code} ({msg}) for query '{sql}'", code, sql)
+        return TableExistsError(f"SQLite: {msg}: run cleanup first", code, sql, errmsg=msg)
+    return FatalSQLError(f"SQLite error {code} ({msg}) for query '{sql}'", code, sql, errmsg=msg)
 
 
 def _raise(exc: sqlite3.Error, sql: str, counters: Counters) -> None:
@@ -165,7 +165,8 @@ class SQLiteConnection(Connection):
         self.db.create_function("regexp", 2, _regexp, deterministic=True)
         self.cur = self.db.cursor()
 
-    def _run(self, sql: str, args: Any = ()) -> None:
+    def _run(self, sql: str, args: Any = (), keep: list | None = None) -> None:
+        """Execute, count; ``keep`` receives (columns, text rows) of a result set."""
         cur = self.cur
         c = self.counters
         try:
@@ -176,7 +177,9 @@ class SQLiteConnection(Connection):
                 self._roll_back()    # the event restarts from its BEGIN, as after a server's deadlock
             raise err from None
         if cur.description is not None:
-            cur.fetchall()
+            rows = cur.fetchall()
+            if keep is not None:
+                keep.append((len(cur.description), text_rows(rows)))
             c.reads += 1
         elif cur.rowcount > 0:
             c.writes += 1
@@ -185,7 +188,7 @@ class SQLiteConnection(Connection):
 
     # --- SQLite's write lock: this process's writers queue on the gate -------------
 
-    def _locked(self, sql: str, args: Any = ()) -> None:
+    def _locked(self, sql: str, args: Any = (), keep: list | None = None) -> None:
         """A statement that takes SQLite's write lock."""
         if not self.gated:
             if not self.gate.acquire(timeout=BUSY_TIMEOUT_MS / 1000):
@@ -194,21 +197,21 @@ class SQLiteConnection(Connection):
                 self._roll_back()
                 raise IgnorableError("SQLite: database is locked", "SQLITE_BUSY", sql)
             self.gated = True
-        self._control(sql, args)
+        self._control(sql, args, keep)
 
-    def _control(self, sql: str, args: Any = ()) -> None:
+    def _control(self, sql: str, args: Any = (), keep: list | None = None) -> None:
         """A statement after which the transaction holding the lock may be over."""
         try:
-            self._run(sql, args)
+            self._run(sql, args, keep)
         finally:
             if self.gated and not self.db.in_transaction:
                 self._release()
 
-    def _begin(self, sql: str, args: Any = ()) -> None:
+    def _begin(self, sql: str, args: Any = (), keep: list | None = None) -> None:
         if self.writer:
             self._locked(BEGIN_WRITE)
         else:
-            self._run(sql, args)
+            self._run(sql, args, keep)
 
     def _release(self) -> None:
         if self.gated:
@@ -246,6 +249,11 @@ class SQLiteConnection(Connection):
 
     async def query(self, sql: str) -> None:
         self._runner(sql)(sql)
+
+    async def query_rows(self, sql: str) -> tuple[int, list[tuple]] | None:
+        keep: list = []
+        self._runner(sql)(sql, (), keep)
+        return keep[0] if keep else None
 
     async def fetchall(self, sql: str) -> list[tuple]:
         try:

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from functools import partial
 from typing import Any, Callable
 
-from .wirescan import mysql_error, mysql_packet, mysql_scan_fast, pg_scan_fast
+from .wirescan import TextResult, mysql_error, mysql_packet, mysql_scan, mysql_scan_fast, pg_scan, pg_scan_fast
 
 _log = logging.getLogger(__name__)
 
@@ -398,6 +398,18 @@ class MySQLWire(Wire):
             raise mysql_failure(errno, msg)
         return fields, affected
 
+    async def query_rows(self, sql: str) -> tuple[int, list[tuple], int]:
+        """COM_QUERY keeping the first result set: (columns or -1, rows as text, affected rows)."""
+        sink = TextResult()
+        scan = partial(mysql_scan, deprecate_eof=bool(self.deprecate_eof), cache_metadata=bool(self.cache_metadata),
+                       sink=sink)
+        end, fields, affected, errno, msg = await self.request(_command(COM_QUERY, sql.encode(self.encoding)), scan)
+        if errno:
+            exc = mysql_failure(errno, msg)
+            exc.sqlstate = sink.sqlstate
+            raise exc
+        return sink.columns, sink.rows, affected
+
 
 # --- PostgreSQL ---------------------------------------------------------------------
 
@@ -525,3 +537,12 @@ class PgWire(Wire):
         if error is not None:
             self._raise(error)
         return tag or b""
+
+    async def query_rows(self, sql: str) -> tuple[int, list[tuple], bytes]:
+        """Simple query keeping the first result set: (columns or -1, rows as text, command tag)."""
+        sink = TextResult()
+        end, tag, error, described = await self.request(_pg_message(b"Q", sql.encode() + b"\x00"),
+                                                        partial(pg_scan, sink=sink))
+        if error is not None:
+            self._raise(error)
+        return sink.columns, sink.rows, tag or b""

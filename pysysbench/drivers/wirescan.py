@@ -18,6 +18,9 @@ a LOCAL INFILE request (not handled on this path).  ``cache_metadata``: the
 connection negotiated MariaDB's MARIADB_CLIENT_CACHE_METADATA, so every column count
 packet ends with a byte saying whether the column definitions follow.
 
+Both take an optional :class:`TextResult` sink that receives the first result set's
+rows as text (the Lua API's ``con:query``, through the Python functions only).
+
 ``pg_scan(buf)`` -> ``None`` while incomplete, else ``(end, tag, error, described)``:
 everything up to and including ReadyForQuery; ``tag`` the last CommandComplete
 (bytes, without its NUL) or None, ``error`` the ErrorResponse body or None,
@@ -61,15 +64,45 @@ def mysql_packet(buf, pos: int, n: int) -> tuple[int, int, int] | None:
             return start, first_len, pos
 
 
-def mysql_error(buf, start: int, end: int) -> tuple[int, bytes]:
+def mysql_error(buf, start: int, end: int, sink: "TextResult | None" = None) -> tuple[int, bytes]:
     errno = buf[start + 1] | buf[start + 2] << 8
     at = start + 3
     if at < end and buf[at] == 0x23:    # '#' + 5-character SQLSTATE
+        if sink is not None:
+            sink.sqlstate = bytes(buf[at + 1:at + 6]).decode("ascii", "replace")
         at += 6
     return errno, bytes(buf[at:end])
 
 
-def mysql_scan(buf, deprecate_eof: bool, cache_metadata: bool = False):
+class TextResult:
+    """Where the scanners put the first result set's rows, when asked (the Lua API's
+    ``con:query``; the hot path passes no sink and nothing is decoded): ``columns``
+    -1 without a result set, ``rows`` tuples of text (None for NULL)."""
+
+    __slots__ = ("columns", "rows", "sqlstate")
+
+    def __init__(self) -> None:
+        self.columns = -1
+        self.rows: list[tuple] = []
+        self.sqlstate = ""
+
+
+def _mysql_row(buf, start: int, end: int, columns: int) -> tuple:
+    """One text-protocol row: a length-encoded string per column, 0xFB for NULL."""
+    out = []
+    at = start
+    for _ in range(columns):
+        if at >= end or buf[at] == 0xFB:
+            out.append(None)
+            at += 1
+            continue
+        n, at = _lenenc(buf, at)
+        out.append(bytes(buf[at:at + n]).decode("utf-8", "replace"))
+        at += n
+    return tuple(out)
+
+
+def mysql_scan(buf, deprecate_eof: bool, cache_metadata: bool = False, sink: TextResult | None = None):
     n = len(buf)
     pos = 0
     field_count = -1
@@ -93,13 +126,16 @@ def mysql_scan(buf, deprecate_eof: bool, cache_metadata: bool = False):
                 continue
             return pos, field_count, affected, 0, b""
         if first == 0xFF:
-            errno, msg = mysql_error(buf, start, start + length)
+            errno, msg = mysql_error(buf, start, start + length, sink)
             return pos, max(field_count, 0), affected, errno, msg
         if first == 0xFB:
             return pos, 0, 0, -1, b"LOCAL INFILE request"
         columns, at = _lenenc(buf, start)
+        keep = sink is not None and field_count < 0     # the first result's rows, when asked
         if field_count < 0:
             field_count = columns
+        if keep:
+            sink.columns, sink.rows = columns, []
         # column definitions (unless the server skipped them: metadata byte 0), then
         # an EOF packet unless CLIENT_DEPRECATE_EOF
         follow = 0 if cache_metadata and at < start + length and buf[at] == 0 else columns
@@ -124,13 +160,28 @@ def mysql_scan(buf, deprecate_eof: bool, cache_metadata: bool = False):
                     status = buf[start + 3] | buf[start + 4] << 8 if length >= 5 else 0
                 break
             if first == 0xFF:
-                errno, msg = mysql_error(buf, start, start + length)
+                errno, msg = mysql_error(buf, start, start + length, sink)
                 return pos, field_count, affected, errno, msg
+            if keep:
+                sink.rows.append(_mysql_row(buf, start, start + length, columns))
         if not status & MORE_RESULTS:
             return pos, field_count, affected, 0, b""
 
 
-def pg_scan(buf):
+def _pg_row(buf, at: int) -> tuple:
+    """One DataRow: a 32-bit length (-1 for NULL) and the text of each column."""
+    count = buf[at] << 8 | buf[at + 1]
+    at += 2
+    out = []
+    for _ in range(count):
+        size = int.from_bytes(buf[at:at + 4], "big", signed=True)
+        at += 4
+        out.append(None if size < 0 else bytes(buf[at:at + size]).decode("utf-8", "replace"))
+        at += max(size, 0)
+    return tuple(out)
+
+
+def pg_scan(buf, sink: TextResult | None = None):
     n = len(buf)
     pos = 0
     tag = None
@@ -147,11 +198,15 @@ def pg_scan(buf):
         if kind == 0x5A:                       # 'Z' ReadyForQuery
             return end, tag, error, described
         if kind == 0x43:                       # 'C' CommandComplete
-            tag = bytes(buf[pos + 5:end - 1])
+            tag = bytes(buf[pos + 5:end - 1]) if tag is None or sink is None else tag
         elif kind == 0x45 and error is None:   # 'E' ErrorResponse
             error = bytes(buf[pos + 5:end])
         elif kind == 0x54:                     # 'T' RowDescription
+            if sink is not None and described < 0 and tag is None:
+                sink.columns = buf[pos + 5] << 8 | buf[pos + 6]
             described = 1
+        elif kind == 0x44 and sink is not None and tag is None:   # 'D' DataRow of the first result
+            sink.rows.append(_pg_row(buf, pos + 5))
         elif kind == 0x6E and described < 0:   # 'n' NoData
             described = 0
         pos = end

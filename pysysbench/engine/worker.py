@@ -190,10 +190,10 @@ class Worker:
 
         async def init_one(tid: int) -> ThreadContext:
             async with gate:
-                conn = await self.driver.connect(self.counters, index=tid)
+                conn = await self.driver.connect(self.counters, index=tid) if self.workload.connects else None
                 ctx = ThreadContext(tid=tid, threads=self.threads, conn=conn,
                                     rand=make_rand(self.values, self._seed(tid)), counters=self.counters,
-                                    values=self.values, driver=self.driver)
+                                    values=self.values, driver=self.driver, engine=self)
                 if self.compat is not None:
                     self.compat.attach(ctx)
                 self.contexts.append(ctx)
@@ -211,7 +211,7 @@ class Worker:
         if self._connections is None or len(self.contexts) != self._counted:
             out: dict[str, int] = {}
             for ctx in self.contexts:
-                where = ctx.conn.where
+                where = ctx.conn.where if ctx.conn is not None else ""
                 if where:
                     out[where] = out.get(where, 0) + 1
             self._connections, self._counted = out, len(self.contexts)
@@ -349,11 +349,11 @@ class Worker:
                     self.inflight -= 1
                     return
             self.inflight -= 1
+            if result:               # sysbench does not count the event that stops its thread
+                break
             record(tid, perf_counter_ns() - start)
             if after_event is not None:
                 after_event()
-            if result:
-                break
             done += 1
             if reconnect_every and done % reconnect_every == 0:
                 self.counters.reconnects += 1
@@ -383,9 +383,9 @@ class Worker:
                     self.inflight -= 1
                     return
             self.inflight -= 1
-            record(tid, clock() - start)
             if result:
                 break
+            record(tid, clock() - start)
 
     async def _c_loop(self, ctx: ThreadContext, parts: tuple[str, ...], steps: list[tuple]) -> None:
         """``_timed_loop`` for a bundled OLTP event (its ``event`` function lists its
@@ -468,7 +468,7 @@ class Worker:
                 pass   # a connection that cannot close cleanly is simply dropped
         # all at once: with 1000 connections whose sessions wait on row locks, closing
         # them one by one (each up to its timeout) took longer than the run itself
-        await asyncio.gather(*(close_one(ctx.conn) for ctx in self.contexts))
+        await asyncio.gather(*(close_one(ctx.conn) for ctx in self.contexts if ctx.conn is not None))
 
     def snapshot(self) -> Snapshot:
         return self.recorder.snapshot()

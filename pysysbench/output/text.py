@@ -85,6 +85,13 @@ def intermediate_line(st: IntervalStat) -> str:
     )
 
 
+def generic_line(st: IntervalStat) -> str:
+    """The intermediate line of a run that used no database driver (a Lua script): events per second."""
+    return (f"{_timestamp(st.time_s)}thds: {st.threads_running:d}"
+            f" eps: {_fixed(_per_s(st.events, st.interval_s), 2, 4)}"
+            f" lat (ms,{st.percentile:d}%): {_fixed(_pct_ms(st.latency_pct_ms), 2, 4)}")
+
+
 def rate_line(st: IntervalStat) -> str:
     """Return the ``--rate`` mode queue line printed after each intermediate line (6.3)."""
     queue_length = st.queue_length or 0
@@ -202,10 +209,12 @@ def _fairness_section(s: Summary) -> list[str]:
     ]
 
 
-def summary_block(s: Summary) -> str:
-    """Return the cumulative report (6.5) from ``SQL statistics:`` to its final blank line."""
+def summary_block(s: Summary, sql: bool = True) -> str:
+    """Return the cumulative report (6.5) from ``SQL statistics:`` to its final blank line;
+    without ``sql`` (a Lua script that never initialised a database driver) it starts at
+    ``General statistics:``, as sysbench's generic report does."""
     lines = (
-        _sql_section(s)
+        (_sql_section(s) if sql else [])
         + _forced_shutdown_section(s)
         + _general_section(s)
         + _latency_section(s)

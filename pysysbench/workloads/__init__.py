@@ -14,11 +14,25 @@ from . import legacy, olap  # noqa: F401  (olap registers; legacy resolves sysbe
 __all__ = ["REGISTRY", "Env", "ThreadContext", "Workload", "register", "find_workload"]
 
 
-def find_workload(name: str) -> type[Workload]:
+def find_workload(name: str, lua_bundled: bool = False) -> type[Workload]:
     """Resolve a test name: a bundled workload (also given as sysbench's script
-    path, e.g. /usr/share/sysbench/oltp_read_write.lua), or a Python file."""
+    path, e.g. /usr/share/sysbench/oltp_read_write.lua), a Python file, or else a
+    sysbench Lua script (a file, a module on the Lua path, ``-`` = standard input),
+    run by the Lua engine.  ``lua_bundled`` (--lua-bundled) sends the bundled names
+    to the Lua engine too, which then runs the sysbench package's own files."""
+    from ..lua import PREFIX, script_class   # lupa is imported only when a script runs
+    if name.startswith(PREFIX):              # a worker process resolving a parent's script
+        return script_class(name[len(PREFIX):])
     if name.endswith(".py"):
         return _load_file(name)
+    if not lua_bundled:
+        native = _native(name)
+        if native is not None:
+            return native
+    return script_class(name)
+
+
+def _native(name: str) -> type[Workload] | None:
     old = legacy.resolve(name)   # tests/db/oltp.lua & co. (sysbench 0.5 and the sysbench-xa fork)
     if old is not None:
         return old
@@ -29,8 +43,7 @@ def find_workload(name: str) -> type[Workload]:
         cls = REGISTRY[stem]
         cls.source = stem
         return cls
-    raise WorkloadError(f"Cannot find benchmark '{name}': no such built-in test or file "
-                        f"(built-in tests: {', '.join(sorted(REGISTRY))})")
+    return None
 
 
 def _load_file(path: str) -> type[Workload]:

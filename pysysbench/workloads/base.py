@@ -45,7 +45,7 @@ class ThreadContext:
 
     tid: int
     threads: int
-    conn: Connection
+    conn: Connection | None      # None when the workload opens its own connections
     rand: Rand
     counters: Counters
     values: Values
@@ -54,6 +54,9 @@ class ThreadContext:
     state: dict[str, Any] = field(default_factory=dict)   # free for user workloads
     # called by the worker after each recorded event (--rand-compat=sysbench: the histogram draw)
     after_event: Callable[[], None] | None = None
+    # the engine's worker running this thread (limits, recorder): for a workload that runs
+    # its own event loop (a Lua script's thread_run)
+    engine: Any = None
 
     async def prepare(self, name: str, sql: str, tables: int | None = None) -> None:
         """Prepare ``sql`` once, or once per table 1..tables when ``tables`` is
@@ -75,6 +78,7 @@ class Workload:
     options: list[Option] = []
     commands: tuple[str, ...] = ("prepare", "run", "cleanup", "help")
     source: str = ""            # how find_workload() found it (a name or a file path)
+    connects: bool = True       # the engine opens each thread's connection (False: the workload does)
 
     def __init__(self, values: Values, driver: Driver):
         self.values = values

@@ -1,0 +1,74 @@
+"""What the Lua engine's states share outside the engine: the process's services,
+loading a script's chunk, how errors read, and the main state's own event loop
+(:class:`MainHost`, a helper thread: sysbench's main state lives from the command
+line's parse to the end, around the benchmark's own event loop)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import threading
+import time
+from typing import Any, Callable
+
+from ..drivers import REGISTRY as DRIVERS
+from ..options import Values
+from ..rand_compat import background_threads
+from .log import Log
+from .runtime import Seeds, Unique
+from .state import LuaState, Services
+
+
+def error_text(err: Any) -> str:
+    """A Lua error value as sysbench prints it."""
+    if isinstance(err, str):
+        return err
+    if isinstance(err, (int, float)) and not isinstance(err, bool):
+        return str(err)
+    return "(not a string)"
+
+
+def program_argv() -> list[str]:
+    """``sysbench.cmdline.argv``: the program name as invoked, then the arguments."""
+    name = os.path.basename(sys.argv[0]) if sys.argv else "pysysbench"
+    if name in ("__main__.py", "-c", ""):
+        name = "pysysbench"
+    return [name] + list(sys.argv[1:])
+
+
+def stdout_line(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def make_services(values: Values, out: Callable[[str], None], driver_name: str) -> Services:
+    seed = values.get("rand_seed", 0) or (time.time_ns() & 0xFFFFFFFF)
+    seeds = Seeds(seed, background_threads(values), values.threads)
+    unique = Unique((time.time_ns() ^ os.getpid() << 16) & 0xFFFFFFFF)
+    return Services(values, Log(out, values.get("verbosity", 3)), driver_name, DRIVERS, unique, seeds)
+
+
+async def load(state: LuaState, ref: ScriptRef) -> tuple[bool, Any]:
+    """Run the script's chunk in ``state``: (ok, error value)."""
+    chunk, err = state.loader(ref.path, ref.modname)
+    if chunk is None:
+        return False, err
+    return await state.call(chunk)
+
+
+class MainHost:
+    """An event loop in a helper thread for the main state and the other states
+    sysbench runs outside the benchmark threads (commands, reporter, checkpoints)."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="lua-main", daemon=True)
+        self.thread.start()
+
+    def run(self, coro: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)

@@ -1,0 +1,205 @@
+"""A sysbench Lua script as a pysysbench workload, and sysbench's command dispatch.
+
+:func:`script_class` finds a script as sysbench does (a file path, else a module
+on the Lua path, else standard input) and makes a :class:`LuaWorkload` subclass
+for it.  ``run`` goes through the ordinary engine: each benchmark thread's
+``thread_init`` builds that thread's own Lua state (the chunk re-runs, globals are
+per thread), ``event`` calls the script's ``event`` in it, ``thread_done`` closes
+it; counters, histograms, intervals, result files, worker processes and campaigns
+are the engine's.  Everything sysbench runs in its main state (the chunk, option
+declarations, ``init``/``done``, ``prepare``/``cleanup``/``help``, custom commands,
+report hooks) runs in a main state served by an event loop of its own in a helper
+thread (:class:`MainHost`), so it outlives the benchmark's event loop.
+"""
+
+from __future__ import annotations
+
+import os
+from time import perf_counter_ns
+from typing import Any, Callable
+
+from ..errors import IgnorableError, RunAborted, WorkloadError
+from ..options import RawOption, Values
+from ..workloads.base import ThreadContext, Workload
+from . import options as lua_options
+from .host import error_text, load, make_services, program_argv, stdout_line
+from .log import FATAL
+from .runtime import find_module
+from .state import EventHooks, LuaState, Services, options_source
+
+PREFIX = "lua:"          # Workload.source of a script: worker processes resolve it again
+
+
+# --- finding the script ---------------------------------------------------------------
+
+
+class ScriptRef:
+    """Where a script comes from: ``path`` None = standard input."""
+
+    def __init__(self, name: str | None):
+        self.name = name
+        self.modname: str | None = None
+        if name is None or name == "-":
+            self.path, self.sname, self.script_path = None, "<stdin>", None
+            return
+        self.script_path = name
+        self.sname = os.path.basename(name)
+        if os.path.isfile(name):
+            self.path = name
+            return
+        found = find_module(name)
+        if found is None:
+            raise WorkloadError(f"Cannot find benchmark '{name}': no such built-in test, file or module")
+        self.path, self.modname = found, name
+
+
+def script_class(name: str | None) -> type["LuaWorkload"]:
+    ref = ScriptRef(name)
+    return type("LuaScript", (LuaWorkload,), {"name": ref.sname, "script": ref,
+                                             "source": PREFIX + (name or "-")})
+
+
+def is_restart(err: Any) -> bool:
+    try:
+        return err is not None and not isinstance(err, (str, int, float, bool)) and err["errcode"] == 1
+    except (TypeError, KeyError, AttributeError):
+        return False
+
+
+class LuaRestart(IgnorableError):
+    """A Lua error table with ``errcode = sysbench.error.RESTART_EVENT``: restart the event."""
+
+    def __init__(self, err: Any):
+        super().__init__("restart requested by the script", "lua")
+        self.lua_error = err
+
+
+class EngineHooks(EventHooks):
+    """``sb_more_events`` / ``sb_event_start`` / ``sb_event_stop`` of a script's own
+    ``thread_run``, on the engine's limits and recorder."""
+
+    def __init__(self, ctx: ThreadContext):
+        self.ctx = ctx
+        self.t0 = 0
+
+    def more(self, tid: int) -> bool:
+        w = self.ctx.engine
+        lim = w.limits
+        if lim.stop or (lim.deadline_ns and perf_counter_ns() >= lim.deadline_ns):
+            return False
+        if lim.max_events and not lim.warming:
+            if lim.issued >= lim.max_events:
+                return False
+            lim.issued += 1
+        return True
+
+    def start(self, tid: int) -> None:
+        self.t0 = perf_counter_ns()
+
+    def stop(self, tid: int) -> None:
+        self.ctx.engine.recorder.record(self.ctx.tid, perf_counter_ns() - self.t0)
+
+
+class LuaWorkload(Workload):
+    """A sysbench Lua script (``sysbench.cmdline.options`` declares its options)."""
+
+    script: ScriptRef
+    connects = False            # the script opens its own connections (drv:connect())
+    runs_own_commands = True    # sysbench's command dispatch (dispatch below)
+    services: Services | None = None   # set by dispatch in the process that parsed the command line
+    commands = ("prepare", "run", "cleanup", "help")
+
+    def configure(self) -> None:
+        if self.services is None:
+            type(self).services = make_services(self.values, stdout_line, self.driver.name)
+            self.services.drivers.setdefault(self.driver.name, self.driver)
+        self.legacy: bool | None = None
+        self.options_source = options_source(lua_options.exported(self.values))
+
+    async def _state(self, ctx: ThreadContext) -> LuaState:
+        st = LuaState(self.services, ctx.tid, ctx.counters, EngineHooks(ctx), self.script.script_path,
+                      program_argv(), "run")
+        ok, err = await load(st, self.script)
+        if not ok:
+            raise WorkloadError(f"{error_text(err)}\nFATAL: Thread initialization failed!")
+        if self.legacy is None:
+            self.legacy = st.sysbench.cmdline.options is None
+        st.export(self.options_source, self.legacy)
+        return st
+
+    async def thread_init(self, ctx: ThreadContext) -> None:
+        st = await self._state(ctx)
+        ctx.state["lua"] = st
+        ctx.state["own_loop"] = bool(st.sysbench.own_thread_run())
+        fn = st.global_("thread_init")
+        if fn is not None:
+            ok, err = await st.call(fn, ctx.tid)
+            if not ok:
+                message, err = error_text(err), None
+                await self._close(ctx)
+                raise WorkloadError(f"`thread_init' function failed: {message}\n"
+                                    "FATAL: Thread initialization failed!")
+
+    async def _close(self, ctx: ThreadContext) -> None:
+        st = ctx.state.pop("lua", None)
+        if st is not None:
+            await st.close()
+
+    async def _failed(self, ctx: ThreadContext, message: str) -> RunAborted:
+        """A thread whose thread_run raised: no thread_done, its state is closed (sysbench)."""
+        await self._close(ctx)
+        return RunAborted(f"`thread_run' function failed: {message}")
+
+    async def event(self, ctx: ThreadContext) -> Any:
+        st = ctx.state["lua"]
+        if ctx.state["own_loop"]:
+            ok, err = await st.call(st.global_("thread_run"), ctx.tid)
+            if not ok:
+                message, err = error_text(err), None
+                raise await self._failed(ctx, message)
+            return True
+        ok, ret = await st.event()
+        if ok:
+            return ret is not None and ret is not False
+        if is_restart(ret):
+            # not left in this frame: a traceback keeping a Lua object keeps its runtime
+            # alive past the state's close, to be freed by the cycle collector at exit,
+            # which crashes lupa (SIGSEGV in lua_close)
+            exc, ret = LuaRestart(ret), None
+            raise exc
+        message, ret = error_text(ret), None
+        raise await self._failed(ctx, message)
+
+    async def before_restart(self, ctx: ThreadContext, error: Exception) -> None:
+        st = ctx.state["lua"]
+        hook = st.sysbench.hooks.before_restart_event
+        if hook is None:
+            error.lua_error = None
+            return
+        err = getattr(error, "lua_error", None)
+        if err is not None:
+            error.lua_error = None     # no Lua object outlives its call in a Python exception
+        ok, ret = await st.call(hook, err)
+        if not ok:
+            message, ret, err, hook = error_text(ret), None, None, None
+            raise await self._failed(ctx, message)
+
+    async def thread_done(self, ctx: ThreadContext) -> None:
+        st = ctx.state.get("lua")
+        if st is None:
+            return
+        fn = st.global_("thread_done")
+        if fn is not None:
+            ok, err = await st.call(fn, ctx.tid)
+            if not ok:
+                self.services.log(FATAL, f"`thread_done' function failed: {error_text(err)}")
+        await self._close(ctx)
+
+    @classmethod
+    def dispatch(cls, values: Values, command: str | None, rest: list[RawOption], out: Callable[[str], None],
+                 driver_name: str, run: Callable[[Workload, Any], int]) -> int:
+        from .commands import Dispatcher
+        return Dispatcher(cls, values, command, rest, out, driver_name, run).execute()
+
+
+__all__ = ["LuaWorkload", "ScriptRef", "script_class"]

@@ -1,0 +1,504 @@
+"""One Lua state (sysbench's per-thread ``lua_State``) and the bridge to asyncio.
+
+Every state gets sysbench's API (``sysbench.lua`` beside this file) and then the
+user's script.  Lua code runs as Lua coroutines driven from Python: an API
+function that needs the database or a timer yields a request (``OP_*``), the
+driver loop here awaits the driver's coroutine and resumes the Lua coroutine with
+the answer.  A script's ``con:query(sql)`` therefore reads as a plain call while
+the event loop keeps serving every other state.  Statements go through the
+ordinary driver :class:`~pysysbench.drivers.base.Connection` (``prepare`` /
+``query_rows`` / ``reconnect``): counted read / write / other by the driver, errors
+classified at the edge.
+
+The event of a benchmark thread is the hot path: a persistent runner coroutine
+calls the global ``event`` each time it is resumed, so an event costs one resume
+plus one per statement (about 2 us each with lupa).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import os
+import tempfile
+import weakref
+from typing import Any, Callable
+
+from ..drivers.base import Connection, Counters, Driver
+from ..errors import ConnectError, DatabaseError, IgnorableError, ReconnectError, SQLError
+from .log import ALERT, DEBUG, FATAL, Log
+from ..rand_compat import Xoroshiro128Plus
+from .runtime import package_path, runtime_module
+
+OP_DONE, OP_EXEC, OP_QUERY, OP_PREPARE, OP_CONNECT, OP_DISCONNECT, OP_RECONNECT, OP_SLEEP, OP_CLOSE_STMT, \
+    OP_DRIVER = range(10)
+# sysbench 1.0.20's PostgreSQL driver has no reconnect: con:reconnect() only says so
+NO_RECONNECT = frozenset({"pgsql"})
+RECONNECT_TRIES = 100            # lost connection in the ignore list: reconnect attempts (1 ms apart, doubling)
+API_SOURCE = os.path.join(os.path.dirname(__file__), "sysbench.lua")
+
+# MySQL errors whose SQLSTATE the library does not hand over (the wire does)
+MYSQL_SQLSTATE = {"1048": "23000", "1062": "23000", "1406": "22001", "1051": "42S02", "1146": "42S02",
+                  "1064": "42000", "1213": "40001", "1205": "HY000", "1054": "42S22", "1050": "42S01",
+                  "1452": "23000", "1451": "23000", "1364": "HY000", "1366": "HY000", "2013": "HY000",
+                  "2006": "HY000"}
+
+_WRAP = """
+local pcall, yield = pcall, coroutine.yield
+local loadstring = loadstring or load
+return function(fn, ...)
+   local ok, r = pcall(fn, ...)
+   return 0, ok, r
+end, function(tid)
+   local after = sysbench.after_event
+   while true do
+      local ok, r = pcall(event, tid)
+      if ok and not r then after() end
+      yield(0, ok, r)
+   end
+end, function(path, H)
+   -- path: sysbench.lua's bytecode (compiled once per process) or its source
+   local f = assert(loadfile(path))
+   return f(H)
+end, function(path, modname)
+   local f, err
+   if path == nil then
+      f, err = loadstring(io.read("*a"), "=stdin")
+   else
+      f, err = loadfile(path)
+   end
+   if not f then return nil, err end
+   if modname then
+      return function()
+         local r = f(modname)
+         if package.loaded[modname] == nil then package.loaded[modname] = (r == nil) and true or r end
+      end, nil
+   end
+   return f, nil
+end, function()
+   -- what lua_close would do for the script: drop its globals, collect (__gc handlers run)
+   for k in pairs(_G) do if k ~= "_G" and k ~= "io" and k ~= "collectgarbage" then _G[k] = nil end end
+   collectgarbage("collect")
+   collectgarbage("collect")
+end, function(src, legacy)
+   -- a fresh table at every export, as sysbench (src: the options as a Lua table constructor)
+   local opts = assert(loadstring(src, "=sysbench.opt"))()
+   sysbench.opt = opts
+   if legacy then
+      for k, v in pairs(opts) do
+         if type(_G[k]) ~= "function" then _G[k] = v end
+      end
+   end
+end
+"""
+
+_api_file: str | None = None
+
+
+def _api(rt: Any) -> str:
+    """The file each state loads sysbench.lua from: its bytecode, compiled once per
+    process (a state loads it ~3x faster than it parses the source) and read through
+    loadfile (a 60 KB Lua string per state would stay in its heap's pages)."""
+    global _api_file
+    if _api_file is None:
+        with open(API_SOURCE, "rb") as fh:
+            source = fh.read()
+        try:   # a runtime without a text encoding hands the bytecode over as bytes
+            code = type(rt)(encoding=None).eval(
+                "function(src) return string.dump(assert(loadstring(src, '=sysbench.lua')), true) end")(source)
+        except Exception:   # no string.dump of chunks in this Lua: parse the source
+            return API_SOURCE
+        fd, path = tempfile.mkstemp(prefix="pysysbench-sysbench-", suffix=".luac")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(code)
+        atexit.register(_remove, path)
+        _api_file = path
+    return _api_file
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def lua_literal(value: Any) -> str:
+    """A Python option value as a Lua expression (numbers, strings, booleans, lists)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(float(value)) if isinstance(value, float) else str(value)
+    if isinstance(value, (list, tuple)):
+        return "{" + ",".join(lua_literal(v) for v in value) + "}"
+    if value is None:
+        return "nil"
+    text = str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
+    return '"' + text.replace("\0", "\\0") + '"'
+
+
+def options_source(options: dict[str, Any]) -> str:
+    """``sysbench.opt`` as one Lua table constructor."""
+    return "return {" + ",".join(f"[{lua_literal(k)}]={lua_literal(v)}" for k, v in options.items()) + "}"
+
+
+class SqlFailure:
+    """How a driver's failed statement is logged, as sysbench's C drivers log it."""
+
+    @staticmethod
+    def codes(driver: str, exc: SQLError) -> tuple[int, str]:
+        if driver == "pgsql":
+            return 0, exc.sqlstate or exc.code
+        code = exc.code if str(exc.code).isdigit() else "0"
+        return int(code), exc.sqlstate or MYSQL_SQLSTATE.get(str(code), "HY000")
+
+    @staticmethod
+    def lines(driver: str, exc: SQLError, sql: str, prepared: bool) -> list[str]:
+        msg = exc.errmsg
+        if driver == "mysql":
+            fn = "mysql_stmt_execute" if prepared else "mysql_drv_query"
+            return [f"{fn}() returned error {exc.code} ({msg}) for query '{sql}'"]
+        if driver == "pgsql":
+            if prepared:
+                return [f"PQexecPrepared() failed: 7 {msg}"]
+            return [f"PQexec() failed: 7 {msg}", f"failed query was: {sql}"]
+        return [f"{driver} error {exc.code} ({msg}) for query '{sql}'"]
+
+    @staticmethod
+    def prepare_lines(driver: str, exc: SQLError) -> list[str]:
+        if driver == "mysql":
+            return ["mysql_stmt_prepare() failed", f'MySQL error: {exc.code} "{exc.errmsg}"']
+        if driver == "pgsql":
+            return [f"PQprepare() failed: {exc.errmsg}"]
+        return [f"prepare failed: {exc.errmsg}"]
+
+
+class Services:
+    """What the Lua states of one process share: options, the log, drivers by name,
+    the unique() sequence, seeds and the engine's event accounting."""
+
+    def __init__(self, values: Any, log: Log, driver_name: str, drivers: dict[str, type[Driver]],
+                 unique: Callable[[], int], seeds: Any, driver: Driver | None = None):
+        self.values = values
+        self.log = log
+        self.driver_name = driver_name
+        self.registry = drivers
+        self.unique = unique
+        self.seeds = seeds
+        self.drivers: dict[str, Driver] = {}
+        if driver is not None:
+            self.drivers[driver.name] = driver
+        self.used_driver = False            # any sysbench.sql.driver() call in this process
+        self.print_options: Callable[[], None] = lambda: None
+        self.options: dict[str, Any] = {}   # sysbench.opt as plain Python values
+        self.legacy_globals = False
+
+    def driver(self, name: str) -> Driver | None:
+        drv = self.drivers.get(name)
+        if drv is None:
+            cls = self.registry.get(name)
+            if cls is None:
+                self.log(FATAL, f"invalid database driver name: '{name}'")
+                return None
+            drv = cls(self.values)
+            drv.check()
+            self.drivers[name] = drv
+        self.used_driver = True
+        return drv
+
+
+class EventHooks:
+    """The engine's side of ``ffi.C.sb_more_events / sb_event_start / sb_event_stop``
+    for a script that runs its own ``thread_run``; the default answers for states
+    outside a benchmark run."""
+
+    def more(self, tid: int) -> bool:
+        return False
+
+    def start(self, tid: int) -> None:
+        pass
+
+    def stop(self, tid: int) -> None:
+        pass
+
+
+_open_states: "weakref.WeakSet[LuaState]" = weakref.WeakSet()
+
+
+@atexit.register
+def _release_open_states() -> None:
+    """Before the interpreter's final garbage collection, drop the Lua side of every
+    state a run left open (a cancelled thread never reaches thread_done): a lupa
+    runtime freed by that collection can crash the process in lua_close."""
+    for st in list(_open_states):
+        st.release()
+
+
+class LuaState:
+    """One Lua state: ``tid`` as sysbench numbers it, statements counted in ``counters``."""
+
+    def __init__(self, services: Services, tid: int, counters: Counters | None = None,
+                 hooks: EventHooks | None = None, script_path: str | None = None,
+                 argv: list[str] | None = None, command: str | None = None):
+        module, self.jit = runtime_module()
+        self.services = services
+        self.tid = tid
+        self.counters = counters if counters is not None else Counters()
+        self.hooks = hooks or EventHooks()
+        self.conns: dict[int, Connection] = {}
+        self.stmts: list[Any] = [None]
+        self.stmt_sql: list[str] = [""]
+        self.stmt_conn: list[int] = [0]
+        self._closing: set[asyncio.Task] = set()
+        self.rt = rt = module.LuaRuntime(unpack_returned_tuples=True)
+        self._call, self._runner_fn, self._load_api, self._loader, self._finish, self._export = rt.execute(_WRAP)
+        path, cpath = package_path()
+        package = rt.globals().package
+        package.path, package.cpath = path, cpath
+        self._load_api(_api(rt), self._host(script_path, argv or [], command))
+        self.sysbench = rt.globals().sysbench
+        self._runner = None
+        _open_states.add(self)
+        self._ops = {OP_QUERY: self._query, OP_PREPARE: self._prepare, OP_CONNECT: self._connect,
+                     OP_DISCONNECT: self._disconnect, OP_RECONNECT: self._reconnect, OP_SLEEP: self._sleep,
+                     OP_CLOSE_STMT: self._close_stmt, OP_DRIVER: self._driver}
+
+    def _host(self, script_path: str | None, argv: list[str], command: str | None) -> Any:
+        s, v, rt = self.services, self.services.values, self.rt
+        c = self.counters
+        seed = s.seeds.for_tid(self.tid)
+        fields = ("others", "reads", "writes", None, "errors", "reconnects")   # sb_counter_type order
+
+        def counter_inc(tid: int, kind: int) -> None:
+            name = fields[int(kind)] if 0 <= int(kind) < len(fields) else None
+            if name is not None:
+                setattr(c, name, getattr(c, name) + 1)
+
+        def counter_val(tid: int, kind: int) -> int:
+            name = fields[int(kind)] if 0 <= int(kind) < len(fields) else None
+            return getattr(c, name) if name is not None else 0
+
+        h = self.hooks
+        rng = {}
+        if not self.jit:    # no FFI uint64 arithmetic: sysbench's generator in Python
+            xo = Xoroshiro128Plus((seed[0] << 32) | seed[1], (seed[2] << 32) | seed[3])
+            rng = {"rng_u64": xo.next, "rng_double": xo.double}
+        return rt.table_from({**rng,
+            "tid": self.tid, "seed": rt.table_from(list(seed)), "log": s.log,
+            "counter_inc": counter_inc, "counter_val": counter_val, "unique": s.unique,
+            "more_events": h.more, "event_start": h.start, "event_stop": h.stop,
+            "print_test_options": lambda: s.print_options(), "gc_conn": self._collected,
+            "rand_type": v.get("rand_type", "special"), "rand_spec_iter": v.get("rand_spec_iter", 12),
+            "rand_spec_pct": float(v.get("rand_spec_pct", 1.0)), "rand_spec_res": float(v.get("rand_spec_res", 75.0)),
+            "rand_pareto_h": float(v.get("rand_pareto_h", 0.2)), "db_driver": s.driver_name,
+            "percentile": v.get("percentile", 95),
+            "argv": rt.table_from({i: a for i, a in enumerate(argv)}), "command": command,
+            "script_path": script_path,
+        })
+
+    # --- loading and calling -------------------------------------------------------
+
+    def loader(self, path: str | None, modname: str | None = None) -> tuple[Any, str | None]:
+        """(chunk function, None) or (None, the syntax error)."""
+        f, err = self._loader(path, modname)
+        return f, (None if f is not None else str(err))
+
+    def global_(self, name: str) -> Any:
+        return self.rt.globals()[name]
+
+    async def call(self, fn: Any, *args: Any) -> tuple[bool, Any]:
+        """Run ``fn(*args)`` to the end as a coroutine: (ok, result or error value)."""
+        co = self._call.coroutine(fn, *args)
+        return await self._drive(co, co.send(None))
+
+    async def event(self) -> tuple[bool, Any]:
+        """One call of the global ``event(tid)`` (the runner coroutine persists)."""
+        runner = self._runner
+        if runner is None:
+            runner = self._runner = self._runner_fn.coroutine(self.tid)
+        req = runner.send(None)
+        if req[0] == OP_DONE:
+            return req[1], req[2]
+        return await self._drive(runner, req)
+
+    def export(self, source: str, legacy: bool) -> None:
+        """Set ``sysbench.opt`` (a fresh table; also the globals of a script without
+        declared options) from :func:`options_source`."""
+        self._export(source, legacy)
+        self.rt.eval("collectgarbage")()
+
+    def table(self, value: Any) -> Any:
+        """A Python value as a Lua value (dicts and lists as tables, recursively)."""
+        if isinstance(value, dict):
+            return self.rt.table_from({k: self.table(v) for k, v in value.items()})
+        if isinstance(value, (list, tuple)):
+            return self.rt.table_from([self.table(v) for v in value])
+        return value
+
+    async def _drive(self, co: Any, req: tuple) -> tuple[bool, Any]:
+        send = co.send
+        stmts, c, ops = self.stmts, self.counters, self._ops
+        while True:
+            op = req[0]
+            if op == OP_EXEC:
+                reads = c.reads
+                try:
+                    await stmts[req[1]](*req[2:])
+                    req = send(1 if c.reads != reads else 0)
+                except SQLError as exc:
+                    req = send(await self._failed(exc, self.stmt_sql[req[1]], True, self.stmt_conn[req[1]]))
+                continue
+            if op == OP_DONE:
+                return req[1], req[2]
+            req = send(await ops[op](req))
+
+    # --- requests -------------------------------------------------------------------
+
+    def _driver_of(self, conn_id: int) -> str:
+        conn = self.conns.get(conn_id)
+        drv = getattr(conn, "driver", None)
+        return getattr(drv, "name", self.services.driver_name)
+
+    async def _failed(self, exc: SQLError, sql: str, prepared: bool, conn_id: int) -> tuple:
+        driver = self._driver_of(conn_id)
+        ignorable = isinstance(exc, (IgnorableError, ReconnectError))
+        log = self.services.log
+        if isinstance(exc, ReconnectError) and not await self._reopen(conn_id):
+            ignorable = False
+        if ignorable:
+            log(DEBUG, f"Ignoring error {exc.code} {exc.errmsg}, ")
+        else:
+            for line in SqlFailure.lines(driver, exc, sql, prepared):
+                log(FATAL, line)
+        errno, state = SqlFailure.codes(driver, exc)
+        return False, errno, state, exc.errmsg, ignorable
+
+    async def _reopen(self, conn_id: int) -> bool:
+        delay = 0.001
+        conn = self.conns[conn_id]
+        for _ in range(RECONNECT_TRIES):
+            try:
+                await conn.reconnect()
+                return True
+            except DatabaseError:
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 0.5)
+        return False
+
+    async def _query(self, req: tuple) -> Any:
+        conn_id, sql = req[1], req[2]
+        try:
+            res = await self.conns[conn_id].query_rows(sql)
+        except SQLError as exc:
+            return await self._failed(exc, sql, False, conn_id)
+        if res is None:
+            return 0
+        columns, rows = res
+        flat = [v for row in rows for v in row]
+        return 1, columns, len(rows), self.rt.table_from(flat)
+
+    async def _prepare(self, req: tuple) -> Any:
+        conn_id, sql = req[1], req[2]
+        try:
+            stmt = await self.conns[conn_id].prepare(sql)
+        except SQLError as exc:
+            for line in SqlFailure.prepare_lines(self._driver_of(conn_id), exc):
+                self.services.log(FATAL, line)
+            return False
+        self.stmts.append(stmt)
+        self.stmt_sql.append(sql)
+        self.stmt_conn.append(conn_id)
+        return len(self.stmts) - 1
+
+    async def _driver(self, req: tuple) -> Any:
+        drv = self.services.driver(req[1])
+        if drv is None:
+            return False
+        return True, drv.description
+
+    async def _connect(self, req: tuple) -> Any:
+        drv = self.services.driver(req[1])
+        if drv is None:
+            return False
+        try:
+            conn = await drv.connect(self.counters, index=self.tid)
+        except ConnectError as exc:
+            for line in str(exc).splitlines():
+                self.services.log(FATAL, line)
+            return False
+        conn.driver = drv
+        conn_id = len(self.conns) + 1
+        while conn_id in self.conns:
+            conn_id += 1
+        self.conns[conn_id] = conn
+        return conn_id
+
+    def _collected(self, conn_id: int) -> None:
+        """A connection the script no longer references (called from Lua's garbage
+        collector, so it must not touch the state): closed in the background."""
+        conn = self.conns.pop(conn_id, None)
+        if conn is None:
+            return
+        try:
+            task = asyncio.get_running_loop().create_task(_close(conn))
+        except RuntimeError:
+            return
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    async def _disconnect(self, req: tuple) -> Any:
+        conn = self.conns.pop(req[1], None)
+        if conn is not None:
+            await _close(conn)
+        return True
+
+    async def _reconnect(self, req: tuple) -> Any:
+        if self._driver_of(req[1]) in NO_RECONNECT:
+            self.services.log(ALERT, "reconnect is not supported by the current driver")
+            return True
+        ok = await self._reopen(req[1])
+        if ok:
+            self.counters.reconnects += 1
+        else:
+            self.counters.errors += 1
+        return ok
+
+    async def _sleep(self, req: tuple) -> Any:
+        await asyncio.sleep(max(float(req[1]), 0.0))
+        return 0
+
+    async def _close_stmt(self, req: tuple) -> Any:
+        if 0 < req[1] < len(self.stmts):
+            self.stmts[req[1]] = None
+        return 0
+
+    async def close(self) -> None:
+        """Close the state's connections (sysbench closes them with the state)."""
+        conns, self.conns = list(self.conns.values()), {}
+        await asyncio.gather(*(_close(c) for c in conns))
+        self.release()
+
+    def release(self) -> None:
+        """The Lua side of close(): the script's globals go, __gc handlers run, every
+        proxy of the runtime is dropped (the runtime is freed now, by reference count)."""
+        self.stmts = [None]
+        _open_states.discard(self)
+        if self.rt is not None:
+            self._runner = None
+            try:
+                self._finish()
+            except Exception:   # a failing __gc handler of the script: the state is gone anyway
+                pass
+            # drop every proxy of this runtime, so that it is freed now, by reference count:
+            # lupa objects left to the cycle collector at interpreter exit can outlive their
+            # runtime's teardown and crash the process (SIGSEGV)
+            self._call = self._runner_fn = self._load_api = self._loader = self._finish = self._export = None
+            self.sysbench = None
+            self.rt = None
+
+
+async def _close(conn: Connection) -> None:
+    try:
+        await asyncio.wait_for(conn.close(), 5)
+    except Exception:
+        pass   # a connection that cannot close cleanly is simply dropped

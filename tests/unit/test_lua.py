@@ -1,0 +1,136 @@
+"""The Lua engine without a database: sysbench's random stream (spec sysbench.md 4.7),
+option conversion (lua-api spec 1.9), the logger's de-duplication, and the text
+result-set scanners con:query uses."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from pysysbench.cli.main import main
+from pysysbench.drivers.wirescan import TextResult, mysql_scan, pg_scan
+from pysysbench.lua.log import Log
+from pysysbench.lua.options import convert, strtod
+from pysysbench.options import OptType
+
+pytest.importorskip("lupa")
+
+
+def _run(tmp_path, capfd, text: str, *args: str) -> list[str]:
+    script = tmp_path / "t.lua"
+    script.write_text(text)
+    assert main([str(script), "--threads=1", "--workers=1", f"--sqlite-db={tmp_path / 'x.db'}", *args, "run"]) == 0
+    return [line for line in capfd.readouterr().out.splitlines() if line[:1].isdigit()]
+
+
+def test_rand_is_sysbench_stream_bit_for_bit(tmp_path, capfd):
+    # spec sysbench.md 4.7: --rand-seed=7, --percentile=0, one thread, no background thread
+    lines = _run(tmp_path, capfd, """
+function event()
+  local r = sysbench.rand
+  print(r.special(1,10000), r.special(1,10000), r.special(1,10000), r.gaussian(1,10000),
+        r.gaussian(1,10000), r.gaussian(1,10000), r.pareto(1,10000), r.pareto(1,10000),
+        r.pareto(1,10000), r.string("##-@@-x"), string.format("%.17g", r.uniform_double()))
+end""", "--rand-seed=7", "--percentile=0", "--events=2")
+    assert lines == ["5005\t5016\t4991\t4833\t5063\t5328\t2571\t1\t7965\t18-lp-x\t0.31360269079713499",
+                     "5022\t5046\t5346\t3459\t5151\t4020\t204\t1\t1\t98-el-x\t0.12057904457374691"]
+
+
+def test_rand_histogram_draw_between_events(tmp_path, capfd):
+    # --rand-seed=5 with the percentile on: one hidden draw after each event
+    lines = _run(tmp_path, capfd, "function event() print(sysbench.rand.uniform(1, 1000000)) end",
+                 "--rand-seed=5", "--events=2")
+    assert lines == ["633751", "420787"]
+
+
+def test_option_values_follow_sysbench():
+    assert strtod("12.5x") == 12.5 and strtod("abc") == 0.0 and strtod("1e3") == 1000 and strtod("0x10") == 16
+    assert convert(OptType.SIZE, "s", "1M", "") == 1 << 20 and convert(OptType.SIZE, "s", "12k7", "") == 12288
+    assert convert(OptType.SIZE, "s", "3x", "") == 0
+    assert convert(OptType.LIST, "l", "a,b,,c", "") == ["a", "b", "c"]
+    assert convert(OptType.BOOL, "b", None, "") is True and convert(OptType.BOOL, "b", "off", "") is False
+    for bad in ("1.5", "12abc", "99999999999"):
+        with pytest.raises(Exception, match=f"Invalid value for the 'i' option: '{bad}'"):
+            convert(OptType.INT, "i", bad, "")
+
+
+def test_log_collapses_repeated_lines():
+    out: list[str] = []
+    log = Log(out.append, verbosity=1)
+    for _ in range(3):
+        log(1, "attempt to free an invalid result set")
+    log(5, "debug: dropped at verbosity 1")
+    log(0, "something else")
+    assert out == ["ALERT: attempt to free an invalid result set", "(last message repeated 2 times)",
+                   "FATAL: something else"]
+
+
+def _my_packet(seq: int, payload: bytes) -> bytes:
+    return struct.pack("<I", len(payload))[:3] + bytes([seq]) + payload
+
+
+def test_mysql_text_rows():
+    def lenenc(s: bytes) -> bytes:
+        return bytes([len(s)]) + s
+    resp = (_my_packet(1, b"\x02") + _my_packet(2, b"coldef-a") + _my_packet(3, b"coldef-b")
+            + _my_packet(4, b"\xfe\x00\x00\x02\x00")                   # EOF after the definitions
+            + _my_packet(5, lenenc(b"1") + b"\xfb") + _my_packet(6, lenenc(b"2") + lenenc(b"x"))
+            + _my_packet(7, b"\xfe\x00\x00\x02\x00"))
+    assert mysql_scan(resp[:-3], False, sink=TextResult()) is None
+    sink = TextResult()
+    assert mysql_scan(resp, False, sink=sink) == mysql_scan(resp, False) == (len(resp), 2, 0, 0, b"")
+    assert (sink.columns, sink.rows) == (2, [("1", None), ("2", "x")])
+    sink = TextResult()
+    err = _my_packet(1, b"\xff\x18\x04#23000Column 'a' cannot be null")
+    assert mysql_scan(err, False, sink=sink)[3:] == (1048, b"Column 'a' cannot be null")
+    assert (sink.sqlstate, sink.columns) == ("23000", -1)
+    sink = TextResult()
+    assert mysql_scan(_my_packet(1, b"\x00\x03\x00\x02\x00"), False, sink=sink)[2] == 3
+    assert (sink.columns, sink.rows) == (-1, [])
+
+
+def _pg(kind: bytes, body: bytes) -> bytes:
+    return kind + struct.pack("!i", len(body) + 4) + body
+
+
+def test_pg_text_rows():
+    row = struct.pack("!h", 2) + struct.pack("!i", 1) + b"7" + struct.pack("!i", -1)
+    resp = (_pg(b"T", struct.pack("!h", 2) + b"...") + _pg(b"D", row) + _pg(b"C", b"SELECT 1\x00")
+            + _pg(b"Z", b"I"))
+    sink = TextResult()
+    assert pg_scan(resp, sink) == pg_scan(resp) == (len(resp), b"SELECT 1", None, 1)
+    assert (sink.columns, sink.rows) == (2, [("7", None)])
+    assert pg_scan(resp[:-2], TextResult()) is None
+    sink = TextResult()
+    assert pg_scan(_pg(b"C", b"UPDATE 3\x00") + _pg(b"Z", b"I"), sink)[1] == b"UPDATE 3"
+    assert (sink.columns, sink.rows) == (-1, [])
+
+
+def test_lua5_fallback_without_ffi(tmp_path):
+    """A lupa without LuaJIT: scripts that do not use ffi still run, with one warning, on
+    the same random stream (the generator in Python)."""
+    import os
+    import subprocess
+    import sys
+    script = tmp_path / "t.lua"
+    script.write_text("function event() print(sysbench.rand.special(1, 10000), sb_rand_str('##')) end")
+    env = dict(os.environ, PYSYSBENCH_LUA="lua51", PYTHONPATH=os.getcwd())
+    proc = subprocess.run([sys.executable, "-m", "pysysbench", str(script), "--rand-seed=7", "--percentile=0",
+                           "--events=1", "--workers=1", f"--sqlite-db={tmp_path / 'x.db'}", "run"],
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.count("WARNING: this lupa has no LuaJIT") == 1
+    first = [line for line in proc.stdout.splitlines() if line[:1].isdigit()]
+    assert first and first[0].split("\t")[0] == "5005"
+
+
+def test_event_returning_a_true_value_stops_its_thread_uncounted(tmp_path, capfd):
+    """spec 1.6: any value but nil/false (0 included) stops the thread; that event is not counted."""
+    script = tmp_path / "stop.lua"
+    script.write_text("function event() n = (n or 0) + 1; print('event ' .. n); if n == 3 then return 0 end end")
+    assert main([str(script), "--threads=1", "--workers=1", "--events=10", f"--sqlite-db={tmp_path / 'x.db'}",
+                 "run"]) == 0
+    out = capfd.readouterr().out
+    assert [x for x in out.splitlines() if x.startswith("event")] == ["event 1", "event 2", "event 3"]
+    assert "    total number of events:              2\n" in out
