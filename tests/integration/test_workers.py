@@ -103,6 +103,21 @@ def test_sqlite_with_two_worker_processes(run_cli, sqlite_opts, tmp_path):
     assert doc["summary"]["queries"]["read"] == 200 * 14
 
 
+DRY_RUN = ["--db-driver=mysql", "--mysql-dry-run"]
+
+
+def test_dry_run_threads_take_turns(run_cli, tmp_path):
+    """A dry-run statement yields to the event loop as a real one does: every thread
+    runs events (not only the first, which never gave the loop back), the reporter
+    prints its lines and a worker process answers its parent while the run goes on."""
+    out = tmp_path / "r.json"
+    proc = run_cli.ok("oltp_point_select", *DRY_RUN, "--threads=4", "--workers=1", "--time=3",
+                      "--report-interval=1", f"--result-file={out}", "run")
+    assert re.search(r"^\[ 1s \] thds: 4 tps: [1-9]", proc.stdout, re.M), proc.stdout
+    per_thread = _result(out)["summary"]["thread_events"]
+    assert len(per_thread) == 4 and min(per_thread) > max(per_thread) / 2, per_thread
+
+
 @pytest.mark.mysql
 def test_crashed_worker_stops_run_and_keeps_partial_results(mysql_opts, run_cli, tmp_path):
     run_cli.ok("oltp_point_select", *mysql_opts, *PREPARE, "prepare")
