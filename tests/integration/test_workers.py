@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from pysysbench.engine.procs import WORKER_TIMEOUT_S
 from pysysbench.stats.histogram import percentile_ms
 
 from conftest import REPO, parse_summary_text
@@ -118,6 +119,50 @@ def test_dry_run_threads_take_turns(run_cli, tmp_path):
     assert len(per_thread) == 4 and min(per_thread) > max(per_thread) / 2, per_thread
 
 
+@pytest.mark.parametrize("threads", [2000, 4000])
+def test_thousands_of_threads_per_worker_process(run_cli, tmp_path, threads):
+    """A worker's report grows with its threads (tens of kilobytes at 1,000): it
+    arrives in pieces, and the parent once took the first piece's end for the
+    worker's death ("worker process 1 died unexpectedly (exit code None)" within
+    2-6 s, while it ran on).  Default worker count (two on two cores)."""
+    out = tmp_path / "r.json"
+    proc = run_cli("oltp_point_select", *DRY_RUN, f"--threads={threads}", "--time=5", "--report-interval=1",
+                   f"--result-file={out}", "run", timeout=180)
+    assert proc.returncode == 0 and "FATAL" not in proc.stdout, run_cli.describe(proc)
+    assert len(re.findall(rf"^\[ \d+s \] thds: {threads} ", proc.stdout, re.M)) >= 3, proc.stdout
+    doc = _result(out)
+    workers = doc["client"]["per_worker"]
+    assert len(workers) == 2 and not any(w["died"] for w in workers)
+    assert len(doc["summary"]["thread_events"]) == threads
+    assert sum(w["events"] for w in workers) == doc["summary"]["events"] > 0
+
+
+def test_stopped_worker_process_ends_the_run_with_a_clear_error(tmp_path):
+    """A worker that stops answering (SIGSTOP here; hung, swapping) is found by the
+    heartbeat: killed after WORKER_TIMEOUT_S of silence, the run ends with one
+    FATAL line and the partial result file (it used to wait forever, printing nothing)."""
+    out = tmp_path / "r.json"
+    proc = _start_dry_run("--threads=4", "--time=120", f"--result-file={out}")
+    try:
+        _wait_for_line(proc, "[ 2s ]", timeout_s=60)
+        stopped = _children(proc.pid)[-1]
+        os.kill(stopped, signal.SIGSTOP)
+        sent = time.monotonic()
+        stdout, stderr = proc.communicate(timeout=WORKER_TIMEOUT_S + 30)
+        took = time.monotonic() - sent
+    finally:
+        _end(proc)
+    assert proc.returncode == 1, stdout + stderr
+    assert WORKER_TIMEOUT_S - 1 < took < WORKER_TIMEOUT_S + 6, took
+    fatal = [line for line in stdout.splitlines() if line.startswith("FATAL:")]
+    assert len(fatal) == 1 and f"(pid {stopped}) sent nothing for" in fatal[0], stdout
+    assert "Traceback" not in stdout + stderr
+    doc = _result(out)
+    assert doc["exit_code"] == 1 and "sent nothing for" in doc["error"] and doc["summary"]["events"] > 0
+    assert [w["died"] for w in doc["client"]["per_worker"]].count(True) == 1
+    _assert_gone(stopped)
+
+
 @pytest.mark.mysql
 def test_crashed_worker_stops_run_and_keeps_partial_results(mysql_opts, run_cli, tmp_path):
     run_cli.ok("oltp_point_select", *mysql_opts, *PREPARE, "prepare")
@@ -197,6 +242,31 @@ def _start_two_workers(mysql_opts: list[str], *options: str) -> subprocess.Popen
     return subprocess.Popen([sys.executable, "-m", "pysysbench", "oltp_point_select", *mysql_opts, *PREPARE,
                              "--threads=2", "--workers=2", "--report-interval=1", *options, "run"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
+
+
+def _start_dry_run(*options: str) -> subprocess.Popen:
+    """A dry-run point-select run (no server) on the default worker processes, reporting every second."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.Popen([sys.executable, "-m", "pysysbench", "oltp_point_select", *DRY_RUN,
+                             "--report-interval=1", *options, "run"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
+
+
+def _assert_gone(pid: int) -> None:
+    time.sleep(0.5)
+    left = _alive(pid)
+    if left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left, "the stopped worker was left behind"
+
+
+def _end(proc: subprocess.Popen) -> None:
+    """Kill what a failed test left running: the run and its (possibly stopped) workers."""
+    if proc.poll() is None:
+        for kid in _children(proc.pid):
+            os.kill(kid, signal.SIGKILL)
+        proc.kill()
+        proc.wait(10)
 
 
 def _wait_for_line(proc: subprocess.Popen, prefix: str, timeout_s: float) -> None:
