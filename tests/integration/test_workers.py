@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from pysysbench.engine.procs import WORKER_TIMEOUT_S
+from pysysbench.engine.local import STOP_GRACE_S
+from pysysbench.engine.procs import CANCEL_TIMEOUT_S, WORKER_TIMEOUT_S
 from pysysbench.stats.histogram import percentile_ms
 
 from conftest import REPO, parse_summary_text
@@ -160,6 +161,30 @@ def test_stopped_worker_process_ends_the_run_with_a_clear_error(tmp_path):
     doc = _result(out)
     assert doc["exit_code"] == 1 and "sent nothing for" in doc["error"] and doc["summary"]["events"] > 0
     assert [w["died"] for w in doc["client"]["per_worker"]].count(True) == 1
+    _assert_gone(stopped)
+
+
+def test_interrupt_with_a_stopped_worker_process_ends_within_the_bound(tmp_path):
+    """Ctrl-C when a worker cannot act on it: the grace for the events in flight,
+    then the cancel, then the worker that did not end is killed -- a few seconds,
+    not forever."""
+    out = tmp_path / "r.json"
+    proc = _start_dry_run("--threads=4", "--time=120", f"--result-file={out}")
+    try:
+        _wait_for_line(proc, "[ 2s ]", timeout_s=60)
+        stopped = _children(proc.pid)[-1]
+        os.kill(stopped, signal.SIGSTOP)
+        os.kill(proc.pid, signal.SIGINT)
+        sent = time.monotonic()
+        stdout, stderr = proc.communicate(timeout=STOP_GRACE_S + CANCEL_TIMEOUT_S + 30)
+        took = time.monotonic() - sent
+    finally:
+        _end(proc)
+    assert took < STOP_GRACE_S + CANCEL_TIMEOUT_S + 4, took
+    assert proc.returncode == 1, stdout + stderr
+    assert f"(pid {stopped}) did not stop within" in stdout and "Traceback" not in stdout + stderr
+    doc = _result(out)
+    assert doc["exit_code"] == 1 and doc["summary"]["events"] > 0
     _assert_gone(stopped)
 
 
