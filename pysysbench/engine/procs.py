@@ -99,23 +99,26 @@ def worker_payload(group: InProcessGroup) -> dict[str, Any]:
 
 async def _child_async(values: Values, test: str, driver_name: str, tids: range, threads: int, rate: float,
                        max_events: int, sock: socket.socket) -> None:
-    inbox: asyncio.Queue = asyncio.Queue()
-
-    def parent_gone() -> None:
-        inbox.put_nowait(("cancel",))
-        inbox.put_nowait(("exit",))
-
-    link = await open_channel(sock, inbox.put_nowait, parent_gone)
+    end = _WorkerEnd()
+    link = end.link = await open_channel(sock, end.on_message, end.on_lost)
     try:
-        await _serve(values, test, driver_name, tids, threads, rate, max_events, link, inbox)
+        group = await _init_group(values, test, driver_name, tids, threads, rate, max_events, link)
+        if group is not None:
+            end.group = group
+            link.send(("ready",))
+            try:
+                await end.exit.wait()
+            finally:
+                await group.close()
     except Exception as exc:   # never a silent death: the parent reports it
         link.send(("error", _failure(exc), 1))
     finally:
         await link.close()     # what is still buffered (the last report) reaches the parent first
 
 
-async def _serve(values: Values, test: str, driver_name: str, tids: range, threads: int, rate: float,
-                 max_events: int, link: Channel, inbox: asyncio.Queue) -> None:
+async def _init_group(values: Values, test: str, driver_name: str, tids: range, threads: int, rate: float,
+                      max_events: int, link: Channel) -> InProcessGroup | None:
+    """The worker's threads, connected; None once a start-up error is sent."""
     from ..drivers import REGISTRY as DRIVERS
     from ..workloads import find_workload
 
@@ -126,19 +129,41 @@ async def _serve(values: Values, test: str, driver_name: str, tids: range, threa
         await group.init()
     except PySysbenchError as exc:
         link.send(("error", str(exc), exc.exit_code))
-        return
-    link.send(("ready",))
-    try:
-        while True:
-            msg = await inbox.get()
-            if await _handle(msg, group, link):
-                break
-    finally:
-        await group.close()
+        return None
+    return group
 
 
-async def _handle(msg: tuple, group: InProcessGroup, link: Channel) -> bool:
-    """Act on one parent message; True means exit."""
+class _WorkerEnd:
+    """The worker's end of the link.  Messages are acted on in the loop's I/O
+    callback itself, so a reply leaves at once: through a task it waited for the
+    loop's turn to end, and a loop busy with 2,000 connections runs up to 48
+    batches of 1,024 socket events per turn (libuv) -- seconds for a starved
+    worker, which the parent's heartbeat would take for a hang."""
+
+    def __init__(self) -> None:
+        self.group: InProcessGroup | None = None
+        self.link: Channel | None = None
+        self.exit = asyncio.Event()
+
+    def on_message(self, msg: tuple) -> None:
+        if msg[0] == "exit":
+            self.exit.set()
+        elif self.group is not None:   # nothing else comes before "ready"
+            try:
+                _handle(msg, self.group, self.link)
+            except Exception as exc:   # never a silent death: the parent reports it
+                self.link.send(("error", _failure(exc), 1))
+                self.exit.set()
+
+    def on_lost(self) -> None:
+        """The parent is gone: stop at once."""
+        if self.group is not None:
+            self.group.cancel()
+        self.exit.set()
+
+
+def _handle(msg: tuple, group: InProcessGroup, link: Channel) -> None:
+    """Act on one parent message (all but "exit")."""
     kind = msg[0]
     if kind == "start":
         group.start(msg[1], msg[2])
@@ -146,7 +171,7 @@ async def _handle(msg: tuple, group: InProcessGroup, link: Channel) -> bool:
     elif kind == "sample":
         link.send(("reply", msg[1], worker_payload(group)))
     elif kind == "end_warmup":
-        await group.end_warmup()
+        group.leave_warmup()
         link.send(("reply", msg[1], worker_payload(group)))
     elif kind == "checkpoint":
         payload = worker_payload(group)
@@ -156,9 +181,6 @@ async def _handle(msg: tuple, group: InProcessGroup, link: Channel) -> bool:
         group.stop()
     elif kind == "cancel":
         group.cancel()
-    elif kind == "exit":
-        return True
-    return False
 
 
 async def _report_done(group: InProcessGroup, link: Channel) -> None:
