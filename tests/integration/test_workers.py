@@ -142,50 +142,58 @@ def test_stopped_worker_process_ends_the_run_with_a_clear_error(tmp_path):
     """A worker that stops answering (SIGSTOP here; hung, swapping) is found by the
     heartbeat: killed after WORKER_TIMEOUT_S of silence, the run ends with one
     FATAL line and the partial result file (it used to wait forever, printing nothing)."""
-    out = tmp_path / "r.json"
-    proc = _start_dry_run("--threads=4", "--time=120", f"--result-file={out}")
-    try:
-        _wait_for_line(proc, "[ 2s ]", timeout_s=60)
-        stopped = _children(proc.pid)[-1]
-        os.kill(stopped, signal.SIGSTOP)
-        sent = time.monotonic()
-        stdout, stderr = proc.communicate(timeout=WORKER_TIMEOUT_S + 30)
-        took = time.monotonic() - sent
-    finally:
-        _end(proc)
-    assert proc.returncode == 1, stdout + stderr
+    proc, stdout, took, stopped = _stop_a_worker(tmp_path, interrupt=False, timeout_s=WORKER_TIMEOUT_S + 30)
+    assert proc.returncode == 1, stdout
     assert WORKER_TIMEOUT_S - 1 < took < WORKER_TIMEOUT_S + 6, took
     fatal = [line for line in stdout.splitlines() if line.startswith("FATAL:")]
     assert len(fatal) == 1 and f"(pid {stopped}) sent nothing for" in fatal[0], stdout
-    assert "Traceback" not in stdout + stderr
-    doc = _result(out)
+    doc = _result(tmp_path / "r.json")
     assert doc["exit_code"] == 1 and "sent nothing for" in doc["error"] and doc["summary"]["events"] > 0
     assert [w["died"] for w in doc["client"]["per_worker"]].count(True) == 1
-    _assert_gone(stopped)
 
 
 def test_interrupt_with_a_stopped_worker_process_ends_within_the_bound(tmp_path):
     """Ctrl-C when a worker cannot act on it: the grace for the events in flight,
     then the cancel, then the worker that did not end is killed -- a few seconds,
     not forever."""
-    out = tmp_path / "r.json"
-    proc = _start_dry_run("--threads=4", "--time=120", f"--result-file={out}")
+    proc, stdout, took, stopped = _stop_a_worker(tmp_path, interrupt=True,
+                                                 timeout_s=STOP_GRACE_S + CANCEL_TIMEOUT_S + 30)
+    assert took < STOP_GRACE_S + CANCEL_TIMEOUT_S + 4, took
+    assert proc.returncode == 1, stdout
+    assert f"(pid {stopped}) did not stop within" in stdout
+    doc = _result(tmp_path / "r.json")
+    assert doc["exit_code"] == 1 and doc["summary"]["events"] > 0
+
+
+def _stop_a_worker(tmp_path: Path, interrupt: bool, timeout_s: float):
+    """SIGSTOP one worker of a dry run 2 s in (then Ctrl-C it if ``interrupt``):
+    (process, stdout, seconds to its end, pid of the stopped worker), after
+    checking that nothing printed a traceback and the stopped worker is gone."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.Popen([sys.executable, "-m", "pysysbench", "oltp_point_select", *DRY_RUN, "--threads=4",
+                             "--time=120", "--report-interval=1", f"--result-file={tmp_path / 'r.json'}", "run"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
+    stopped = None
     try:
         _wait_for_line(proc, "[ 2s ]", timeout_s=60)
         stopped = _children(proc.pid)[-1]
         os.kill(stopped, signal.SIGSTOP)
-        os.kill(proc.pid, signal.SIGINT)
+        if interrupt:
+            os.kill(proc.pid, signal.SIGINT)
         sent = time.monotonic()
-        stdout, stderr = proc.communicate(timeout=STOP_GRACE_S + CANCEL_TIMEOUT_S + 30)
+        stdout, stderr = proc.communicate(timeout=timeout_s)
         took = time.monotonic() - sent
     finally:
-        _end(proc)
-    assert took < STOP_GRACE_S + CANCEL_TIMEOUT_S + 4, took
-    assert proc.returncode == 1, stdout + stderr
-    assert f"(pid {stopped}) did not stop within" in stdout and "Traceback" not in stdout + stderr
-    doc = _result(out)
-    assert doc["exit_code"] == 1 and doc["summary"]["events"] > 0
-    _assert_gone(stopped)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+        time.sleep(0.5)
+        left = stopped is not None and _alive(stopped)
+        if left:
+            os.kill(stopped, signal.SIGKILL)
+    assert not left, "the stopped worker was left behind"
+    assert "Traceback" not in stdout + stderr, stderr
+    return proc, stdout, took, stopped
 
 
 @pytest.mark.mysql
@@ -267,31 +275,6 @@ def _start_two_workers(mysql_opts: list[str], *options: str) -> subprocess.Popen
     return subprocess.Popen([sys.executable, "-m", "pysysbench", "oltp_point_select", *mysql_opts, *PREPARE,
                              "--threads=2", "--workers=2", "--report-interval=1", *options, "run"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
-
-
-def _start_dry_run(*options: str) -> subprocess.Popen:
-    """A dry-run point-select run (no server) on the default worker processes, reporting every second."""
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.Popen([sys.executable, "-m", "pysysbench", "oltp_point_select", *DRY_RUN,
-                             "--report-interval=1", *options, "run"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
-
-
-def _assert_gone(pid: int) -> None:
-    time.sleep(0.5)
-    left = _alive(pid)
-    if left:
-        os.kill(pid, signal.SIGKILL)
-    assert not left, "the stopped worker was left behind"
-
-
-def _end(proc: subprocess.Popen) -> None:
-    """Kill what a failed test left running: the run and its (possibly stopped) workers."""
-    if proc.poll() is None:
-        for kid in _children(proc.pid):
-            os.kill(kid, signal.SIGKILL)
-        proc.kill()
-        proc.wait(10)
 
 
 def _wait_for_line(proc: subprocess.Popen, prefix: str, timeout_s: float) -> None:
