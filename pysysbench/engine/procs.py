@@ -36,7 +36,7 @@ from .channel import Channel, open_channel, send_blocking
 from .group import InProcessGroup, Sample, merged_sample, split
 
 HEARTBEAT_S = 1.0
-WORKER_TIMEOUT_S = 15.0      # a child silent this long is stopped or hung (above SQLite's 10-s busy wait)
+WORKER_TIMEOUT_S = 15.0      # a child silent this long is stopped or hung (a starved one: 1.3 s at most, see _WorkerEnd)
 CANCEL_TIMEOUT_S = 2.0       # a child not ended this long after a cancel is stopped or hung
 THREADS_PER_EXTRA_WORKER = 64   # default --workers: one process per this many threads, up to the cores
 MIN_WORKERS = 2                  # ... but at least two (see default_workers)
