@@ -114,6 +114,9 @@ class InProcessGroup:
         return self.sample_now()
 
     async def end_warmup(self) -> Sample:
+        return self.leave_warmup()
+
+    def leave_warmup(self) -> Sample:
         """Atomically (no await): leave warm-up and return the baseline."""
         self.worker.limits.warming = False
         self.worker.recorder.reset_minmax()

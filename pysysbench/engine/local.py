@@ -3,7 +3,11 @@
 Lifecycle (spec 5.1): pre-flight table check, thread initialisation (bounded by
 ``--thread-init-timeout``), "Threads started!", optional warm-up, then the
 measured phase with the reporter, the checkpoint timer and the forced-shutdown
-watchdog running beside the threads.  The threads live in a worker group (this
+watchdog running beside the threads.  No run outlives its bounds: a stop request
+(Ctrl-C, SIGTERM) gives the events in flight ``STOP_GRACE_S`` before cutting them
+short, and with ``--forced-shutdown`` off the watchdog still forces the shutdown
+``DEADLINE_GRACE_S`` after ``--time`` (sysbench waits forever, e.g. on a stopped
+server).  The threads live in a worker group (this
 process, or ``--workers`` processes); every figure is built from merged
 :class:`Snapshot` differences, never from the hot-path objects directly.
 """
@@ -30,6 +34,8 @@ from .worker import NS
 
 CLIENT_BUSY_FRACTION = 0.9      # warn when the client used this share of its cores
 CONNECTION_HEADROOM = 1         # the pre-flight connection, still open while checking
+STOP_GRACE_S = 5.0              # after Ctrl-C / SIGTERM: events in flight get this long, then are cut short
+DEADLINE_GRACE_S = 30.0         # --forced-shutdown off: events still running this long after --time are cut short
 
 
 @dataclass
@@ -91,8 +97,8 @@ class LocalRun:
     A stop request (:meth:`interrupt`: SIGINT, SIGTERM, or the CLI's closed
     standard output) before the measurement aborts the start-up
     (:class:`RunAborted` with the request's exit code); the first during it lets
-    the events in flight finish and reports what was measured, another stops at
-    once.  The outcome carries the request and its exit code (128 + signal)."""
+    the events in flight finish (for ``STOP_GRACE_S``, then cuts them short) and
+    reports what was measured, another stops at once.  The outcome carries the request and its exit code (128 + signal)."""
 
     def __init__(self, values: Values, workload: Workload, driver: Driver, hooks: Hooks,
                  server_version: bool = False):
@@ -123,6 +129,7 @@ class LocalRun:
         self.stop_exit = 0
         self.startup: asyncio.Task | None = None
         self.measuring = False
+        self._cut: asyncio.TimerHandle | None = None   # the end of the stop grace, once stopped
         self.last = Sample(Snapshot())
         self.fatal: PySysbenchError | None = None   # the run's own verdict (reconnects gave up)
         self._signals: dict[int, object] = {}
@@ -218,12 +225,13 @@ class LocalRun:
             side.append(asyncio.create_task(self._report()))
         if v.report_checkpoints:
             side.append(asyncio.create_task(self._checkpoints()))
-        grace = forced_shutdown_s(v)
-        if grace is not None:
-            side.append(asyncio.create_task(self._watchdog(v.time + grace)))
+        if v.time:
+            side.append(asyncio.create_task(self._watchdog(v.time, forced_shutdown_s(v))))
         await g.wait(None)
         self.end = perf_counter_ns()
         self.measuring = False   # a stop request from now on only marks the outcome
+        if self._cut is not None:
+            self._cut.cancel()
         for task in side:
             task.cancel()
         await asyncio.gather(*side, return_exceptions=True)
@@ -278,9 +286,15 @@ class LocalRun:
                 self.group.stop()
                 return
 
-    async def _watchdog(self, after_s: float) -> None:
-        await asyncio.sleep(self.t0 / NS + after_s - perf_counter_ns() / NS)
-        self.hooks.say("FATAL: The --max-time limit has expired, forcing shutdown...")
+    async def _watchdog(self, time_s: float, grace_s: float | None) -> None:
+        """--forced-shutdown (spec 5.9); when off, the same at DEADLINE_GRACE_S."""
+        await asyncio.sleep(self.t0 / NS + time_s + (DEADLINE_GRACE_S if grace_s is None else grace_s)
+                            - perf_counter_ns() / NS)
+        if grace_s is None:
+            self.hooks.say(f"FATAL: events still running {DEADLINE_GRACE_S:g} s after the --time limit (a hung "
+                           "server? --forced-shutdown=N sets this bound), forcing shutdown...")
+        else:
+            self.hooks.say("FATAL: The --max-time limit has expired, forcing shutdown...")
         self.forced = True
         self.unfinished = (await self.group.sample()).inflight
         self.group.cancel()
@@ -330,6 +344,14 @@ class LocalRun:
         self.hooks.say("Interrupted: stopping the run and reporting what was measured "
                        "(interrupt again to stop at once)...")
         self.group.stop()
+        self._cut = asyncio.get_running_loop().call_later(STOP_GRACE_S, self._cut_short)
+
+    def _cut_short(self) -> None:
+        """The stop grace is over: end the events still in flight (a hung server never answers them)."""
+        if self.end:   # the run ended meanwhile
+            return
+        self.hooks.say(f"Interrupted: events still running after {STOP_GRACE_S:g} s are cut short")
+        self.group.cancel()
 
     # --- results ------------------------------------------------------------------
 

@@ -2,7 +2,8 @@
 
 The parent spawns N processes, each owning a contiguous slice of the thread ids
 with its share of ``--events`` and ``--rate`` (a sum of independent Poisson
-streams is a Poisson stream of the summed rate), and talks to them over pipes:
+streams is a Poisson stream of the summed rate), and talks to each over a socket
+pair (:mod:`.channel`: length-prefixed frames, any size, read by the loop):
 
     parent -> child   ("start", deadline_ns, warming) | ("sample", id) | ("end_warmup", id)
                       | ("checkpoint", id) | ("stop",) | ("cancel",) | ("exit",)
@@ -12,7 +13,10 @@ streams is a Poisson stream of the summed rate), and talks to them over pipes:
 Every payload carries the child's cumulative :class:`Snapshot`; the parent merges
 them (exact: counts and histogram buckets add).  The parent also samples every
 ``HEARTBEAT_S`` so that when a child dies, what it measured until shortly before
-is kept and reported with a clear error.
+is kept and reported with a clear error.  The heartbeat is the watchdog too: a
+child that sends nothing for ``WORKER_TIMEOUT_S`` (stopped, hung, its machine
+out of memory), or has not ended ``CANCEL_TIMEOUT_S`` after a cancel, is killed
+and reported like a dead one -- the run never waits for it forever.
 """
 
 from __future__ import annotations
@@ -21,15 +25,19 @@ import asyncio
 import multiprocessing as mp
 import os
 import signal
+import socket
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import PySysbenchError, RunAborted
 from ..options import Values
+from .channel import Channel, open_channel, send_blocking
 from .group import InProcessGroup, Sample, merged_sample, split
 
 HEARTBEAT_S = 1.0
+WORKER_TIMEOUT_S = 15.0      # a child silent this long is stopped or hung (a starved one: 1.3 s at most, see _WorkerEnd)
+CANCEL_TIMEOUT_S = 2.0       # a child not ended this long after a cancel is stopped or hung
 THREADS_PER_EXTRA_WORKER = 64   # default --workers: one process per this many threads, up to the cores
 MIN_WORKERS = 2                  # ... but at least two (see default_workers)
 START_TIMEOUT_S = 120.0      # spawning + importing + connecting, beyond --thread-init-timeout
@@ -40,7 +48,7 @@ EXIT_TIMEOUT_S = 10.0
 
 
 def _child_main(values: Values, test: str, driver_name: str, first_tid: int, last_tid: int, threads: int,
-                rate: float, max_events: int, conn) -> None:
+                rate: float, max_events: int, sock: socket.socket) -> None:
     """Entry point of a worker process (spawned: imports everything afresh)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent decides how to stop
     if values.get("worker_sessions", True):
@@ -52,12 +60,16 @@ def _child_main(values: Values, test: str, driver_name: str, first_tid: int, las
         runner = asyncio.run
     try:
         runner(_child_async(values, test, driver_name, range(first_tid, last_tid), threads, rate, max_events,
-                            conn))
+                            sock))
     except Exception as exc:   # never a silent death: the parent reports it
         try:
-            conn.send(("error", f"worker process failed: {type(exc).__name__}: {exc}", 1))
-        except OSError:
+            send_blocking(sock, ("error", _failure(exc), 1))
+        except OSError:        # the loop had the socket already (and closed it): the parent sees the end
             pass
+
+
+def _failure(exc: BaseException) -> str:
+    return f"worker process failed: {type(exc).__name__}: {exc}"
 
 
 def own_session() -> None:
@@ -68,7 +80,7 @@ def own_session() -> None:
     after them, so the server's threads went idle waiting for requests the client
     had not been scheduled to send (docs/performance.md, "Worker sessions").
     Nothing changes elsewhere.  The worker still ignores the terminal's Ctrl-C
-    (its parent stops it) and ends when the parent's pipe closes."""
+    (its parent stops it) and ends when the parent's end of the link closes."""
     try:
         os.setsid()
     except OSError:   # already a session leader: nothing to do
@@ -76,7 +88,7 @@ def own_session() -> None:
 
 
 def worker_payload(group: InProcessGroup) -> dict[str, Any]:
-    """What a worker reports to its parent (over a pipe, or as a Ray actor's reply)."""
+    """What a worker reports to its parent (over its link, or as a Ray actor's reply)."""
     s = group.sample_now()
     fatal = group.fatal
     return {"snapshot": s.snapshot, "running": s.running, "inflight": s.inflight,
@@ -86,7 +98,27 @@ def worker_payload(group: InProcessGroup) -> dict[str, Any]:
 
 
 async def _child_async(values: Values, test: str, driver_name: str, tids: range, threads: int, rate: float,
-                       max_events: int, conn) -> None:
+                       max_events: int, sock: socket.socket) -> None:
+    end = _WorkerEnd()
+    link = end.link = await open_channel(sock, end.on_message, end.on_lost)
+    try:
+        group = await _init_group(values, test, driver_name, tids, threads, rate, max_events, link)
+        if group is not None:
+            end.group = group
+            link.send(("ready",))
+            try:
+                await end.exit.wait()
+            finally:
+                await group.close()
+    except Exception as exc:   # never a silent death: the parent reports it
+        link.send(("error", _failure(exc), 1))
+    finally:
+        await link.close()     # what is still buffered (the last report) reaches the parent first
+
+
+async def _init_group(values: Values, test: str, driver_name: str, tids: range, threads: int, rate: float,
+                      max_events: int, link: Channel) -> InProcessGroup | None:
+    """The worker's threads, connected; None once a start-up error is sent."""
     from ..drivers import REGISTRY as DRIVERS
     from ..workloads import find_workload
 
@@ -96,64 +128,64 @@ async def _child_async(values: Values, test: str, driver_name: str, tids: range,
         group = InProcessGroup(values, workload, driver, tids, threads, rate=rate, max_events=max_events)
         await group.init()
     except PySysbenchError as exc:
-        conn.send(("error", str(exc), exc.exit_code))
-        return
-    loop = asyncio.get_running_loop()
-    inbox: asyncio.Queue = asyncio.Queue()
-
-    def readable() -> None:
-        try:
-            while conn.poll():
-                inbox.put_nowait(conn.recv())
-        except (EOFError, OSError):   # the parent is gone: stop
-            loop.remove_reader(conn.fileno())
-            inbox.put_nowait(("cancel",))
-            inbox.put_nowait(("exit",))
-
-    loop.add_reader(conn.fileno(), readable)
-    conn.send(("ready",))
-    finished = asyncio.Event()
-    try:
-        while True:
-            msg = await inbox.get()
-            if await _handle(msg, group, conn, finished):
-                break
-    finally:
-        loop.remove_reader(conn.fileno())
-        await group.close()
+        link.send(("error", str(exc), exc.exit_code))
+        return None
+    return group
 
 
-async def _handle(msg: tuple, group: InProcessGroup, conn, finished: asyncio.Event) -> bool:
-    """Act on one parent message; True means exit."""
+class _WorkerEnd:
+    """The worker's end of the link.  Messages are acted on in the loop's I/O
+    callback itself, so a reply leaves at once: through a task it waited for the
+    loop's turn to end, and a loop busy with 2,000 connections runs up to 48
+    batches of 1,024 socket events per turn (libuv) -- seconds for a starved
+    worker, which the parent's heartbeat would take for a hang."""
+
+    def __init__(self) -> None:
+        self.group: InProcessGroup | None = None
+        self.link: Channel | None = None
+        self.exit = asyncio.Event()
+
+    def on_message(self, msg: tuple) -> None:
+        if msg[0] == "exit":
+            self.exit.set()
+        elif self.group is not None:   # nothing else comes before "ready"
+            try:
+                _handle(msg, self.group, self.link)
+            except Exception as exc:   # never a silent death: the parent reports it
+                self.link.send(("error", _failure(exc), 1))
+                self.exit.set()
+
+    def on_lost(self) -> None:
+        """The parent is gone: stop at once."""
+        if self.group is not None:
+            self.group.cancel()
+        self.exit.set()
+
+
+def _handle(msg: tuple, group: InProcessGroup, link: Channel) -> None:
+    """Act on one parent message (all but "exit")."""
     kind = msg[0]
     if kind == "start":
         group.start(msg[1], msg[2])
-        asyncio.get_running_loop().create_task(_report_done(group, conn, finished))
+        asyncio.get_running_loop().create_task(_report_done(group, link))
     elif kind == "sample":
-        conn.send(("reply", msg[1], worker_payload(group)))
+        link.send(("reply", msg[1], worker_payload(group)))
     elif kind == "end_warmup":
-        await group.end_warmup()
-        conn.send(("reply", msg[1], worker_payload(group)))
+        group.leave_warmup()
+        link.send(("reply", msg[1], worker_payload(group)))
     elif kind == "checkpoint":
         payload = worker_payload(group)
         group.worker.recorder.reset_minmax()
-        conn.send(("reply", msg[1], payload))
+        link.send(("reply", msg[1], payload))
     elif kind == "stop":
         group.stop()
     elif kind == "cancel":
         group.cancel()
-    elif kind == "exit":
-        return True
-    return False
 
 
-async def _report_done(group: InProcessGroup, conn, finished: asyncio.Event) -> None:
+async def _report_done(group: InProcessGroup, link: Channel) -> None:
     await group.wait(None)
-    finished.set()
-    try:
-        conn.send(("done", worker_payload(group)))
-    except OSError:
-        pass
+    link.send(("done", worker_payload(group)))
 
 
 # --- parent side ---------------------------------------------------------------------
@@ -163,9 +195,10 @@ async def _report_done(group: InProcessGroup, conn, finished: asyncio.Event) -> 
 class _Child:
     index: int
     proc: Any
-    conn: Any
     tids: range
+    link: Channel | None = None
     last: dict[str, Any] | None = None
+    heard: float = 0.0          # time.monotonic() of its last message
     done: bool = False
     dead: bool = False
     ready: asyncio.Future | None = None
@@ -187,6 +220,8 @@ class ProcessGroup:
         self._rid = 0
         self._all_done: asyncio.Event | None = None
         self._heartbeat: asyncio.Task | None = None
+        self._cancel_check: asyncio.TimerHandle | None = None
+        self._closing = False
         self._cpu0 = time.process_time()
 
     # -- start-up --
@@ -200,34 +235,29 @@ class ProcessGroup:
         ctx = mp.get_context("spawn")
         v = self.values
         first = 0
-        for i in range(self.workers):
-            n = split(self.threads, self.workers, i)
-            parent_conn, child_conn = ctx.Pipe()
-            proc = ctx.Process(target=_child_main, name=f"pysysbench-worker-{i}", daemon=True,
-                               args=(v, self.test, self.driver_name, first, first + n, self.threads,
-                                     v.rate / self.workers if v.rate else 0.0,
-                                     split(v.events, self.workers, i) if v.events else 0, child_conn))
-            proc.start()
-            child_conn.close()
-            child = _Child(i, proc, parent_conn, range(first, first + n), ready=loop.create_future())
-            self.children.append(child)
-            loop.add_reader(parent_conn.fileno(), self._readable, child)
-            first += n
         try:
+            for i in range(self.workers):
+                n = split(self.threads, self.workers, i)
+                mine, theirs = socket.socketpair()
+                proc = ctx.Process(target=_child_main, name=f"pysysbench-worker-{i}", daemon=True,
+                                   args=(v, self.test, self.driver_name, first, first + n, self.threads,
+                                         v.rate / self.workers if v.rate else 0.0,
+                                         split(v.events, self.workers, i) if v.events else 0, theirs))
+                child = _Child(i, proc, range(first, first + n), ready=loop.create_future())
+                self.children.append(child)
+                proc.start()
+                theirs.close()
+                child.link = await open_channel(mine, lambda msg, c=child: self._on_message(c, msg),
+                                                lambda c=child: self._on_death(c))
+                first += n
             await asyncio.wait_for(asyncio.gather(*(c.ready for c in self.children)),
                                    (v.thread_init_timeout or START_TIMEOUT_S) + START_TIMEOUT_S)
         except BaseException:
             await self.close()
             raise
 
-    def _readable(self, child: _Child) -> None:
-        try:
-            while child.conn.poll():
-                self._on_message(child, child.conn.recv())
-        except (EOFError, OSError):
-            self._on_death(child)
-
     def _on_message(self, child: _Child, msg: tuple) -> None:
+        child.heard = time.monotonic()
         kind = msg[0]
         if kind == "ready":
             child.ready.set_result(None)
@@ -249,11 +279,12 @@ class ProcessGroup:
                 self._set_fatal(RunAborted(msg[1]["fatal"], msg[1]["exit_code"]))
             self._check_all_done()
 
-    def _on_death(self, child: _Child) -> None:
-        if child.dead:
+    def _on_death(self, child: _Child, why: str = "died unexpectedly") -> None:
+        if child.dead or self._closing:
             return
         child.dead = True
-        asyncio.get_running_loop().remove_reader(child.conn.fileno())
+        if child.link is not None:
+            child.link.abort()
         for fut in child.pending.values():
             if not fut.done():
                 fut.set_result(None)
@@ -265,9 +296,20 @@ class ProcessGroup:
             return
         if not child.done:
             self._set_fatal(RunAborted(
-                f"worker process {child.index} (pid {child.proc.pid}) died unexpectedly (exit code "
-                f"{child.proc.exitcode}); the figures cover what was measured until its last report"))
+                f"worker process {child.index} (pid {child.proc.pid}) {why}; the figures cover what was "
+                "measured until its last report"))
         self._check_all_done()
+
+    def _lose(self, child: _Child, why: str) -> None:
+        """A child that stopped answering: kill it (SIGKILL, the one signal a
+        stopped process acts on) and go on as if it had died."""
+        if child.dead:
+            return
+        try:
+            child.proc.kill()
+        except OSError:
+            pass
+        self._on_death(child, f"{why} and was killed (stopped or hung?)")
 
     def _set_fatal(self, exc: BaseException) -> None:
         if self.fatal is None:
@@ -280,39 +322,52 @@ class ProcessGroup:
 
     # -- control --
 
+    def _live(self) -> list[_Child]:
+        return [c for c in self.children if not c.dead and c.link is not None]
+
     def _send(self, msg: tuple) -> None:
-        for c in self.children:
-            if not c.dead:
-                try:
-                    c.conn.send(msg)
-                except OSError:
-                    self._on_death(c)
+        for c in self._live():
+            c.link.send(msg)
 
     def start(self, deadline_ns: int, warming: bool) -> None:
+        now = time.monotonic()
+        for c in self.children:
+            c.heard = now
         self._send(("start", deadline_ns, warming))
         self._heartbeat = asyncio.get_running_loop().create_task(self._beat())
 
     async def _beat(self) -> None:
+        """Ask every child for a sample each HEARTBEAT_S (not waiting for the
+        replies, which update ``last``) and lose the ones silent too long."""
+        before = time.monotonic()
         while True:
             await asyncio.sleep(HEARTBEAT_S)
-            await self._request("sample")
+            now = time.monotonic()
+            if now - before > 2 * HEARTBEAT_S:   # this process was not running (stopped itself):
+                for c in self.children:          # its children are not to blame for the gap
+                    c.heard = now
+            before = now
+            for c in self._live():
+                if not c.done and now - c.heard > WORKER_TIMEOUT_S:
+                    self._lose(c, f"sent nothing for {WORKER_TIMEOUT_S:g} s")
+            self._ask("sample")
 
-    async def _request(self, kind: str) -> list[dict | None]:
+    def _ask(self, kind: str) -> list[asyncio.Future]:
         loop = asyncio.get_running_loop()
         self._rid += 1
         futs = []
-        for c in self.children:
-            if c.dead:
-                futs.append(None)
-                continue
+        for c in self._live():
             fut = loop.create_future()
             c.pending[self._rid] = fut
-            try:
-                c.conn.send((kind, self._rid))
-            except OSError:
-                self._on_death(c)
+            c.link.send((kind, self._rid))
             futs.append(fut)
-        return [await f if f is not None else None for f in futs]
+        return futs
+
+    async def _request(self, kind: str) -> None:
+        """Ask every live child and wait for the replies (a child lost meanwhile answers None)."""
+        futs = self._ask(kind)
+        if futs:
+            await asyncio.wait(futs)
 
     def _merge(self) -> Sample:
         payloads = [c.last for c in self.children if c.last is not None]
@@ -347,25 +402,30 @@ class ProcessGroup:
 
     def cancel(self) -> None:
         self._send(("cancel",))
+        if self._cancel_check is None:
+            self._cancel_check = asyncio.get_running_loop().call_later(CANCEL_TIMEOUT_S, self._check_cancelled)
+
+    def _check_cancelled(self) -> None:
+        for c in self._live():
+            if not c.done:
+                self._lose(c, f"did not stop within {CANCEL_TIMEOUT_S:g} s of being cancelled")
 
     async def close(self) -> None:
         if self._heartbeat is not None:
             self._heartbeat.cancel()
-        loop = asyncio.get_running_loop()
+        if self._cancel_check is not None:
+            self._cancel_check.cancel()
         self._send(("exit",))
+        self._closing = True
         deadline = time.monotonic() + EXIT_TIMEOUT_S
         for c in self.children:
             while c.proc.is_alive() and time.monotonic() < deadline:
                 await asyncio.sleep(0.02)
             if c.proc.is_alive():
-                c.proc.terminate()
+                c.proc.kill()   # SIGTERM would wait for a stopped process to be continued
                 c.proc.join(2)
-            if not c.dead:
-                try:
-                    loop.remove_reader(c.conn.fileno())
-                except (ValueError, OSError):
-                    pass
-            c.conn.close()
+            if c.link is not None:
+                c.link.abort()
 
 
 def default_workers(threads: int, blocking: bool) -> int:

@@ -87,6 +87,13 @@ class PrivateMariaDB:
             self.proc.wait(10)
             self.proc = None
 
+    def freeze(self) -> None:
+        """SIGSTOP: the server keeps its connections but answers nothing (a hung server)."""
+        self.proc.send_signal(signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        self.proc.send_signal(signal.SIGCONT)
+
     def stop(self) -> None:
         if self.proc is not None:
             self.proc.terminate()

@@ -21,6 +21,8 @@ import pytest
 from conftest import REPO
 from private_servers import MY_GRANTS_PORT, PrivateMariaDB, PrivatePostgres
 
+from pysysbench.engine.local import DEADLINE_GRACE_S, STOP_GRACE_S
+
 DATA = ["--tables=2", "--table-size=1000"]
 
 
@@ -279,6 +281,59 @@ def test_sigint_prints_partial_summary_quickly_and_leaves_no_process(mariadb, tm
     assert json.loads(out.read_text())["exit_code"] == 130
     time.sleep(0.5)
     assert not [pid for pid in family if _alive(pid)], "processes left behind"
+
+
+@pytest.mark.mysql
+def test_interrupt_while_the_server_is_stopped_ends_within_the_bound(mariadb, tmp_path):
+    """Ctrl-C while every event waits on a server that answers nothing: the events
+    get STOP_GRACE_S, then they are cut short and the run reports what it measured
+    (it used to report 0 tps until the server came back, far past --time)."""
+    def interrupt(proc: subprocess.Popen) -> None:
+        time.sleep(1)
+        os.killpg(proc.pid, signal.SIGINT)
+
+    code, took, text, doc = _run_on_frozen_server(mariadb, tmp_path, "--time=60", "[ 2s ]", interrupt,
+                                                  timeout_s=STOP_GRACE_S + 30)
+    assert code == 130 and took < STOP_GRACE_S + 3, (took, text)
+    assert "are cut short" in text and summary_value(text, "transactions") > 0, text
+    assert doc["exit_code"] == 130 and doc["summary"]["events"] > 0
+
+
+@pytest.mark.mysql
+def test_time_limit_while_the_server_is_stopped_ends_within_the_bound(mariadb, tmp_path):
+    """--time with a server that answers nothing and --forced-shutdown off (the
+    default): sysbench waits for the events in flight forever; pysysbench forces
+    the shutdown DEADLINE_GRACE_S after the limit and counts them as unfinished."""
+    code, took, text, doc = _run_on_frozen_server(mariadb, tmp_path, "--time=3", "[ 1s ]", lambda proc: None,
+                                                  timeout_s=DEADLINE_GRACE_S + 40)
+    assert code == 2 and took < 3 + DEADLINE_GRACE_S + 4, (took, text)
+    assert f"events still running {DEADLINE_GRACE_S:g} s after the --time limit" in text, text
+    unfinished = int(re.search(r"Number of unfinished transactions on forced shutdown:\s+(\d+)", text).group(1))
+    assert unfinished == 4, text                          # every thread was waiting on the server
+    assert doc["exit_code"] == 2 and doc["summary"]["events"] > 0
+
+
+def _run_on_frozen_server(server, tmp_path: Path, time_option: str, freeze_at: str, then, timeout_s: float):
+    """A 4-thread point-select run whose server is SIGSTOPped once ``freeze_at`` is
+    printed; ``then(proc)`` runs next.  (exit code, seconds from the freeze or
+    from ``then`` to the end, stdout, result file); the server is thawed after."""
+    fresh_data(server, "oltp_point_select")
+    out = tmp_path / "r.json"
+    proc = start("oltp_point_select", *server.options, *DATA, "--threads=4", time_option, "--report-interval=1",
+                 f"--result-file={out}", "run")
+    reader = Reader(proc)
+    try:
+        reader.wait_for(freeze_at, timeout_s=90)
+        server.freeze()
+        then(proc)
+        sent = time.monotonic()
+        code = proc.wait(timeout_s)
+        took = time.monotonic() - sent
+    finally:
+        server.thaw()
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    return code, took, reader.text(), json.loads(out.read_text())
 
 
 def _descendants(pid: int) -> list[int]:

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from pysysbench.engine.local import STOP_GRACE_S
+from pysysbench.engine.procs import CANCEL_TIMEOUT_S, WORKER_TIMEOUT_S
 from pysysbench.stats.histogram import percentile_ms
 
 from conftest import REPO, parse_summary_text
@@ -101,6 +103,97 @@ def test_sqlite_with_two_worker_processes(run_cli, sqlite_opts, tmp_path):
     doc = _result(out)
     assert doc["summary"]["events"] == 200
     assert doc["summary"]["queries"]["read"] == 200 * 14
+
+
+DRY_RUN = ["--db-driver=mysql", "--mysql-dry-run"]
+
+
+def test_dry_run_threads_take_turns(run_cli, tmp_path):
+    """A dry-run statement yields to the event loop as a real one does: every thread
+    runs events (not only the first, which never gave the loop back), the reporter
+    prints its lines and a worker process answers its parent while the run goes on."""
+    out = tmp_path / "r.json"
+    proc = run_cli.ok("oltp_point_select", *DRY_RUN, "--threads=4", "--workers=1", "--time=3",
+                      "--report-interval=1", f"--result-file={out}", "run")
+    assert re.search(r"^\[ 1s \] thds: 4 tps: [1-9]", proc.stdout, re.M), proc.stdout
+    per_thread = _result(out)["summary"]["thread_events"]
+    assert len(per_thread) == 4 and min(per_thread) > max(per_thread) / 2, per_thread
+
+
+@pytest.mark.parametrize("threads", [2000, 4000])
+def test_thousands_of_threads_per_worker_process(run_cli, tmp_path, threads):
+    """A worker's report grows with its threads (tens of kilobytes at 1,000): it
+    arrives in pieces, and the parent once took the first piece's end for the
+    worker's death ("worker process 1 died unexpectedly (exit code None)" within
+    2-6 s, while it ran on).  Default worker count (two on two cores)."""
+    out = tmp_path / "r.json"
+    proc = run_cli("oltp_point_select", *DRY_RUN, f"--threads={threads}", "--time=5", "--report-interval=1",
+                   f"--result-file={out}", "run", timeout=180)
+    assert proc.returncode == 0 and "FATAL" not in proc.stdout, run_cli.describe(proc)
+    assert len(re.findall(rf"^\[ \d+s \] thds: {threads} ", proc.stdout, re.M)) >= 3, proc.stdout
+    doc = _result(out)
+    workers = doc["client"]["per_worker"]
+    assert len(workers) == 2 and not any(w["died"] for w in workers)
+    assert len(doc["summary"]["thread_events"]) == threads
+    assert sum(w["events"] for w in workers) == doc["summary"]["events"] > 0
+
+
+def test_stopped_worker_process_ends_the_run_with_a_clear_error(tmp_path):
+    """A worker that stops answering (SIGSTOP here; hung, swapping) is found by the
+    heartbeat: killed after WORKER_TIMEOUT_S of silence, the run ends with one
+    FATAL line and the partial result file (it used to wait forever, printing nothing)."""
+    proc, stdout, took, stopped = _stop_a_worker(tmp_path, interrupt=False, timeout_s=WORKER_TIMEOUT_S + 30)
+    assert proc.returncode == 1, stdout
+    assert WORKER_TIMEOUT_S - 1 < took < WORKER_TIMEOUT_S + 6, took
+    fatal = [line for line in stdout.splitlines() if line.startswith("FATAL:")]
+    assert len(fatal) == 1 and f"(pid {stopped}) sent nothing for" in fatal[0], stdout
+    doc = _result(tmp_path / "r.json")
+    assert doc["exit_code"] == 1 and "sent nothing for" in doc["error"] and doc["summary"]["events"] > 0
+    assert [w["died"] for w in doc["client"]["per_worker"]].count(True) == 1
+
+
+def test_interrupt_with_a_stopped_worker_process_ends_within_the_bound(tmp_path):
+    """Ctrl-C when a worker cannot act on it: the grace for the events in flight,
+    then the cancel, then the worker that did not end is killed -- a few seconds,
+    not forever."""
+    proc, stdout, took, stopped = _stop_a_worker(tmp_path, interrupt=True,
+                                                 timeout_s=STOP_GRACE_S + CANCEL_TIMEOUT_S + 30)
+    assert took < STOP_GRACE_S + CANCEL_TIMEOUT_S + 4, took
+    assert proc.returncode == 1, stdout
+    assert f"(pid {stopped}) did not stop within" in stdout
+    doc = _result(tmp_path / "r.json")
+    assert doc["exit_code"] == 1 and doc["summary"]["events"] > 0
+
+
+def _stop_a_worker(tmp_path: Path, interrupt: bool, timeout_s: float):
+    """SIGSTOP one worker of a dry run 2 s in (then Ctrl-C it if ``interrupt``):
+    (process, stdout, seconds to its end, pid of the stopped worker), after
+    checking that nothing printed a traceback and the stopped worker is gone."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.Popen([sys.executable, "-m", "pysysbench", "oltp_point_select", *DRY_RUN, "--threads=4",
+                             "--time=120", "--report-interval=1", f"--result-file={tmp_path / 'r.json'}", "run"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
+    stopped = None
+    try:
+        _wait_for_line(proc, "[ 2s ]", timeout_s=60)
+        stopped = _children(proc.pid)[-1]
+        os.kill(stopped, signal.SIGSTOP)
+        if interrupt:
+            os.kill(proc.pid, signal.SIGINT)
+        sent = time.monotonic()
+        stdout, stderr = proc.communicate(timeout=timeout_s)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+        time.sleep(0.5)
+        left = stopped is not None and _alive(stopped)
+        if left:
+            os.kill(stopped, signal.SIGKILL)
+    assert not left, "the stopped worker was left behind"
+    assert "Traceback" not in stdout + stderr, stderr
+    return proc, stdout, took, stopped
 
 
 @pytest.mark.mysql
