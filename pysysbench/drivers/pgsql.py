@@ -16,8 +16,8 @@ from ..errors import (ConfigError, ConnectError, FatalSQLError, IgnorableError, 
                       ReconnectError, TableExistsError)
 from ..options import Option, OptType
 from . import tls
-from .base import (Connection, Counters, Dialect, Driver, DriverCaps, register, split_placeholders, substitute,
-                   text_rows)
+from .base import (TOO_MANY_CONNECTIONS, Connection, Counters, Dialect, Driver, DriverCaps, register,
+                   split_placeholders, substitute, text_rows)
 from .wire import count_result
 
 GROUP = "pgsql options"
@@ -77,6 +77,13 @@ DIALECT = Dialect(
                      "RESET enable_seqscan", "RESET enable_sort", "RESET enable_bitmapscan"),
     max_connections_sql="SHOW max_connections",
     max_connections_hint="ALTER SYSTEM SET max_connections = {need}, then restart PostgreSQL",
+    # superusers may take every slot; others not superuser_reserved_connections (and, from
+    # PostgreSQL 16, reserved_connections)
+    reserved_connections_sql=("SELECT CASE WHEN rolsuper THEN 0 ELSE "
+                              "current_setting('superuser_reserved_connections')::int + "
+                              "coalesce(nullif(current_setting('reserved_connections', true), ''), '0')::int END "
+                              "FROM pg_roles WHERE rolname = current_user"),
+    open_connections_sql="SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'",
     # fast prepare: a table comment flags a table while it loads
     mark_loading_sql=lambda t: [f"COMMENT ON TABLE {t} IS '{LOADING_COMMENT}'"],
     mark_loaded_sql=lambda t: [f"COMMENT ON TABLE {t} IS NULL"],
@@ -319,8 +326,8 @@ class PgDriver(Driver):
             hint = f"create it (CREATE DATABASE {DIALECT.quote_name(v.pgsql_db)}) or pass --pgsql-db"
         elif code in ("28000", "28P01"):
             hint = "check --pgsql-user and --pgsql-password"
-        elif code == "53300":
-            hint = "raise the server's max_connections or use fewer --threads"
+        elif code == "53300":   # "too many clients already", "remaining connection slots are reserved ..."
+            hint = TOO_MANY_CONNECTIONS
         elif isinstance(exc, OSError):
             hint = "is the server running? check --pgsql-host/--pgsql-port"
         else:
