@@ -18,10 +18,29 @@
      +-- RunAborted                 the run stopped early (init timeout, forced shutdown,
                                     queue overflow); carries the exit code
 
-Library code raises; only the CLI prints and chooses exit codes.
+Library code raises; only the CLI prints and chooses exit codes.  A message that names
+the items of a list (tables, database nodes) names them with :func:`listing`, so that it
+stays one readable line whatever the list's length.
 """
 
 from __future__ import annotations
+
+from typing import Iterable
+
+LISTING_LIMIT = 10
+
+
+def listing(items: Iterable[object], limit: int = LISTING_LIMIT, sep: str = ", ") -> str:
+    """``items`` for a one-line message: the first ``limit`` of them, then how many more
+    (``sbtest1, sbtest2, ... sbtest10 (and 99990 more)``)."""
+    shown: list[str] = []
+    more = 0
+    for item in items:
+        if len(shown) < limit:
+            shown.append(str(item))
+        else:
+            more += 1
+    return sep.join(shown) + (f" (and {more} more)" if more else "")
 
 
 class PySysbenchError(Exception):

@@ -11,8 +11,8 @@ import os
 from typing import Any
 
 from ..errors import (BulkLoadRefused, ConfigError, ConnectError, FatalSQLError, IgnorableError, MissingTableError,
-                      PySysbenchError, ReconnectError, TableExistsError)
-from ..options import Option, OptType
+                      PySysbenchError, ReconnectError, TableExistsError, listing)
+from ..options import PORT, Option, OptType
 from . import tls
 from .base import (TOO_MANY_CONNECTIONS, Connection, Counters, Dialect, Driver, DriverCaps, register,
                    split_placeholders, substitute, text_rows)
@@ -33,7 +33,7 @@ TLS_WORDING = tls.Wording(ca_option="--mysql-ssl-ca", mode_option="--mysql-ssl",
 
 OPTIONS = [
     Option("mysql-host", OptType.LIST, ["localhost"], "MySQL server host", GROUP),
-    Option("mysql-port", OptType.LIST, ["3306"], "MySQL server port", GROUP),
+    Option("mysql-port", OptType.LIST, ["3306"], "MySQL server port", GROUP, bounds=PORT),
     Option("mysql-socket", OptType.LIST, [], "MySQL socket", GROUP, show_default=False),
     Option("mysql-user", OptType.STRING, "sbtest", "MySQL user", GROUP),
     Option("mysql-password", OptType.STRING, "", "MySQL password (or env PYSYSBENCH_MYSQL_PASSWORD)", GROUP, secret=True),
@@ -438,10 +438,7 @@ class MySQLDriver(Driver):
         v = self.values
         if v.mysql_socket:
             return [{"unix_socket": s} for s in v.mysql_socket]
-        try:
-            ports = [int(p) for p in v.mysql_port] or [3306]
-        except ValueError:
-            raise ConfigError(f"Invalid value for the 'mysql-port' option: '{','.join(v.mysql_port)}'") from None
+        ports = [int(p) for p in v.mysql_port] or [3306]     # numbers 1..65535: checked with the options
         out = []
         for host in v.mysql_host or ["localhost"]:
             for port in ports:
@@ -473,7 +470,7 @@ class MySQLDriver(Driver):
         return f"host '{endpoint['host']}', port {endpoint['port']}"
 
     def target(self) -> str:
-        return "MySQL server on " + ", ".join(self.describe(e) for e in self.endpoints)
+        return "MySQL server on " + listing(self.describe(e) for e in self.endpoints)
 
     def connect_message(self, endpoint: dict[str, Any], exc: BaseException) -> str:
         code, msg = _errno(exc), _message(exc)

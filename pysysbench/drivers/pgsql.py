@@ -13,8 +13,8 @@ import os
 from typing import Any
 
 from ..errors import (ConfigError, ConnectError, FatalSQLError, IgnorableError, MissingTableError,
-                      ReconnectError, TableExistsError)
-from ..options import Option, OptType
+                      ReconnectError, TableExistsError, listing)
+from ..options import PORT, Option, OptType
 from . import tls
 from .base import (TOO_MANY_CONNECTIONS, Connection, Counters, Dialect, Driver, DriverCaps, register,
                    split_placeholders, substitute, text_rows)
@@ -36,7 +36,8 @@ ROW_BYTES_K_INDEX = 10
 
 OPTIONS = [
     Option("pgsql-host", OptType.LIST, ["localhost"], "PostgreSQL server host (a list spreads connections over nodes)", GROUP),
-    Option("pgsql-port", OptType.LIST, ["5432"], "PostgreSQL server port (a list spreads connections over nodes)", GROUP),
+    Option("pgsql-port", OptType.LIST, ["5432"], "PostgreSQL server port (a list spreads connections over nodes)", GROUP,
+           bounds=PORT),
     Option("pgsql-user", OptType.STRING, "sbtest", "PostgreSQL user", GROUP),
     Option("pgsql-password", OptType.STRING, "", "PostgreSQL password (or env PYSYSBENCH_PGSQL_PASSWORD)", GROUP, secret=True),
     Option("pgsql-db", OptType.STRING, "sbtest", "PostgreSQL database name", GROUP),
@@ -303,17 +304,14 @@ class PgDriver(Driver):
 
     def _endpoints(self) -> list[dict[str, Any]]:
         v = self.values
-        try:
-            ports = [int(p) for p in v.pgsql_port] or [5432]
-        except ValueError:
-            raise ConfigError(f"Invalid value for the 'pgsql-port' option: '{','.join(v.pgsql_port)}'") from None
+        ports = [int(p) for p in v.pgsql_port] or [5432]     # numbers 1..65535: checked with the options
         return [{"host": h, "port": p} for h in (v.pgsql_host or ["localhost"]) for p in ports]
 
     def describe(self, endpoint: dict[str, Any]) -> str:
         return f"host '{endpoint['host']}', port {endpoint['port']}"
 
     def target(self) -> str:
-        return "PostgreSQL server on " + ", ".join(self.describe(e) for e in self.endpoints)
+        return "PostgreSQL server on " + listing(self.describe(e) for e in self.endpoints)
 
     def connect_message(self, endpoint: dict[str, Any], exc: BaseException) -> str:
         code = getattr(exc, "sqlstate", None) or ""

@@ -82,9 +82,7 @@ def forced_shutdown_s(values: Values) -> float | None:
 
 
 def worker_count(values: Values, driver: Driver) -> int:
-    requested = values.get("workers", 0) or 0
-    if requested < 0:
-        raise ConfigError(f"Invalid value for the 'workers' option: {requested} (must be >= 0)")
+    requested = values.get("workers", 0) or 0     # >= 0: the option's bounds
     if requested == 0:
         from .procs import default_workers
         return default_workers(values.threads, driver.caps.blocking)
