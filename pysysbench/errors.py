@@ -3,6 +3,7 @@
     PySysbenchError                 base; ``str(e)`` is the one line shown to the user
      +-- UsageError                 bad command line / config file (exit 1)
      |    +-- InvalidOption         unknown option or unparsable value
+     |    +-- DamagedResultFile     a pysysbench result file whose fields cannot be read
      +-- ConfigError                inconsistent settings found after parsing (exit 1)
      +-- WorkloadError              a workload cannot be loaded or refuses a command
      +-- DatabaseError              anything a driver reports
@@ -55,6 +56,11 @@ class UsageError(PySysbenchError):
 
 class InvalidOption(UsageError):
     """Unknown option name or a value of the wrong type."""
+
+
+class DamagedResultFile(UsageError):
+    """A result file (its format says so) with a field of the wrong type: reported even
+    where files that are not result files are skipped (a directory of results)."""
 
 
 class ConfigError(PySysbenchError):
