@@ -27,7 +27,7 @@ from ..errors import ConfigError, DatabaseError, MissingTableError, PySysbenchEr
 from ..load.marker import check_complete
 from ..options import Values
 from ..stats.records import IntervalStat, Snapshot, Summary, interval_from, summary_from
-from ..workloads.base import Workload
+from ..workloads.base import Workload, user_code
 from .group import InProcessGroup, Sample
 from .reconnects import CHECK_EVERY_S, ReconnectWatch
 from .worker import NS
@@ -133,7 +133,8 @@ class LocalRun:
         self._signals: dict[int, object] = {}
 
     async def preflight(self) -> None:
-        tables = self.workload.required_tables()
+        with user_code(self.workload, "required_tables"):
+            tables = self.workload.required_tables()
         if not tables:
             return
         conn = await self.driver.connect()
