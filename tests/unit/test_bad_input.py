@@ -331,3 +331,17 @@ def test_a_user_workload_raising_is_not_an_internal_error(tmp_path, command, lin
     assert code == 1 and "internal error" not in output and "please report" not in output, output
     assert fatal_lines(output) == [f"FATAL: workload file '{path}' raised KeyError: '{key}' in {function} (line {line}): "
                                    "fix the workload (rerun with --debug for the traceback)"]
+
+
+def test_labels_are_shown_as_written_in_terminal_comparisons(tmp_path):
+    for group in ("a", "b"):
+        (tmp_path / group).mkdir()
+        for name in ("rw-t0001-r1.json", "rw-t0002-r1.json"):
+            with open(os.path.join(GOLDEN_RESULTS, group, name)) as fh:
+                doc = json.load(fh)
+            doc["labels"] = {"[red]k": f"[bold]{group}"}
+            (tmp_path / group / name).write_text(json.dumps(doc))
+    code, output = run_main(["compare", str(tmp_path / "a"), str(tmp_path / "b")])
+    assert code == 0, output
+    headers = [line for line in output.splitlines() if line.startswith("┃")]
+    assert any("[red]k=[bold]a" in line for line in headers), output    # not taken for rich markup
