@@ -172,7 +172,11 @@ _NULLABLE = {"exit_code", "error", "campaign", "summary"}
 _SUMMARY = {"total_time_s": _NUMBER, "elapsed_s": _NUMBER, "threads": _INT, "events": _INT, "tps": _NUMBER,
             "qps": _NUMBER, "errors": _INT, "errors_per_s": _NUMBER, "reconnects": _INT,
             "reconnects_per_s": _NUMBER, "queries": _TABLE, "latency_ms": _TABLE, "histogram": _TABLE,
-            "errors_by_code": _TABLE, "thread_events": _LIST, "thread_latency_ms": _LIST}
+            "errors_by_code": _TABLE, "reconnect_failures": _INT, "reconnect_failures_by_code": _TABLE,
+            "thread_events": _LIST, "thread_latency_ms": _LIST}
+_INTERVAL = {key: _NUMBER for key in ("time_s", "interval_s", "threads", "events", "tps", "reads", "writes", "others",
+                                      "qps", "errors", "reconnects", "reconnect_failures", "latency_pct_ms",
+                                      "queue_length", "concurrency")}
 _CAMPAIGN = {"name": _TEXT, "workload": _TEXT, "threads": _INT, "repeat": _INT, "fingerprint": _TEXT,
              "prepare_commands": _LIST, "sql_before_run": _LIST, "server_settings": _TABLE}
 
@@ -225,7 +229,7 @@ def _first_problem(doc: dict[str, Any]) -> str | None:
         if problem is not None:
             break
         problem = (f"intervals[{i}] should be a table, not {_shown(interval)}" if not isinstance(interval, dict)
-                   else _all(f"intervals[{i}]", interval.items(), _NUMBER))
+                   else _fields(f"intervals[{i}].", interval, _INTERVAL, set(_INTERVAL)))
     return problem
 
 

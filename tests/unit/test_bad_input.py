@@ -266,7 +266,7 @@ def damaged_copy(tmp_path, change) -> str:
     (lambda d: d["summary"]["histogram"].update({"5000": 3}), 'summary.histogram has the key "5000"'),
     (lambda d: d["campaign"].update(repeat="1"), 'campaign.repeat should be an integer, not "1"'),
     (lambda d: d["summary"]["latency_ms"].update(p95=[1]), 'summary.latency_ms["p95"] should be a number'),
-    (lambda d: d["intervals"][0].update(tps={}), 'intervals[0]["tps"] should be a number, not {}'),
+    (lambda d: d["intervals"][0].update(tps={}), 'intervals[0].tps should be a number, not {}'),
     (lambda d: d.update(labels={"x": [1]}), 'labels["x"] should be a value, not [1]'),
 ])
 @pytest.mark.parametrize("command", ["report", "compare"])
