@@ -3,6 +3,7 @@
     PySysbenchError                 base; ``str(e)`` is the one line shown to the user
      +-- UsageError                 bad command line / config file (exit 1)
      |    +-- InvalidOption         unknown option or unparsable value
+     |    +-- DamagedResultFile     a pysysbench result file whose fields cannot be read
      +-- ConfigError                inconsistent settings found after parsing (exit 1)
      +-- WorkloadError              a workload cannot be loaded or refuses a command
      +-- DatabaseError              anything a driver reports
@@ -18,10 +19,29 @@
      +-- RunAborted                 the run stopped early (init timeout, forced shutdown,
                                     queue overflow); carries the exit code
 
-Library code raises; only the CLI prints and chooses exit codes.
+Library code raises; only the CLI prints and chooses exit codes.  A message that names
+the items of a list (tables, database nodes) names them with :func:`listing`, so that it
+stays one readable line whatever the list's length.
 """
 
 from __future__ import annotations
+
+from typing import Iterable
+
+LISTING_LIMIT = 10
+
+
+def listing(items: Iterable[object], limit: int = LISTING_LIMIT, sep: str = ", ") -> str:
+    """``items`` for a one-line message: the first ``limit`` of them, then how many more
+    (``sbtest1, sbtest2, ... sbtest10 (and 99990 more)``)."""
+    shown: list[str] = []
+    more = 0
+    for item in items:
+        if len(shown) < limit:
+            shown.append(str(item))
+        else:
+            more += 1
+    return sep.join(shown) + (f" (and {more} more)" if more else "")
 
 
 class PySysbenchError(Exception):
@@ -36,6 +56,11 @@ class UsageError(PySysbenchError):
 
 class InvalidOption(UsageError):
     """Unknown option name or a value of the wrong type."""
+
+
+class DamagedResultFile(UsageError):
+    """A result file (its format says so) with a field of the wrong type: reported even
+    where files that are not result files are skipped (a directory of results)."""
 
 
 class ConfigError(PySysbenchError):

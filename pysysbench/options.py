@@ -25,12 +25,14 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Iterable, Iterator
 
-from .errors import InvalidOption, UsageError
+from .errors import ConfigError, InvalidOption, UsageError
 
 BOOL_TRUE = ("on", "true", "yes", "1")
 BOOL_FALSE = ("off", "false", "no", "0")
 SIZE_SUFFIXES = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 INT_MAX = 2**63 - 1
+INT32_MAX = 2**31 - 1        # C int: sysbench's integer options, the sbtest id and k columns (INTEGER)
+MAX_THREADS = 1_000_000      # --threads (and a campaign's thread counts); servers cap sessions far lower
 
 
 class OptType(Enum):
@@ -49,6 +51,47 @@ class OptType(Enum):
 
 
 @dataclass(frozen=True)
+class Bounds:
+    """The range of a numeric option, or of each number of a list option (ports).
+
+    Inclusive unless ``open_min``/``open_max``; None = no limit on that side; ``why``
+    is appended to the message (what the limit comes from)."""
+
+    min: float | None = None
+    max: float | None = None
+    open_min: bool = False
+    open_max: bool = False
+    why: str = ""
+
+    def holds(self, value: float) -> bool:
+        lo, hi = self.min, self.max
+        return ((lo is None or (value > lo if self.open_min else value >= lo))
+                and (hi is None or (value < hi if self.open_max else value <= hi)))
+
+    def describe(self) -> str:
+        lo, hi = _number_text(self.min), _number_text(self.max)
+        if self.min is not None and self.max is not None:
+            text = (f"between {lo} and {hi}" if not (self.open_min or self.open_max) else
+                    f"{'>' if self.open_min else '>='} {lo} and {'<' if self.open_max else '<='} {hi}")
+        elif self.min is not None:
+            text = f"{'>' if self.open_min else '>='} {lo}"
+        else:
+            text = f"{'<' if self.open_max else '<='} {hi}"
+        return f"{text}, {self.why}" if self.why else text
+
+
+def _number_text(value: float | None) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+THREADS = Bounds(1, MAX_THREADS)
+NON_NEGATIVE = Bounds(0)
+COUNT = Bounds(0, INT32_MAX)          # statements per transaction and other counts
+PERCENT = Bounds(0.0, 100.0)
+PORT = Bounds(1, 65535)
+
+
+@dataclass(frozen=True)
 class Option:
     """One declared option.  ``name`` is the spelling shown in help."""
 
@@ -61,6 +104,7 @@ class Option:
     show_default: bool = True
     alias_for: str | None = None  # deprecated alias: value goes to this option
     choices: tuple[str, ...] | None = None
+    bounds: Bounds | None = None  # checked after parsing (check_bounds)
 
     @property
     def key(self) -> str:
@@ -157,6 +201,27 @@ def _parse_size(opt: Option, raw: str, origin: str) -> int:
     if not m:
         raise _bad(opt, raw, origin, "expected a size such as 64K, 500M or 10G")
     return int(float(m.group(1)) * SIZE_SUFFIXES[m.group(2).lower()])
+
+
+def check_bounds(values: "Values") -> None:
+    """Every option declaring :class:`Bounds` holds a value inside them; otherwise
+    sysbench's post-parse wording (``Invalid value for --threads: 0``) and the range.
+    Deprecated aliases are checked through the option they set."""
+    for opt in values.registry:
+        if opt.bounds is None or opt.alias_for:
+            continue
+        value = values.get(opt.key)
+        for item in (value if opt.type is OptType.LIST else [value]):
+            number = _list_number(item) if opt.type is OptType.LIST else item
+            if number is None or not opt.bounds.holds(number):
+                shown = f"'{item}'" if number is None else _number_text(number)
+                kind = "an integer " if number is None else ""
+                raise ConfigError(f"Invalid value for --{opt.name}: {shown} (must be {kind}{opt.bounds.describe()})")
+
+
+def _list_number(item: str) -> int | None:
+    text = str(item).strip()
+    return int(text) if text.lstrip("-").isdigit() else None
 
 
 # --- registry ---------------------------------------------------------------------

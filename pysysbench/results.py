@@ -19,9 +19,10 @@ import os
 import platform
 from typing import Any, Iterable
 
-from .errors import UsageError
+from .errors import DamagedResultFile, UsageError
 from .files import write_atomic
 from .options import Values
+from .stats.histogram import N_BUCKETS
 from .stats.records import IntervalStat, Summary
 
 FORMAT = "pysysbench-result"
@@ -149,12 +150,87 @@ def load(path: str) -> dict[str, Any]:
     version = doc.get("format_version")
     if not isinstance(version, int) or isinstance(version, bool):
         raise UsageError(f"'{path}' is not a pysysbench result file (no format version)")
-    if not isinstance(doc.get("summary"), (dict, type(None))) or not isinstance(doc.get("intervals", []), list):
-        raise UsageError(f"'{path}' is a damaged pysysbench result file (summary or intervals malformed)")
     if version > FORMAT_VERSION:
         raise UsageError(f"'{path}' has result format version {version}; this pysysbench "
                          f"reads up to {FORMAT_VERSION}: upgrade pysysbench")
+    problem = _first_problem(doc)
+    if problem is not None:
+        raise DamagedResultFile(f"'{path}' is a damaged pysysbench result file: {problem}; restore it from the "
+                                "run that wrote it, or move it out of the way")
     return doc
+
+
+# --- what readers (reports, compare, export, campaigns) rely on ------------------------------
+# field -> kind; a field may be missing (older files; readers default it) or null where noted
+
+_NUMBER, _INT, _TEXT, _TABLE, _LIST, _SCALAR = "a number", "an integer", "a string", "a table", "a list", "a value"
+_TOP = {"test": _TEXT, "command": _TEXT, "driver": _TEXT, "server_version": _TEXT, "started_at": _TEXT,
+        "exit_code": _INT, "error": _TEXT, "command_line": _LIST, "options": _TABLE, "labels": _TABLE,
+        "campaign": _TABLE, "summary": _TABLE, "intervals": _LIST, "tool": _TABLE, "client": _TABLE,
+        "connections": _TABLE}
+_NULLABLE = {"exit_code", "error", "campaign", "summary"}
+_SUMMARY = {"total_time_s": _NUMBER, "elapsed_s": _NUMBER, "threads": _INT, "events": _INT, "tps": _NUMBER,
+            "qps": _NUMBER, "errors": _INT, "errors_per_s": _NUMBER, "reconnects": _INT,
+            "reconnects_per_s": _NUMBER, "queries": _TABLE, "latency_ms": _TABLE, "histogram": _TABLE,
+            "errors_by_code": _TABLE, "reconnect_failures": _INT, "reconnect_failures_by_code": _TABLE,
+            "thread_events": _LIST, "thread_latency_ms": _LIST}
+_INTERVAL = {key: _NUMBER for key in ("time_s", "interval_s", "threads", "events", "tps", "reads", "writes", "others",
+                                      "qps", "errors", "reconnects", "reconnect_failures", "latency_pct_ms",
+                                      "queue_length", "concurrency")}
+_CAMPAIGN = {"name": _TEXT, "workload": _TEXT, "threads": _INT, "repeat": _INT, "fingerprint": _TEXT,
+             "prepare_commands": _LIST, "sql_before_run": _LIST, "server_settings": _TABLE}
+
+
+def _is(value: Any, kind: str) -> bool:
+    if kind in (_NUMBER, _INT):
+        ok = (int, float) if kind == _NUMBER else (int,)
+        return isinstance(value, ok) and not isinstance(value, bool)
+    if kind == _SCALAR:
+        return isinstance(value, (str, int, float, bool))
+    return isinstance(value, {_TEXT: str, _TABLE: dict, _LIST: list}[kind])
+
+
+def _fields(where: str, table: dict, kinds: dict[str, str], nullable: set[str] = frozenset()) -> str | None:
+    for key, kind in kinds.items():
+        value = table.get(key)
+        if key in table and not (value is None and key in nullable) and not _is(value, kind):
+            return f"{where}{key} should be {kind}, not {_shown(value)}"
+    return None
+
+
+def _all(where: str, items: Iterable[tuple[Any, Any]], kind: str, *, buckets: bool = False) -> str | None:
+    for key, value in items:
+        if buckets and not (str(key).isdigit() and int(key) < N_BUCKETS):
+            return f"{where} has the key {_shown(key)}, not a bucket number (0..{N_BUCKETS - 1})"
+        if not (value is None and kind == _NUMBER) and not _is(value, kind):
+            return f"{where}[{_shown(key)}] should be {kind}, not {_shown(value)}"
+    return None
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _first_problem(doc: dict[str, Any]) -> str | None:
+    """The first field a reader would trip over, described; None when the file reads."""
+    problem = _fields("", doc, _TOP, _NULLABLE)
+    summary, campaign = doc.get("summary"), doc.get("campaign")
+    if problem is None and isinstance(summary, dict):
+        problem = (_fields("summary.", summary, _SUMMARY)
+                   or _all("summary.latency_ms", (summary.get("latency_ms") or {}).items(), _NUMBER)
+                   or _all("summary.queries", (summary.get("queries") or {}).items(), _INT)
+                   or _all("summary.histogram", (summary.get("histogram") or {}).items(), _INT, buckets=True))
+    if problem is None and isinstance(campaign, dict):
+        problem = _fields("campaign.", campaign, _CAMPAIGN)
+    if problem is None:
+        problem = _all("labels", (doc.get("labels") or {}).items(), _SCALAR)
+    for i, interval in enumerate(doc.get("intervals") or []):
+        if problem is not None:
+            break
+        problem = (f"intervals[{i}] should be a table, not {_shown(interval)}" if not isinstance(interval, dict)
+                   else _fields(f"intervals[{i}].", interval, _INTERVAL, set(_INTERVAL)))
+    return problem
 
 
 __all__ = ["build", "save", "load", "annotate", "redact_argv", "FORMAT_VERSION"]

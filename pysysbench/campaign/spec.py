@@ -18,7 +18,8 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from ..errors import UsageError
+from ..errors import UsageError, listing
+from ..options import THREADS
 
 AUTO = "auto"
 METRICS = ("tps", "qps")
@@ -42,6 +43,7 @@ RESERVED_OPTIONS = {
 TOP_KEYS = ("name", "description", "labels", "connection", "data", "prepare", "run", "sql", "workload")
 WORKLOAD_KEYS = ("test", "name", "threads", "auto", "options", "time", "warmup", "repeats")
 DEFAULT_ROW_BYTES = 250     # one sbtest row on disk incl. primary and secondary index (InnoDB, approx.)
+MAX_REPEATS = 1000          # runs of one thread count (each at least a second)
 
 
 # --- the model ----------------------------------------------------------------------
@@ -175,13 +177,18 @@ class Table:
             raise self.fail(key, f"must be a string, got {_show(value)}")
         return value
 
-    def integer(self, key: str, default: int, *, minimum: int = 0) -> int:
+    def integer(self, key: str, default: int, *, minimum: int = 0, maximum: int | None = None) -> int:
         value = self.raw(key, default)
         if isinstance(value, bool) or not isinstance(value, int):
             raise self.fail(key, f"must be an integer, got {_show(value)}")
         if value < minimum:
             raise self.fail(key, f"must be >= {minimum}, got {value}")
+        if maximum is not None and value > maximum:
+            raise self.fail(key, f"must be <= {maximum}, got {value}")
         return value
+
+    def thread_count(self, key: str, default: int) -> int:
+        return self.integer(key, default, minimum=int(THREADS.min), maximum=int(THREADS.max))
 
     def number(self, key: str, default: float, *, minimum: float = 0.0) -> float:
         value = self.raw(key, default)
@@ -229,7 +236,7 @@ class Table:
         for key in self.items:
             if key not in known:
                 hint = difflib.get_close_matches(key, sorted(known), n=1)
-                more = f" (did you mean '{hint[0]}'?)" if hint else f" (known: {', '.join(sorted(known))})"
+                more = f" (did you mean '{hint[0]}'?)" if hint else f" (known: {listing(sorted(known), 20)})"
                 raise self.ctx.error(f"{self.where}: unknown key '{key}'{more}")
 
 
@@ -415,7 +422,7 @@ def _prepare(top: Table, ctx: Reader) -> PrepareSpec | None:
     if not t.flag("enabled", True):
         t.taken.update(t.items)
         return None
-    spec = PrepareSpec(test=t.text("test", "oltp_common"), threads=t.integer("threads", 1, minimum=1),
+    spec = PrepareSpec(test=t.text("test", "oltp_common"), threads=t.thread_count("threads", 1),
                        cleanup=t.flag("cleanup", True), prewarm=t.flag("prewarm", False),
                        options=t.options("options"))
     t.done()
@@ -427,7 +434,7 @@ def _run_defaults(t: Table | None, ctx: Reader) -> RunDefaults:
     if t is None:
         return RunDefaults()
     run = RunDefaults(time_s=t.integer("time", 10, minimum=1), warmup_s=t.integer("warmup", 0),
-                      repeats=t.integer("repeats", 1, minimum=1), pause_s=t.number("pause", 0.0),
+                      repeats=t.integer("repeats", 1, minimum=1, maximum=MAX_REPEATS), pause_s=t.number("pause", 0.0),
                       report_interval_s=t.integer("report-interval", 1, minimum=1),
                       on_error=t.choice("on-error", "stop", ON_ERROR), options=t.options("options"))
     t.done()
@@ -468,7 +475,7 @@ def _workload(t: Table, run: RunDefaults, ctx: Reader) -> WorkloadSpec:
     threads, auto = _threads(t, ctx)
     spec = WorkloadSpec(name=name, test=test, threads=threads, auto=auto, options=t.options("options"),
                         time_s=t.integer("time", run.time_s, minimum=1), warmup_s=t.integer("warmup", run.warmup_s),
-                        repeats=t.integer("repeats", run.repeats, minimum=1))
+                        repeats=t.integer("repeats", run.repeats, minimum=1, maximum=MAX_REPEATS))
     t.done()
     _check_reserved(spec.options, f"{t.where} options", ctx)
     return spec
@@ -483,18 +490,21 @@ def _threads(t: Table, ctx: Reader) -> tuple[tuple[int, ...], AutoThreads | None
         raise t.fail("auto", "is only used with threads = \"auto\"")
     if isinstance(value, int) and not isinstance(value, bool):
         value = [value]
-    if (not isinstance(value, list) or not value
-            or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in value)):
-        raise t.fail("threads", f"must be a list of positive integers or \"auto\", got "
+    if not isinstance(value, list) or not value:
+        raise t.fail("threads", f"must be a list of thread counts or \"auto\", got "
                                 f"{_show(value) if value is not None else 'nothing'}")
+    for i, v in enumerate(value, 1):
+        if isinstance(v, bool) or not isinstance(v, int) or not THREADS.holds(v):
+            raise t.fail("threads", f"element {i} is {_show(v)}: a thread count is an integer "
+                                    f"{THREADS.describe()}")
     if len(set(value)) != len(value):
         raise t.fail("threads", "lists a thread count twice (use repeats for repeated runs)")
     return tuple(value), None
 
 
 def _auto(t: Table) -> AutoThreads:
-    a = AutoThreads(start=t.integer("start", 1, minimum=1), factor=t.number("factor", 2.0, minimum=1.0),
-                    max=t.integer("max", 256, minimum=1), min_gain=t.number("min-gain", 0.05),
+    a = AutoThreads(start=t.thread_count("start", 1), factor=t.number("factor", 2.0, minimum=1.0),
+                    max=t.thread_count("max", 256), min_gain=t.number("min-gain", 0.05),
                     patience=t.integer("patience", 1, minimum=1), refine=t.integer("refine", 1),
                     metric=t.choice("metric", "tps", METRICS))
     t.done()

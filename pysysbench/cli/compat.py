@@ -15,8 +15,8 @@ from ..engine.ray_options import RAY_OPTIONS
 from ..engine.reconnects import RECONNECT_TIMEOUT_S
 from ..errors import ConfigError, InvalidOption, UsageError
 from ..load.options import GROUP as LOAD_GROUP, LOAD_OPTIONS
-from ..options import (Option, OptType, RawOption, Registry, Values, apply_options, canonical, help_block,
-                       split_argv)
+from ..options import (NON_NEGATIVE, PERCENT, THREADS, Bounds, Option, OptType, RawOption, Registry, Values,
+                       apply_options, canonical, check_bounds, help_block, split_argv)
 from ..output.legacy_text import OUTPUT_OPTIONS
 from ..rand import DISTRIBUTIONS
 from ..rand_compat import COMPAT_OPTIONS, compat_warnings
@@ -30,28 +30,29 @@ R = "Pseudo-Random Numbers Generator options"
 L = "Log options"
 
 GENERAL_OPTIONS = [
-    Option("threads", OptType.INT, 1, "number of threads to use", G),
-    Option("events", OptType.INT, 0, "limit for total number of events", G),
-    Option("time", OptType.INT, 10, "limit for total execution time in seconds", G),
+    Option("threads", OptType.INT, 1, "number of threads to use", G, bounds=THREADS),
+    Option("events", OptType.INT, 0, "limit for total number of events", G, bounds=NON_NEGATIVE),
+    Option("time", OptType.INT, 10, "limit for total execution time in seconds", G, bounds=NON_NEGATIVE),
     Option("warmup-time", OptType.INT, 0, "execute events for this many seconds with statistics disabled "
-           "before the actual benchmark run with statistics enabled", G),
+           "before the actual benchmark run with statistics enabled", G, bounds=NON_NEGATIVE),
     Option("forced-shutdown", OptType.STRING, "off", "number of seconds to wait after the --time limit before "
            "forcing shutdown, or 'off' to disable", G),
     Option("thread-stack-size", OptType.SIZE, 64 * 1024, "size of stack per thread (accepted, unused)", G,
            show_default=False),
-    Option("thread-init-timeout", OptType.INT, 30, "wait time in seconds for worker threads to initialize", G),
+    Option("thread-init-timeout", OptType.INT, 30, "wait time in seconds for worker threads to initialize", G,
+           bounds=NON_NEGATIVE),
     Option("reconnect-timeout", OptType.INT, RECONNECT_TIMEOUT_S, "give up when re-opening lost connections "
            "(--mysql-ignore-errors / --pgsql-ignore-errors) has failed for this many seconds with no event "
-           "completed; 0 = retry until the run ends", G),
-    Option("rate", OptType.INT, 0, "average transactions rate. 0 for unlimited rate", G),
+           "completed; 0 = retry until the run ends", G, bounds=NON_NEGATIVE),
+    Option("rate", OptType.INT, 0, "average transactions rate. 0 for unlimited rate", G, bounds=NON_NEGATIVE),
     Option("workers", OptType.INT, 0, "client worker processes, each running one event loop that owns a share "
            "of the threads. 0 = two from 2 threads on, one more per 64 threads, at most one per CPU core "
-           "(SQLite: 1)", G),
+           "(SQLite: 1)", G, bounds=NON_NEGATIVE),
     Option("worker-sessions", OptType.BOOL, True, "run each worker process in a session of its own, so that "
            "Linux's per-session CPU sharing (autogroup) does not starve the client behind a server on the "
            "same host", G),
     Option("report-interval", OptType.INT, 0, "periodically report intermediate statistics with a specified "
-           "interval in seconds. 0 disables intermediate reports", G),
+           "interval in seconds. 0 disables intermediate reports", G, bounds=NON_NEGATIVE),
     Option("report-checkpoints", OptType.LIST, [], "dump full statistics and reset all counters at specified "
            "points in time. The argument is a list of comma-separated values representing the amount of time "
            "in seconds elapsed from start of test when report checkpoint(s) must be performed. Report "
@@ -73,22 +74,25 @@ GENERAL_OPTIONS = [
 
 RAND_OPTIONS = [
     Option("rand-type", OptType.STRING, "special", "random numbers distribution {" + ",".join(DISTRIBUTIONS) + "}", R),
-    Option("rand-spec-iter", OptType.INT, 12, "number of iterations used for numbers generation", R),
+    Option("rand-spec-iter", OptType.INT, 12, "number of iterations used for numbers generation", R,
+           bounds=Bounds(1)),
     Option("rand-spec-pct", OptType.DOUBLE, 1.0, "percentage of values to be treated as 'special' (for special "
-           "distribution)", R),
+           "distribution)", R, bounds=PERCENT),
     Option("rand-spec-res", OptType.DOUBLE, 75.0, "percentage of 'special' values to use (for special "
-           "distribution)", R),
+           "distribution)", R, bounds=PERCENT),
     Option("rand-seed", OptType.INT, 0, "seed for random number generator. When 0, the current time is used as "
            "a RNG seed.", R),
-    Option("rand-pareto-h", OptType.DOUBLE, 0.2, "parameter h for pareto distribution", R),
+    Option("rand-pareto-h", OptType.DOUBLE, 0.2, "parameter h for pareto distribution", R,
+           bounds=Bounds(0.0, 1.0, open_min=True, open_max=True)),
     Option("rand-zipfian-exp", OptType.DOUBLE, 0.8, "shape parameter (exponent, theta) for the Zipfian "
-           "distribution", R),
+           "distribution", R, bounds=Bounds(0.0)),
 ]
 
 LOG_OPTIONS = [
-    Option("verbosity", OptType.INT, 3, "verbosity level {5 - debug, 0 - only critical messages}", L),
+    Option("verbosity", OptType.INT, 3, "verbosity level {5 - debug, 0 - only critical messages}", L,
+           bounds=Bounds(0, 5)),
     Option("percentile", OptType.INT, 95, "percentile to calculate in latency statistics (1-100). Use the "
-           "special value of 0 to disable percentile calculations", ""),
+           "special value of 0 to disable percentile calculations", "", bounds=Bounds(0, 100)),
     Option("histogram", OptType.BOOL, False, "print latency histogram in report", ""),
 ]
 
@@ -252,20 +256,13 @@ def choose_driver(values: Values) -> str:
 
 
 def validate(values: Values) -> None:
-    """Checks sysbench makes after parsing, with its messages."""
-    if not 0 <= values.percentile <= 100:
-        raise ConfigError(f"Invalid value for --percentile: {values.percentile}")
+    """Checks sysbench makes after parsing, with its messages; every option's declared
+    bounds (numbers in range) first."""
+    check_bounds(values)
     if values.histogram and values.percentile == 0:
         raise ConfigError("--histogram cannot be used with --percentile=0")
     if values.rand_type not in DISTRIBUTIONS:
         raise ConfigError(f"Invalid random numbers distribution: {values.rand_type}.")
-    for name in ("threads",):
-        if values.get(name) < 1:
-            raise ConfigError(f"Invalid value for the '{name}' option: {values.get(name)} (must be >= 1)")
-    for name in ("events", "time", "rate", "report_interval", "warmup_time", "thread_init_timeout", "workers",
-                 "ray_workers_per_node", "reconnect_timeout"):
-        if values.get(name) < 0:
-            raise ConfigError(f"Invalid value for the '{name}' option: {values.get(name)} (must be >= 0)")
     for x in values.report_checkpoints:
         try:
             if float(x) <= 0:

@@ -20,7 +20,7 @@ from ..files import check_writable
 from ..options import help_block
 from ..output import text
 from ..output.legacy_text import report_format
-from ..workloads.base import Env, Workload
+from ..workloads.base import Env, Workload, user_code
 from . import subcommands
 from .compat import COMMANDS, Invocation, choose_driver, general_help, header, parse, validate
 
@@ -195,16 +195,18 @@ def dispatch(argv: list[str], out: Printer) -> int:
     driver_name = choose_driver(v)
     driver = DRIVERS[driver_name](v)
     driver.check()
-    workload = cls(v, driver)
+    with user_code(cls, "configure"):
+        workload = cls(v, driver)
     if inv.command == "run":
         return command_run(inv, workload, driver, out, argv)
     env = Env(driver=driver, values=v, say=out, seed=v.rand_seed or None)
-    if inv.command == "prepare":     # progress bars / plain progress lines (pysysbench.load)
-        from .load_progress import load_display   # rich: only commands that load data need it
-        with load_display(out) as env.observer:
-            run_async(workload.prepare(env))
-        return 0
-    run_async(getattr(workload, inv.command)(env))
+    with user_code(workload, inv.command):
+        if inv.command == "prepare":     # progress bars / plain progress lines (pysysbench.load)
+            from .load_progress import load_display   # rich: only commands that load data need it
+            with load_display(out) as env.observer:
+                run_async(workload.prepare(env))
+            return 0
+        run_async(getattr(workload, inv.command)(env))
     return 0
 
 

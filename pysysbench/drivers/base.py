@@ -25,6 +25,10 @@ from ..options import Option, OptType, Values
 
 Statement = Callable[..., Awaitable[None]]
 
+# what a server refusing a session for want of connection slots means (MySQL 1040, PostgreSQL 53300)
+TOO_MANY_CONNECTIONS = ("the server's max_connections is reached (sessions of other clients count too): "
+                        "use fewer --threads or raise max_connections")
+
 DB_GROUP = "General database options"
 DB_OPTIONS = [
     Option("db-driver", OptType.STRING, "sqlite",
@@ -100,9 +104,13 @@ class Dialect:
     # and statements counting rows through index k_{table} (the last one returns it)
     regex_mismatch: Callable[[str, str], str] = field(default=lambda col, pattern: "0=1")
     index_count_sql: tuple[str, ...] = ()
-    # the server's connection limit (one value), and how to raise it
+    # the server's connection limit (one value), and how to raise it; the slots of it this
+    # user cannot take (reserved for superusers) and the sessions open now, ours included
+    # (each: an integer in the last column of the first row; "" = not known)
     max_connections_sql: str = ""
     max_connections_hint: str = ""
+    reserved_connections_sql: str = ""
+    open_connections_sql: str = ""
     # statements that read table N into the server's caches (None: no prewarm)
     prewarm_sql: Callable[[int, int], list[str]] | None = None
     # fast prepare (pysysbench.load).  A table being loaded carries a flag that the

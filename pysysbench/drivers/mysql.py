@@ -11,11 +11,11 @@ import os
 from typing import Any
 
 from ..errors import (BulkLoadRefused, ConfigError, ConnectError, FatalSQLError, IgnorableError, MissingTableError,
-                      PySysbenchError, ReconnectError, TableExistsError)
-from ..options import Option, OptType
+                      PySysbenchError, ReconnectError, TableExistsError, listing)
+from ..options import PORT, Option, OptType
 from . import tls
-from .base import (Connection, Counters, Dialect, Driver, DriverCaps, register, split_placeholders, text_rows,
-                   substitute)
+from .base import (TOO_MANY_CONNECTIONS, Connection, Counters, Dialect, Driver, DriverCaps, register,
+                   split_placeholders, substitute, text_rows)
 from .wire import count_result
 
 GROUP = "mysql options"
@@ -33,7 +33,7 @@ TLS_WORDING = tls.Wording(ca_option="--mysql-ssl-ca", mode_option="--mysql-ssl",
 
 OPTIONS = [
     Option("mysql-host", OptType.LIST, ["localhost"], "MySQL server host", GROUP),
-    Option("mysql-port", OptType.LIST, ["3306"], "MySQL server port", GROUP),
+    Option("mysql-port", OptType.LIST, ["3306"], "MySQL server port", GROUP, bounds=PORT),
     Option("mysql-socket", OptType.LIST, [], "MySQL socket", GROUP, show_default=False),
     Option("mysql-user", OptType.STRING, "sbtest", "MySQL user", GROUP),
     Option("mysql-password", OptType.STRING, "", "MySQL password (or env PYSYSBENCH_MYSQL_PASSWORD)", GROUP, secret=True),
@@ -153,6 +153,7 @@ DIALECT = Dialect(
     index_count_sql=("SELECT COUNT(*) FROM sbtest{table} FORCE INDEX (k_{table}) WHERE k IS NOT NULL",),
     max_connections_sql="SELECT @@max_connections",
     max_connections_hint="SET GLOBAL max_connections={need}; set it in my.cnf too to keep it",
+    open_connections_sql="SHOW GLOBAL STATUS LIKE 'Threads_connected'",
     # fast prepare: a table comment flags a table while it loads (ALTER TABLE ... COMMENT is
     # instant on InnoDB and leaves SHOW CREATE TABLE as sysbench's once cleared)
     mark_loading_sql=lambda t: [f"ALTER TABLE {t} COMMENT = '{LOADING_COMMENT}'"],
@@ -168,6 +169,44 @@ def endpoint_name(endpoint: dict[str, Any]) -> str:
     if endpoint.get("unix_socket"):
         return str(endpoint["unix_socket"])
     return f"{endpoint['host']}:{endpoint['port']}"
+
+
+class ServerRefused(Exception):
+    """The error packet a server sent instead of its greeting (args: errno, message)."""
+
+
+def refusal_packet(data: bytes) -> ServerRefused | None:
+    """The server's error from the first packet of a session (header, 0xff, errno,
+    optional ``#SQLSTATE``, message), or None when ``data`` is not one."""
+    if len(data) < 7 or data[4] != 0xFF:
+        return None
+    body = data[4:4 + int.from_bytes(data[:3], "little")]
+    code = int.from_bytes(body[1:3], "little")
+    text = body[3:]
+    if text[:1] == b"#":
+        text = text[6:]
+    return ServerRefused(code, text.decode("utf-8", "replace"))
+
+
+class ClosedAtOnce(ServerRefused):
+    """The server closed the session before its greeting, without an error packet."""
+
+
+def refusal(conn: Any, exc: BaseException) -> BaseException:
+    """What a failed connect really met.  A server refusing a session (1040 Too many
+    connections, 1129 host blocked) sends an error packet and closes at once; asyncmy
+    may find the transport closed before it reads the packet and raise "Transport does
+    not expose socket instance", but the packet is in its receive buffer."""
+    proto = getattr(conn, "_proto", None)
+    try:
+        packet = refusal_packet(bytes(proto.buffer[proto.pos:proto.length]))
+    except (AttributeError, TypeError):
+        packet = None
+    if packet is not None:
+        return packet
+    if isinstance(exc, RuntimeError) and "socket instance" in str(exc):
+        return ClosedAtOnce(2013, "Lost connection to MySQL server at 'reading initial communication packet'")
+    return exc
 
 
 def _errno(exc: BaseException) -> str:
@@ -193,15 +232,15 @@ class MySQLConnection(Connection):
         self.conn: Any = None
 
     async def open(self) -> None:
-        import asyncmy
+        """Every session starts here: thread start-up, reconnects, prepare's loaders."""
+        from asyncmy.connection import Connection as AsyncmyConnection
+        lean = self.driver.fast_path and not self.endpoint.get("ssl")
+        self.conn = (metadata_connection_class() if lean else AsyncmyConnection)(**self.endpoint)
         try:
-            if self.driver.fast_path and not self.endpoint.get("ssl"):
-                self.conn = metadata_connection_class()(**self.endpoint)
-                await self.conn.connect()
-            else:
-                self.conn = await asyncmy.connect(**self.endpoint)
+            await self.conn.connect()
         except Exception as exc:  # asyncmy raises several unrelated classes here
-            raise ConnectError(self.driver.connect_message(self.endpoint, exc), _errno(exc)) from None
+            met = refusal(self.conn, exc)    # what the server said, even when asyncmy missed it
+            raise ConnectError(self.driver.connect_message(self.endpoint, met), _errno(met)) from None
         _shrink_receive_buffer(self.conn)
         if self.driver.fast_path:
             from asyncmy.constants.CLIENT import DEPRECATE_EOF
@@ -399,10 +438,7 @@ class MySQLDriver(Driver):
         v = self.values
         if v.mysql_socket:
             return [{"unix_socket": s} for s in v.mysql_socket]
-        try:
-            ports = [int(p) for p in v.mysql_port] or [3306]
-        except ValueError:
-            raise ConfigError(f"Invalid value for the 'mysql-port' option: '{','.join(v.mysql_port)}'") from None
+        ports = [int(p) for p in v.mysql_port] or [3306]     # numbers 1..65535: checked with the options
         out = []
         for host in v.mysql_host or ["localhost"]:
             for port in ports:
@@ -434,7 +470,7 @@ class MySQLDriver(Driver):
         return f"host '{endpoint['host']}', port {endpoint['port']}"
 
     def target(self) -> str:
-        return "MySQL server on " + ", ".join(self.describe(e) for e in self.endpoints)
+        return "MySQL server on " + listing(self.describe(e) for e in self.endpoints)
 
     def connect_message(self, endpoint: dict[str, Any], exc: BaseException) -> str:
         code, msg = _errno(exc), _message(exc)
@@ -449,10 +485,13 @@ class MySQLDriver(Driver):
         elif code in ("1049", "1044"):
             hint = (f"create the database (CREATE DATABASE {DIALECT.quote_name(v.mysql_db)}), grant the user "
                     "access to it, or pass --mysql-db")
+        elif code == "1040":
+            hint = TOO_MANY_CONNECTIONS
+        elif isinstance(exc, ClosedAtOnce):
+            hint = ("the server closed the session before greeting it: it may be at max_connections "
+                    "or blocking this host; see the server's error log")
         elif code in ("2003", "2002", "2013"):
             hint = "is the server running? check --mysql-host/--mysql-port/--mysql-socket"
-        elif code == "1040":
-            hint = "raise the server's max_connections or use fewer --threads"
         else:
             hint = "check the connection options"
         return f"unable to connect to MySQL server on {where}: error {code}: {msg}; {hint}"

@@ -13,11 +13,11 @@ import os
 from typing import Any
 
 from ..errors import (ConfigError, ConnectError, FatalSQLError, IgnorableError, MissingTableError,
-                      ReconnectError, TableExistsError)
-from ..options import Option, OptType
+                      ReconnectError, TableExistsError, listing)
+from ..options import PORT, Option, OptType
 from . import tls
-from .base import (Connection, Counters, Dialect, Driver, DriverCaps, register, split_placeholders, substitute,
-                   text_rows)
+from .base import (TOO_MANY_CONNECTIONS, Connection, Counters, Dialect, Driver, DriverCaps, register,
+                   split_placeholders, substitute, text_rows)
 from .wire import count_result
 
 GROUP = "pgsql options"
@@ -36,7 +36,8 @@ ROW_BYTES_K_INDEX = 10
 
 OPTIONS = [
     Option("pgsql-host", OptType.LIST, ["localhost"], "PostgreSQL server host (a list spreads connections over nodes)", GROUP),
-    Option("pgsql-port", OptType.LIST, ["5432"], "PostgreSQL server port (a list spreads connections over nodes)", GROUP),
+    Option("pgsql-port", OptType.LIST, ["5432"], "PostgreSQL server port (a list spreads connections over nodes)", GROUP,
+           bounds=PORT),
     Option("pgsql-user", OptType.STRING, "sbtest", "PostgreSQL user", GROUP),
     Option("pgsql-password", OptType.STRING, "", "PostgreSQL password (or env PYSYSBENCH_PGSQL_PASSWORD)", GROUP, secret=True),
     Option("pgsql-db", OptType.STRING, "sbtest", "PostgreSQL database name", GROUP),
@@ -77,6 +78,13 @@ DIALECT = Dialect(
                      "RESET enable_seqscan", "RESET enable_sort", "RESET enable_bitmapscan"),
     max_connections_sql="SHOW max_connections",
     max_connections_hint="ALTER SYSTEM SET max_connections = {need}, then restart PostgreSQL",
+    # superusers may take every slot; others not superuser_reserved_connections (and, from
+    # PostgreSQL 16, reserved_connections)
+    reserved_connections_sql=("SELECT CASE WHEN rolsuper THEN 0 ELSE "
+                              "current_setting('superuser_reserved_connections')::int + "
+                              "coalesce(nullif(current_setting('reserved_connections', true), ''), '0')::int END "
+                              "FROM pg_roles WHERE rolname = current_user"),
+    open_connections_sql="SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'",
     # fast prepare: a table comment flags a table while it loads
     mark_loading_sql=lambda t: [f"COMMENT ON TABLE {t} IS '{LOADING_COMMENT}'"],
     mark_loaded_sql=lambda t: [f"COMMENT ON TABLE {t} IS NULL"],
@@ -296,17 +304,14 @@ class PgDriver(Driver):
 
     def _endpoints(self) -> list[dict[str, Any]]:
         v = self.values
-        try:
-            ports = [int(p) for p in v.pgsql_port] or [5432]
-        except ValueError:
-            raise ConfigError(f"Invalid value for the 'pgsql-port' option: '{','.join(v.pgsql_port)}'") from None
+        ports = [int(p) for p in v.pgsql_port] or [5432]     # numbers 1..65535: checked with the options
         return [{"host": h, "port": p} for h in (v.pgsql_host or ["localhost"]) for p in ports]
 
     def describe(self, endpoint: dict[str, Any]) -> str:
         return f"host '{endpoint['host']}', port {endpoint['port']}"
 
     def target(self) -> str:
-        return "PostgreSQL server on " + ", ".join(self.describe(e) for e in self.endpoints)
+        return "PostgreSQL server on " + listing(self.describe(e) for e in self.endpoints)
 
     def connect_message(self, endpoint: dict[str, Any], exc: BaseException) -> str:
         code = getattr(exc, "sqlstate", None) or ""
@@ -319,8 +324,8 @@ class PgDriver(Driver):
             hint = f"create it (CREATE DATABASE {DIALECT.quote_name(v.pgsql_db)}) or pass --pgsql-db"
         elif code in ("28000", "28P01"):
             hint = "check --pgsql-user and --pgsql-password"
-        elif code == "53300":
-            hint = "raise the server's max_connections or use fewer --threads"
+        elif code == "53300":   # "too many clients already", "remaining connection slots are reserved ..."
+            hint = TOO_MANY_CONNECTIONS
         elif isinstance(exc, OSError):
             hint = "is the server running? check --pgsql-host/--pgsql-port"
         else:

@@ -23,11 +23,11 @@ from time import perf_counter_ns
 from typing import Callable
 
 from ..drivers.base import Driver
-from ..errors import ConfigError, MissingTableError, PySysbenchError, RunAborted
+from ..errors import ConfigError, DatabaseError, MissingTableError, PySysbenchError, RunAborted
 from ..load.marker import check_complete
 from ..options import Values
 from ..stats.records import IntervalStat, Snapshot, Summary, interval_from, summary_from
-from ..workloads.base import Workload
+from ..workloads.base import Workload, user_code
 from .group import InProcessGroup, Sample
 from .reconnects import CHECK_EVERY_S, ReconnectWatch
 from .worker import NS
@@ -82,9 +82,7 @@ def forced_shutdown_s(values: Values) -> float | None:
 
 
 def worker_count(values: Values, driver: Driver) -> int:
-    requested = values.get("workers", 0) or 0
-    if requested < 0:
-        raise ConfigError(f"Invalid value for the 'workers' option: {requested} (must be >= 0)")
+    requested = values.get("workers", 0) or 0     # >= 0: the option's bounds
     if requested == 0:
         from .procs import default_workers
         return default_workers(values.threads, driver.caps.blocking)
@@ -135,7 +133,8 @@ class LocalRun:
         self._signals: dict[int, object] = {}
 
     async def preflight(self) -> None:
-        tables = self.workload.required_tables()
+        with user_code(self.workload, "required_tables"):
+            tables = self.workload.required_tables()
         if not tables:
             return
         conn = await self.driver.connect()
@@ -151,17 +150,27 @@ class LocalRun:
             await conn.close()
 
     async def _check_connection_limit(self, conn) -> None:
-        """Fail before opening thousands of connections the server will refuse."""
+        """Fail before opening thousands of connections the server will refuse: its
+        limit less the slots reserved for superusers and those other clients hold."""
         d = self.driver.dialect
         if not d.max_connections_sql:
             return
         rows = await conn.fetchall(d.max_connections_sql)
         limit = int(rows[0][0]) if rows and str(rows[0][0]).isdigit() else 0
+        if not limit:
+            return
+        reserved = await _count(conn, d.reserved_connections_sql)
+        others = max(0, await _count(conn, d.open_connections_sql) - 1)   # less this pre-flight session
         need = self.threads + CONNECTION_HEADROOM
-        if limit and need > limit:
-            raise ConfigError(f"--threads={self.threads} needs {need} connections but the server's "
-                              f"max_connections is {limit}: raise it ({d.max_connections_hint.format(need=need)}) "
-                              "or use fewer --threads")
+        if need + reserved + others <= limit:
+            return
+        held = (f" ({reserved} reserved for superusers)" if reserved else "") + \
+            (f" and other clients hold {others}" if others else "")
+        fits = limit - reserved - others - CONNECTION_HEADROOM
+        fewer = f"use at most --threads={fits}" if fits >= 1 else "close other clients' sessions"
+        raise ConfigError(f"--threads={self.threads} needs {need} connections but the server's max_connections is "
+                          f"{limit}{held}: {fewer} or raise max_connections "
+                          f"({d.max_connections_hint.format(need=need + reserved + others)})")
 
     async def execute(self) -> RunOutcome:
         self._install_signals()
@@ -377,6 +386,19 @@ class LocalRun:
         elif self.stop_reason is not None:
             out.exit_code = self.stop_exit
         return out
+
+
+async def _count(conn, sql: str) -> int:
+    """The integer in the last column of the first row of ``sql``; 0 when there is no
+    such statement or the server cannot answer it (a server without the view)."""
+    if not sql:
+        return 0
+    try:
+        rows = await conn.fetchall(sql)
+    except DatabaseError:
+        return 0
+    value = str(rows[0][-1]) if rows else ""
+    return int(value) if value.isdigit() else 0
 
 
 def client_busy(outcome: RunOutcome) -> float:

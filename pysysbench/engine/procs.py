@@ -30,6 +30,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..childenv import parent_import_path, restore_environment
 from ..errors import PySysbenchError, RunAborted
 from ..options import Values
 from .channel import Channel, open_channel, send_blocking
@@ -50,6 +51,7 @@ EXIT_TIMEOUT_S = 10.0
 def _child_main(values: Values, test: str, driver_name: str, first_tid: int, last_tid: int, threads: int,
                 rate: float, max_events: int, sock: socket.socket) -> None:
     """Entry point of a worker process (spawned: imports everything afresh)."""
+    restore_environment()
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent decides how to stop
     if values.get("worker_sessions", True):
         own_session()
@@ -245,7 +247,8 @@ class ProcessGroup:
                                          split(v.events, self.workers, i) if v.events else 0, theirs))
                 child = _Child(i, proc, range(first, first + n), ready=loop.create_future())
                 self.children.append(child)
-                proc.start()
+                with parent_import_path():   # the parent's pysysbench and stdlib, not the cwd's
+                    proc.start()
                 theirs.close()
                 child.link = await open_channel(mine, lambda msg, c=child: self._on_message(c, msg),
                                                 lambda c=child: self._on_death(c))

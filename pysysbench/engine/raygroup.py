@@ -218,9 +218,7 @@ class RayGroup:
         if embedded:
             raise ConfigError("--ray-address needs a database server: an embedded database (SQLite) cannot be "
                               "shared by several client machines; use --mysql-* or --pgsql-* options")
-        self.per_node = values.get("ray_workers_per_node", 0) or 0
-        if self.per_node < 0:
-            raise ConfigError(f"Invalid value for the 'ray-workers-per-node' option: {self.per_node} (must be >= 0)")
+        self.per_node = values.get("ray_workers_per_node", 0) or 0     # >= 0: the option's bounds
         self.ray = import_ray()
         self.values = values
         self.address = values.ray_address

@@ -26,7 +26,7 @@ from ..errors import DatabaseError, IgnorableError, PySysbenchError, ReconnectEr
 from ..options import Values
 from ..stats.histogram import LN_MIN_MS, M, N_BUCKETS
 from ..stats.records import Snapshot
-from ..workloads.base import ThreadContext, Workload
+from ..workloads.base import ThreadContext, Workload, raised, user_code
 from ..workloads.oltp_common import make_rand
 from ..rand_compat import compat_streams
 from .strand import Strand
@@ -197,7 +197,8 @@ class Worker:
                 if self.compat is not None:
                     self.compat.attach(ctx)
                 self.contexts.append(ctx)
-                await self.workload.thread_init(ctx)
+                with user_code(self.workload, "thread_init"):
+                    await self.workload.thread_init(ctx)
                 return ctx
 
         await asyncio.gather(*(init_one(t) for t in self.tids))
@@ -270,7 +271,7 @@ class Worker:
             raise
         except Exception as exc:       # a bug in a user workload must stop the run cleanly
             self.traceback = exc
-            self.fail(RunAborted(f"workload '{self.workload.name}' raised {type(exc).__name__}: {exc}"))
+            self.fail(raised(self.workload, "event", exc))
 
     def fail(self, exc: BaseException) -> None:
         """Record the first fatal error and stop every thread."""

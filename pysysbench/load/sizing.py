@@ -32,6 +32,10 @@ def table_size_for(values: Values, driver) -> int:
         raise ConfigError("--data-size and --table-size were both given: use one of them")
     tables = max(1, values.tables)
     rows = max(1, size // (tables * bytes_per_row(values, driver)))
+    bounds = values.registry.get("table_size").bounds
+    if bounds is not None and not bounds.holds(rows):
+        raise ConfigError(f"--data-size asks for {rows} rows per table, more than --table_size allows "
+                          f"({bounds.describe()}): use more --tables or a smaller --data-size")
     values.data["table_size"] = rows
     return rows
 

@@ -29,9 +29,11 @@ import os
 import signal
 import time
 from dataclasses import dataclass
+from multiprocessing import forkserver
 from multiprocessing.reduction import recv_handle, send_handle
 from typing import AsyncIterator
 
+from ..childenv import parent_import_path, restore_environment
 from ..errors import PySysbenchError
 from .layout import BLOCK_ROWS, Layout, RandParams, block_range
 
@@ -131,6 +133,7 @@ class Counter:
 
 def _generator_main(conn, counter) -> None:
     """Entry point of a row-generator process (forked by the fork server)."""
+    restore_environment()
     signal.signal(signal.SIGINT, signal.SIG_IGN)    # the parent decides when to stop
     cache = GeneratorCache()
     while True:
@@ -179,6 +182,8 @@ def _context():
     generator process then starts in milliseconds instead of importing anew."""
     ctx = mp.get_context("forkserver")
     ctx.set_forkserver_preload(["__main__", "pysysbench.load.source", "pysysbench.load.rows"])
+    with parent_import_path():       # the fork server imports the parent's pysysbench, not the cwd's
+        forkserver.ensure_running()
     return ctx
 
 

@@ -8,13 +8,23 @@ reproduce.  Pure functions returning text.
 
 from __future__ import annotations
 
+import re
+
 from . import compare as cmp
 from .document import Report
 from .tables import TableData
 
+# text from result files (labels, names, errors) must render as written: HTML and the
+# characters that open Markdown markup are escaped; an underscore inside a word is not
+# markup (GFM), so "table_size" stays as it is
+_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+_MARKUP = re.compile(r"[\\`*\[\]|~]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+
 
 def escape(text: str) -> str:
-    return text.replace("|", "\\|")
+    text = " ".join(str(text).splitlines())               # a line break would end the table row
+    text = "".join(_HTML.get(ch, ch) for ch in text)
+    return _MARKUP.sub(lambda m: "\\" + m.group(0), text)
 
 
 def table(t: TableData) -> str:
@@ -25,7 +35,7 @@ def table(t: TableData) -> str:
 
 
 def render(report: Report) -> str:
-    out = [f"# {report.title}", "", report.description + ".", ""]
+    out = [f"# {escape(report.title)}", "", report.description + ".", ""]
     out += ["## Summary", "", table(report.summary), ""]
     for s in report.sections:
         out += [f"## {s.workload}", ""]
@@ -40,14 +50,14 @@ def render(report: Report) -> str:
     out += ["## Commands to reproduce", "", "```sh", *report.commands, "```", ""]
     if report.failed:
         out += ["## Failed or interrupted runs", ""]
-        out += [f"* `{r.path}`: {r.workload}, {r.threads} threads: exit code {r.doc.get('exit_code')}, "
-                f"{r.doc.get('error') or 'no summary'}" for r in report.failed]
+        out += [f"* `{r.path}`: {escape(r.workload)}, {r.threads} threads: exit code {r.doc.get('exit_code')}, "
+                f"{escape(r.doc.get('error') or 'no summary')}" for r in report.failed]
         out.append("")
     return "\n".join(out)
 
 
 def render_comparison(title: str, groups: list[cmp.Group], comparisons: list[cmp.Comparison]) -> str:
-    out = [f"# {title}", "", f"Baseline: **{escape(groups[0].name)}**. Ratios are group / baseline; verdicts "
+    out = [f"# {escape(title)}", "", f"Baseline: **{escape(groups[0].name)}**. Ratios are group / baseline; verdicts "
            "account for run-to-run noise when repeats exist (Welch 95 %), else say \"no repeats\".", ""]
     out += [table(TableData(["Group", "Runs"], [[n, s] for n, s in cmp.group_sizes(groups)], [False, False])), ""]
     for c in comparisons:

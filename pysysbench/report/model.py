@@ -16,7 +16,7 @@ from typing import Any, Iterable
 
 from .. import results
 from ..stats.noise import Sample, sample
-from ..errors import UsageError
+from ..errors import DamagedResultFile, UsageError
 from ..stats.histogram import N_BUCKETS
 
 Variant = tuple[tuple[str, str], ...]
@@ -127,12 +127,15 @@ def result_paths(arg: str) -> list[tuple[str, bool]]:
 
 def load_runs(args: Iterable[str]) -> list[Run]:
     """Runs of every result file named or found under a directory.  In a directory,
-    JSON files that are not result files (``manifest.json``) are skipped."""
+    JSON files that are not result files (``manifest.json``) are skipped; a damaged
+    result file is an error there too (a report must not silently lack a run)."""
     runs = []
     for arg in args:
         for path, explicit in result_paths(arg):
             try:
                 doc = results.load(path)
+            except DamagedResultFile:
+                raise
             except UsageError:
                 if explicit:
                     raise

@@ -16,9 +16,10 @@ STYLES = {"better": "bold green", "worse": "bold red", "same": "dim", "unsure": 
 
 def comparison_table(c: cmp.Comparison, workload: str) -> Table:
     data, classes = cmp.table(c, workload)
-    t = Table(title=f"{workload}: {c.metric.title}", title_justify="left")
+    # Text, not str: a label such as "[bold]" is shown as written, not taken for rich markup
+    t = Table(title=Text(f"{workload}: {c.metric.title}"), title_justify="left")
     for header, right in zip(data.headers, data.align_right):
-        t.add_column(header, justify="right" if right else "left")
+        t.add_column(Text(header), justify="right" if right else "left")
     for row, cls in zip(data.rows, classes):
         t.add_row(*(Text(value, style=STYLES.get(k, "")) for value, k in zip(row, cls)))
     return t

@@ -14,11 +14,14 @@ subclass of :class:`Workload` (see ``examples/custom_workload.py``).
 
 from __future__ import annotations
 
+import os
+import traceback
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from ..drivers.base import Connection, Counters, Driver
-from ..errors import WorkloadError
+from ..errors import PySysbenchError, RunAborted, WorkloadError
 from ..options import Option, Values
 from ..rand import Rand
 
@@ -119,6 +122,32 @@ class Workload:
 
     async def before_restart(self, ctx: ThreadContext, error: Exception) -> None:
         """Called before an event is restarted after an ignorable error."""
+
+
+def raised(workload: "Workload | type[Workload]", hook: str, exc: BaseException) -> PySysbenchError:
+    """What to say when a workload's code raised ``exc`` (not a pysysbench error) in
+    ``hook``.  A user's file raising is the user's bug: name the file, the function and
+    the line.  A bundled workload raising is pysysbench's own: an internal error."""
+    what = f"{type(exc).__name__}: {exc}"
+    source = workload.source
+    if not source.endswith(".py"):
+        return RunAborted(f"internal error: workload '{workload.name}' raised {what} in {hook} (rerun with --debug "
+                          "for a traceback and please report it)")
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if os.path.abspath(f.filename) == source]
+    where = f"{frames[-1].name} (line {frames[-1].lineno})" if frames else hook
+    return WorkloadError(f"workload file '{source}' raised {what} in {where}: fix the workload "
+                         "(rerun with --debug for the traceback)")
+
+
+@contextmanager
+def user_code(workload: "Workload | type[Workload]", hook: str) -> Iterator[None]:
+    """Run a workload's hook; an exception that is not a pysysbench error becomes :func:`raised`'s."""
+    try:
+        yield
+    except PySysbenchError:
+        raise
+    except Exception as exc:
+        raise raised(workload, hook, exc) from exc
 
 
 REGISTRY: dict[str, type[Workload]] = {}

@@ -436,9 +436,6 @@ class Oltp(LegacyScript):
                         "oltp_delete_inserts")}
         if self.fixed_delete_inserts is not None:
             self.counts["oltp_delete_inserts"] = self.fixed_delete_inserts
-        for name, n in self.counts.items():
-            if n < 0:
-                raise ConfigError(f"Invalid value for --{name.replace('_', '-')}: {n} (must be >= 0)")
         self.width = v.oltp_range_size - 1
         self.reads, self.writes = not v.oltp_write_only, not v.oltp_read_only
         self.trx = not v.oltp_skip_trx

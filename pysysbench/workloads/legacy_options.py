@@ -13,8 +13,10 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable
 
 from ..errors import ConfigError
-from ..options import Option, OptType, RawOption, Values, canonical
+from ..options import COUNT, NON_NEGATIVE, PERCENT, Bounds, Option, OptType, RawOption, Values, canonical
 from ..rand import DISTRIBUTIONS
+from .oltp_common import TABLE_SIZE, TABLES
+from .select_random import POINTS, RANGES
 
 GROUP = "sysbench 0.5 script options"
 OLD_GROUP = "sysbench 0.4 options (accepted for old command lines)"
@@ -22,38 +24,38 @@ LEGACY_EVENTS = 10_000            # 0.5's --max-requests default
 READ_ONLY_BARE = ("oltp_read_only", "oltp_write_only", "oltp_skip_trx")
 
 
-def _o(name: str, type_: OptType, default: Any, text: str, group: str = GROUP) -> Option:
-    return Option(name, type_, default, text, group)
+def _o(name: str, type_: OptType, default: Any, text: str, group: str = GROUP, bounds: Bounds | None = None) -> Option:
+    return Option(name, type_, default, text, group, bounds=bounds)
 
 
 COMMON_OPTIONS = [
-    _o("oltp-tables-count", OptType.INT, 1, "number of tables (1.0: --tables)"),
-    _o("oltp-table-size", OptType.INT, 10000, "rows per table (1.0: --table_size)"),
+    _o("oltp-tables-count", OptType.INT, 1, "number of tables (1.0: --tables)", bounds=TABLES),
+    _o("oltp-table-size", OptType.INT, 10000, "rows per table (1.0: --table_size)", bounds=TABLE_SIZE),
     _o("oltp-auto-inc", OptType.BOOL, True, "AUTO_INCREMENT / SERIAL id; off: ids 1..N sent by the client"),
     _o("oltp-secondary", OptType.BOOL, False, "use a secondary key xid(id) instead of the PRIMARY KEY"),
     _o("oltp-create-secondary", OptType.BOOL, True, "create the k_N index after loading (0.5 always did)"),
     _o("mysql-table-engine", OptType.STRING, "innodb", "storage engine (MyISAM: LOCK TABLES instead of "
        "BEGIN/COMMIT)"),
-    _o("myisam-max-rows", OptType.INT, 1000000, "MAX_ROWS of the MySQL tables"),
+    _o("myisam-max-rows", OptType.INT, 1000000, "MAX_ROWS of the MySQL tables", bounds=NON_NEGATIVE),
     _o("mysql-table-options", OptType.STRING, "", "appended to CREATE TABLE on MySQL"),
     _o("mysql-engine-trx", OptType.STRING, "auto", "whether the engine is transactional (accepted, unused "
        "as in 0.5's scripts)"),
     _o("rand-init", OptType.BOOL, False, "seed the random numbers from the current time (what --rand-seed=0 "
        "does anyway)"),
     _o("reconnect", OptType.INT, 0, "reconnect after every N events (sysbench 1.1; --oltp-reconnect-mode="
-       "transaction sets 1)"),
+       "transaction sets 1)", bounds=COUNT),
 ]
 
 OLTP_OPTIONS = COMMON_OPTIONS + [
-    _o("oltp-range-size", OptType.INT, 100, "width of the range selects"),
-    _o("oltp-point-selects", OptType.INT, 10, "point selects per transaction"),
-    _o("oltp-simple-ranges", OptType.INT, 1, "simple range selects per transaction"),
-    _o("oltp-sum-ranges", OptType.INT, 1, "SELECT SUM(K) ranges per transaction"),
-    _o("oltp-order-ranges", OptType.INT, 1, "ORDER BY ranges per transaction"),
-    _o("oltp-distinct-ranges", OptType.INT, 1, "SELECT DISTINCT ranges per transaction"),
-    _o("oltp-index-updates", OptType.INT, 1, "UPDATE ... SET k=k+1 per transaction"),
-    _o("oltp-non-index-updates", OptType.INT, 1, "UPDATE ... SET c=... per transaction"),
-    _o("oltp-delete-inserts", OptType.INT, 1, "DELETE + INSERT pairs per transaction"),
+    _o("oltp-range-size", OptType.INT, 100, "width of the range selects", bounds=COUNT),
+    _o("oltp-point-selects", OptType.INT, 10, "point selects per transaction", bounds=COUNT),
+    _o("oltp-simple-ranges", OptType.INT, 1, "simple range selects per transaction", bounds=COUNT),
+    _o("oltp-sum-ranges", OptType.INT, 1, "SELECT SUM(K) ranges per transaction", bounds=COUNT),
+    _o("oltp-order-ranges", OptType.INT, 1, "ORDER BY ranges per transaction", bounds=COUNT),
+    _o("oltp-distinct-ranges", OptType.INT, 1, "SELECT DISTINCT ranges per transaction", bounds=COUNT),
+    _o("oltp-index-updates", OptType.INT, 1, "UPDATE ... SET k=k+1 per transaction", bounds=COUNT),
+    _o("oltp-non-index-updates", OptType.INT, 1, "UPDATE ... SET c=... per transaction", bounds=COUNT),
+    _o("oltp-delete-inserts", OptType.INT, 1, "DELETE + INSERT pairs per transaction", bounds=COUNT),
     _o("oltp-range-selects", OptType.BOOL, True, "run the range selects at all"),
     _o("oltp-read-only", OptType.BOOL, False, "no writes (give =on; 0.5 ignored a bare --oltp-read-only)"),
     _o("oltp-write-only", OptType.BOOL, False, "no reads"),
@@ -63,9 +65,9 @@ OLTP_OPTIONS = COMMON_OPTIONS + [
 
 XA_OPTIONS = [
     _o("oltp_use_xa_pct", OptType.DOUBLE, 0.0, "sysbench-xa fork: an event is an XA transaction when "
-       "sb_rand(1,100) <= this (drawn with --rand-type, so not a plain percentage)"),
+       "sb_rand(1,100) <= this (drawn with --rand-type, so not a plain percentage)", bounds=PERCENT),
     _o("oltp_use_xa_2pc_pct", OptType.DOUBLE, 100.0, "sysbench-xa fork: an XA transaction commits in two "
-       "phases unless sb_rand(1,100) > this"),
+       "phases unless sb_rand(1,100) > this", bounds=PERCENT),
 ]
 
 # 0.4 names: 0.5 accepted and ignored them; honoured where they mean something
@@ -73,9 +75,9 @@ OLD_OPTIONS = [
     _o("init-rng", OptType.BOOL, False, "0.4 name of --rand-init", OLD_GROUP),
     _o("seed-rng", OptType.INT, 0, "0.4 name of --rand-seed", OLD_GROUP),
     _o("oltp-dist-type", OptType.STRING, "", "0.4 name of --rand-type", OLD_GROUP),
-    _o("oltp-dist-iter", OptType.INT, 12, "0.4 name of --rand-spec-iter", OLD_GROUP),
-    _o("oltp-dist-pct", OptType.DOUBLE, 1.0, "0.4 name of --rand-spec-pct", OLD_GROUP),
-    _o("oltp-dist-res", OptType.DOUBLE, 75.0, "0.4 name of --rand-spec-res", OLD_GROUP),
+    _o("oltp-dist-iter", OptType.INT, 12, "0.4 name of --rand-spec-iter", OLD_GROUP, Bounds(1)),
+    _o("oltp-dist-pct", OptType.DOUBLE, 1.0, "0.4 name of --rand-spec-pct", OLD_GROUP, PERCENT),
+    _o("oltp-dist-res", OptType.DOUBLE, 75.0, "0.4 name of --rand-spec-res", OLD_GROUP, PERCENT),
     _o("oltp-test-mode", OptType.STRING, "complex", "0.4 mode {complex, simple, nontrx}: simple = one point "
        "select per event, nontrx = one --oltp-nontrx-mode statement per event", OLD_GROUP),
     _o("oltp-nontrx-mode", OptType.STRING, "select", "0.4 statement of nontrx mode {select, update_key, "
@@ -94,10 +96,10 @@ OLD_OPTIONS = [
     _o("tx-jitter", OptType.INT, 0, "0.4 (ignored)", OLD_GROUP),
 ]
 
-RANDOM_POINTS_OPTIONS = [_o("random-points", OptType.INT, 10, "values in the IN() list")]
+RANDOM_POINTS_OPTIONS = [_o("random-points", OptType.INT, 10, "values in the IN() list", bounds=POINTS)]
 RANDOM_RANGES_OPTIONS = [
-    _o("number-of-ranges", OptType.INT, 10, "BETWEEN ranges per SELECT"),
-    _o("random-ranges-delta", OptType.INT, 5, "width of each BETWEEN range"),
+    _o("number-of-ranges", OptType.INT, 10, "BETWEEN ranges per SELECT", bounds=RANGES),
+    _o("random-ranges-delta", OptType.INT, 5, "width of each BETWEEN range", bounds=COUNT),
 ]
 
 IGNORED_OLD = ("oltp_table_name", "oltp_connect_delay", "oltp_user_delay_min", "oltp_user_delay_max",

@@ -13,11 +13,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ..errors import DataCheckError, TableExistsError
+from ..errors import DataCheckError, TableExistsError, listing
 from ..load.marker import drop_existing
 from ..load.options import INSERT
 from ..load.sizing import table_size_for
-from ..options import Option, OptType, Values
+from ..options import COUNT, INT32_MAX, Bounds, Option, OptType, Values
 from ..rand import C_TEMPLATE, PAD_TEMPLATE, Rand
 from .base import Env, Workload
 from .check import AT_MOST, EXACT, TableReport, check_table
@@ -26,8 +26,12 @@ GROUP = "workload options"
 BULK_INSERT_MAX_BYTES = 524_288       # sysbench's bulk insert buffer (spec 2.4)
 
 
-def _opt(name: str, type_: OptType, default: Any, text: str) -> Option:
-    return Option(name, type_, default, text, GROUP)
+TABLES = Bounds(1, INT32_MAX)
+TABLE_SIZE = Bounds(0, INT32_MAX, why="the range of the INTEGER id column")
+
+
+def _opt(name: str, type_: OptType, default: Any, text: str, bounds: Bounds | None = None) -> Option:
+    return Option(name, type_, default, text, GROUP, bounds=bounds)
 
 
 OLTP_OPTIONS = [
@@ -35,39 +39,28 @@ OLTP_OPTIONS = [
          "in other DBMS. When disabled, use client-generated IDs"),
     _opt("create_secondary", OptType.BOOL, True, "Create a secondary index in addition to the PRIMARY KEY"),
     _opt("create_table_options", OptType.STRING, "", "Extra CREATE TABLE options (sysbench 1.1)"),
-    _opt("delete_inserts", OptType.INT, 1, "Number of DELETE/INSERT combinations per transaction"),
-    _opt("distinct_ranges", OptType.INT, 1, "Number of SELECT DISTINCT queries per transaction"),
-    _opt("index_updates", OptType.INT, 1, "Number of UPDATE index queries per transaction"),
+    _opt("delete_inserts", OptType.INT, 1, "Number of DELETE/INSERT combinations per transaction", COUNT),
+    _opt("distinct_ranges", OptType.INT, 1, "Number of SELECT DISTINCT queries per transaction", COUNT),
+    _opt("index_updates", OptType.INT, 1, "Number of UPDATE index queries per transaction", COUNT),
     _opt("mysql_storage_engine", OptType.STRING, "innodb", "Storage engine, if MySQL is used"),
-    _opt("non_index_updates", OptType.INT, 1, "Number of UPDATE non-index queries per transaction"),
-    _opt("order_ranges", OptType.INT, 1, "Number of SELECT ORDER BY queries per transaction"),
+    _opt("non_index_updates", OptType.INT, 1, "Number of UPDATE non-index queries per transaction", COUNT),
+    _opt("order_ranges", OptType.INT, 1, "Number of SELECT ORDER BY queries per transaction", COUNT),
     Option("pgsql_variant", OptType.STRING, "", "Use this PostgreSQL variant when running with the PostgreSQL "
            "driver. The only currently supported variant is 'redshift'. When enabled, create_secondary is "
            "automatically disabled, and delete_inserts is set to 0", GROUP, show_default=False),
-    _opt("point_selects", OptType.INT, 10, "Number of point SELECT queries per transaction"),
+    _opt("point_selects", OptType.INT, 10, "Number of point SELECT queries per transaction", COUNT),
     _opt("range_selects", OptType.BOOL, True, "Enable/disable all range SELECT queries"),
-    _opt("range_size", OptType.INT, 100, "Range size for range SELECT queries"),
+    _opt("range_size", OptType.INT, 100, "Range size for range SELECT queries", COUNT),
     _opt("reconnect", OptType.INT, 0, "Reconnect after every N events. The default (0) is to not reconnect "
-         "(sysbench 1.1)"),
+         "(sysbench 1.1)", COUNT),
     _opt("secondary", OptType.BOOL, False, "Use a secondary index in place of the PRIMARY KEY"),
-    _opt("simple_ranges", OptType.INT, 1, "Number of simple range SELECT queries per transaction"),
+    _opt("simple_ranges", OptType.INT, 1, "Number of simple range SELECT queries per transaction", COUNT),
     _opt("skip_trx", OptType.BOOL, False, "Don't start explicit transactions and execute all queries in the "
          "AUTOCOMMIT mode"),
-    _opt("sum_ranges", OptType.INT, 1, "Number of SELECT SUM() queries per transaction"),
-    _opt("table_size", OptType.INT, 10000, "Number of rows per table"),
-    _opt("tables", OptType.INT, 1, "Number of tables"),
+    _opt("sum_ranges", OptType.INT, 1, "Number of SELECT SUM() queries per transaction", COUNT),
+    _opt("table_size", OptType.INT, 10000, "Number of rows per table", TABLE_SIZE),
+    _opt("tables", OptType.INT, 1, "Number of tables", TABLES),
 ]
-
-NON_NEGATIVE = ("tables", "table_size", "range_size", "point_selects", "simple_ranges", "sum_ranges",
-                "order_ranges", "distinct_ranges", "index_updates", "non_index_updates", "delete_inserts",
-                "reconnect")
-
-
-def check_counts(values: Values) -> None:
-    from ..errors import ConfigError
-    for name in NON_NEGATIVE:
-        if values.get(name, 0) < 0:
-            raise ConfigError(f"Invalid value for the '{name}' option: {values.get(name)} (must be >= 0)")
 
 
 def create_table_sql(values: Values, driver, table: int) -> str:
@@ -147,7 +140,6 @@ class OltpBase(Workload):
     row_count_rule = EXACT                  # what running this workload does to the row count
 
     def configure(self) -> None:
-        check_counts(self.values)
         v = self.values
         self.tables = v.tables
         self.table_size = table_size_for(v, self.driver)    # --table-size, or from --data-size
@@ -230,7 +222,7 @@ class OltpBase(Workload):
             await conn.close()
         bad = [r.table for r in reports if r.problems]
         if bad:
-            raise DataCheckError(f"data check failed for {', '.join(bad)}")
+            raise DataCheckError(f"data check failed for {listing(bad)}")
         env.say(f"Data check passed: {len(reports)} table(s) consistent")
         return reports
 

@@ -8,11 +8,14 @@ The statement text keeps sysbench's multi-line layout.
 from __future__ import annotations
 
 from ..errors import WorkloadError
-from ..options import Option, OptType
+from ..options import COUNT, Bounds, Option, OptType
 from .base import Env, ThreadContext, register
 from .oltp_common import GROUP, OLTP_OPTIONS, OltpBase
 
 UINT32 = 0xFFFFFFFF
+# one prepared statement carries at most 65535 parameters (MySQL and PostgreSQL protocols)
+POINTS = Bounds(1, 65535, why="a prepared statement takes at most 65535 parameters")
+RANGES = Bounds(1, 32767, why="a prepared statement takes at most 65535 parameters, two per range")
 
 
 class SelectRandom(OltpBase):
@@ -44,14 +47,11 @@ class SelectRandomPoints(SelectRandom):
 
     name = "select_random_points"
     options = OLTP_OPTIONS + [Option("random_points", OptType.INT, 10, "Number of random points in the IN() clause "
-                                     "in generated SELECTs", GROUP)]
+                                     "in generated SELECTs", GROUP, bounds=POINTS)]
 
     def configure(self) -> None:
         super().configure()
-        n = self.values.random_points
-        if n < 1:
-            raise WorkloadError("--random_points must be at least 1")
-        self.points = n
+        n = self.points = self.values.random_points
         self.sql = ("        SELECT id, k, c, pad\n          FROM sbtest1\n          WHERE k IN ("
                     + ", ".join("?" * n) + ")\n        ")
 
@@ -67,16 +67,14 @@ class SelectRandomRanges(SelectRandom):
 
     name = "select_random_ranges"
     options = OLTP_OPTIONS + [
-        Option("delta", OptType.INT, 5, "Size of BETWEEN ranges", GROUP),
-        Option("number_of_ranges", OptType.INT, 10, "Number of random BETWEEN ranges per SELECT", GROUP),
+        Option("delta", OptType.INT, 5, "Size of BETWEEN ranges", GROUP, bounds=COUNT),
+        Option("number_of_ranges", OptType.INT, 10, "Number of random BETWEEN ranges per SELECT", GROUP,
+               bounds=RANGES),
     ]
 
     def configure(self) -> None:
         super().configure()
-        n = self.values.number_of_ranges
-        if n < 1:
-            raise WorkloadError("--number_of_ranges must be at least 1")
-        self.ranges = n
+        n = self.ranges = self.values.number_of_ranges
         self.delta = self.values.delta
         self.sql = ("        SELECT count(k)\n          FROM sbtest1\n          WHERE "
                     + " OR ".join(["k BETWEEN ? AND ?"] * n))

@@ -172,6 +172,9 @@ KIND_PATTERNS: list[tuple[str, str]] = [
     ("table_check", r"SELECT obj_description\(to_regclass\(.*\), 'pg_class'\) = .*"),
     ("preflight", r"SELECT @@(?:GLOBAL\.)?max_connections"),
     ("preflight", r"SHOW max_connections"),
+    ("preflight", r"SHOW GLOBAL STATUS LIKE 'Threads_connected'"),
+    ("preflight", r"SELECT CASE WHEN rolsuper THEN 0 ELSE current_setting\('superuser_reserved_connections'\).*"),
+    ("preflight", r"SELECT count\(\*\) FROM pg_stat_activity WHERE backend_type = 'client backend'"),
     ("ddl", r"(?:CREATE|DROP) (?:TABLE|INDEX) .*"),
 ]
 _COMPILED = [(kind, re.compile(p, re.S | re.I)) for kind, p in KIND_PATTERNS]

@@ -12,6 +12,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import string
 
 import pytest
@@ -119,3 +120,228 @@ def test_config_reader_handles_unreadable_file(tmp_path):
         p.chmod(0)
         with pytest.raises(PySysbenchError):
             read_config_file(str(p))
+
+
+# --- bounds (issue 16, point 9): one line saying what is wrong and what to do ----------------------
+
+GOLDEN_RESULTS = os.path.join(os.path.dirname(__file__), "..", "golden", "data", "campaign-results")
+
+
+def fatal_lines(output: str) -> list[str]:
+    return [line for line in output.splitlines() if line.startswith("FATAL:")]
+
+
+def checked(args: list[str]) -> None:
+    """Parse and run the post-parse checks, as every command does before it starts."""
+    from pysysbench.cli.compat import validate
+    validate(parse(args).values)
+
+
+@pytest.mark.parametrize("command", ["run", "prepare"])
+def test_zero_tables_is_refused(tmp_path, command):
+    code, output = run_main(["oltp_read_only", f"--sqlite-db={tmp_path / 't.db'}", "--tables=0", "--time=1", command])
+    assert code == 1 and "IndexError" not in output
+    assert fatal_lines(output) == ["FATAL: Invalid value for --tables: 0 (must be between 1 and 2147483647)"]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--table-size=10000000000"],
+     "Invalid value for --table_size: 10000000000 (must be between 0 and 2147483647, the range of the INTEGER id column)"),
+    (["--db-driver=mysql", "--mysql-port=-1"], "Invalid value for --mysql-port: -1 (must be between 1 and 65535)"),
+    (["--db-driver=mysql", "--mysql-port=99999"], "Invalid value for --mysql-port: 99999 (must be between 1 and 65535)"),
+    (["--db-driver=mysql", "--mysql-port=3306,0"], "Invalid value for --mysql-port: 0 (must be between 1 and 65535)"),
+    (["--db-driver=pgsql", "--pgsql-port=99999"], "Invalid value for --pgsql-port: 99999 (must be between 1 and 65535)"),
+    (["--db-driver=pgsql", "--pgsql-port=x"], "Invalid value for --pgsql-port: 'x' (must be an integer between 1 and "
+                                              "65535)"),
+    (["--threads=100000000"], "Invalid value for --threads: 100000000 (must be between 1 and 1000000)"),
+    (["--num-threads=2000000"], "Invalid value for --threads: 2000000 (must be between 1 and 1000000)"),
+    (["--rand-spec-iter=0"], "Invalid value for --rand-spec-iter: 0 (must be >= 1)"),
+    (["--rand-spec-pct=200"], "Invalid value for --rand-spec-pct: 200 (must be between 0 and 100)"),
+    (["--rand-pareto-h=1"], "Invalid value for --rand-pareto-h: 1 (must be > 0 and < 1)"),
+    (["--rand-zipfian-exp=-1"], "Invalid value for --rand-zipfian-exp: -1 (must be >= 0)"),
+    (["--verbosity=9"], "Invalid value for --verbosity: 9 (must be between 0 and 5)"),
+    (["--point-selects=100000000000"], "Invalid value for --point_selects: 100000000000 (must be between 0 and "
+                                       "2147483647)"),
+])
+def test_numbers_outside_their_bounds_are_refused(args, message):
+    with pytest.raises(PySysbenchError) as info:
+        checked(["oltp_read_write", *args, "run"])
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize("test,arg,message", [
+    ("select_random_points", "--random_points=70000", "(must be between 1 and 65535, a prepared statement takes"),
+    ("select_random_ranges", "--number_of_ranges=0", "(must be between 1 and 32767"),
+    ("tests/db/oltp.lua", "--oltp-tables-count=0", "Invalid value for --oltp-tables-count: 0"),
+    # the 0.4 name is applied as --rand-spec-iter (with a NOTE line), whose bounds then apply
+    ("tests/db/oltp.lua", "--oltp-dist-iter=0", "Invalid value for --rand-spec-iter: 0 (must be >= 1)"),
+    ("tests/db/oltp.lua", "--oltp-point-selects=-1", "Invalid value for --oltp-point-selects: -1 (must be between 0"),
+])
+def test_workload_options_declare_bounds_too(test, arg, message):
+    with pytest.raises(PySysbenchError, match=re_escape(message)):
+        checked([test, arg, "run"])
+
+
+def re_escape(text: str) -> str:
+    return re.escape(text)
+
+
+def test_every_declared_bound_rejects_just_outside_and_accepts_the_edge():
+    """All options of every workload: a value one step outside a bound is refused
+    with the option's name, the bound itself (when inclusive) is accepted."""
+    from pysysbench.options import OptType
+    for cls in sorted(REGISTRY.values(), key=lambda c: c.name):
+        for opt in [*base_registry(), *cls.options]:
+            b = opt.bounds
+            if b is None or opt.alias_for:
+                continue
+            step = 1 if opt.type in (OptType.INT, OptType.LIST) else 0.5
+            for edge, outside, is_open in ((b.min, (b.min or 0) - step, b.open_min),
+                                           (b.max, (b.max or 0) + step, b.open_max)):
+                if edge is None:
+                    continue
+                with pytest.raises(PySysbenchError, match=f"^Invalid value for --{opt.name}: "):
+                    checked([cls.name, f"--{opt.name}={outside}", "run"])
+                if not is_open:
+                    checked([cls.name, f"--{opt.name}={edge}", "run"])
+
+
+def test_data_size_beyond_the_id_range_is_refused(tmp_path):
+    code, output = run_main(["oltp_read_only", f"--sqlite-db={tmp_path / 't.db'}", "--data-size=1T", "--time=1", "run"])
+    assert code == 1
+    assert fatal_lines(output) == ["FATAL: --data-size asks for 5066873860 rows per table, more than --table_size "
+                                   "allows (between 0 and 2147483647, the range of the INTEGER id column): use more "
+                                   "--tables or a smaller --data-size"]
+
+
+def test_long_lists_in_messages_are_capped(tmp_path):
+    db = f"--sqlite-db={tmp_path / 't.db'}"
+    assert run_main(["oltp_read_only", db, "--tables=2", "--table-size=10", "prepare"])[0] == 0
+    code, output = run_main(["oltp_read_only", db, "--tables=3000", "--table-size=10", "check"])
+    assert code == 1
+    assert fatal_lines(output) == ["FATAL: data check failed for sbtest3, sbtest4, sbtest5, sbtest6, sbtest7, sbtest8, "
+                                   "sbtest9, sbtest10, sbtest11, sbtest12 (and 2988 more)"]
+
+
+def test_listing_helper():
+    from pysysbench.errors import listing
+    assert listing([]) == "" and listing(["a", "b"]) == "a, b"
+    assert listing(range(100_000), 3) == "0, 1, 2 (and 99997 more)"
+
+
+@pytest.mark.parametrize("body,message", [
+    ("threads = [0, -1, 1e8]", "'threads' element 1 is 0: a thread count is an integer between 1 and 1000000"),
+    ("threads = [1, -1]", "'threads' element 2 is -1: a thread count is an integer between 1 and 1000000"),
+    ("threads = [1, 1e8]", "'threads' element 2 is 100000000.0: a thread count is an integer between 1 and 1000000"),
+    ("threads = [1, 100000000]", "'threads' element 2 is 100000000: a thread count is an integer between 1 and "
+                                 "1000000"),
+    ("threads = [1]\nrepeats = 1000000000", "'repeats' must be <= 1000, got 1000000000"),
+    ("threads = 'auto'\nauto = { max = 100000000 }", "'max' must be <= 1000000, got 100000000"),
+])
+def test_campaign_counts_have_bounds_and_name_the_element(tmp_path, body, message):
+    from pysysbench.campaign import spec
+    path = tmp_path / "c.toml"
+    path.write_text(f"[[workload]]\ntest = 'oltp_read_only'\n{body}\n")
+    with pytest.raises(PySysbenchError) as info:
+        spec.load(str(path))
+    assert str(info.value) == f"campaign file '{path}': [[workload]] #1 (oltp_read_only): {message}" or \
+        str(info.value).endswith(message), str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def damaged_copy(tmp_path, change) -> str:
+    src = os.path.join(GOLDEN_RESULTS, "a", "rw-t0001-r1.json")
+    with open(src) as fh:
+        doc = json.load(fh)
+    change(doc)
+    path = tmp_path / "damaged.json"
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+@pytest.mark.parametrize("change,field", [
+    (lambda d: d["summary"].update(tps="fast"), 'summary.tps should be a number, not "fast"'),
+    (lambda d: d["summary"].update(threads="four"), 'summary.threads should be an integer, not "four"'),
+    (lambda d: d["summary"]["histogram"].update(x=3), 'summary.histogram has the key "x", not a bucket number'),
+    (lambda d: d["summary"]["histogram"].update({"5000": 3}), 'summary.histogram has the key "5000"'),
+    (lambda d: d["campaign"].update(repeat="1"), 'campaign.repeat should be an integer, not "1"'),
+    (lambda d: d["summary"]["latency_ms"].update(p95=[1]), 'summary.latency_ms["p95"] should be a number'),
+    (lambda d: d["intervals"][0].update(tps={}), 'intervals[0].tps should be a number, not {}'),
+    (lambda d: d.update(labels={"x": [1]}), 'labels["x"] should be a value, not [1]'),
+])
+@pytest.mark.parametrize("command", ["report", "compare"])
+def test_damaged_result_file_names_file_and_field(tmp_path, change, field, command):
+    path = damaged_copy(tmp_path, change)
+    args = [command, path, f"--output={tmp_path / 'out'}"] if command == "report" else \
+        [command, path, os.path.join(GOLDEN_RESULTS, "b")]
+    code, output = run_main(args)
+    assert code == 1 and "internal error" not in output and "Traceback" not in output, output
+    lines = [line for line in output.splitlines() if "damaged" in line]
+    assert len(lines) == 1 and lines[0].startswith(f"'{path}' is a damaged pysysbench result file: {field}"), output
+
+
+def test_damaged_result_file_in_a_directory_is_not_skipped(tmp_path):
+    damaged_copy(tmp_path, lambda d: d["summary"].update(tps="fast"))
+    code, output = run_main(["report", str(tmp_path), f"--output={tmp_path / 'out'}"])
+    assert code == 1 and "damaged.json' is a damaged pysysbench result file: summary.tps" in output
+
+
+def test_labels_are_escaped_in_report_md(tmp_path):
+    results_dir = tmp_path / "results"
+    results_dir.mkdir()
+    for name in ("rw-t0001-r1.json", "rw-t0001-r2.json"):
+        with open(os.path.join(GOLDEN_RESULTS, "a", name)) as fh:
+            doc = json.load(fh)
+        doc["labels"] = {"template": "<script>alert(1)</script> *bold* a|b [x](y) _em_ snake_case"}
+        (results_dir / name).write_text(json.dumps(doc))
+    code, output = run_main(["report", str(results_dir), f"--output={tmp_path / 'out'}", "--no-charts"])
+    assert code == 0, output
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "<script>" not in md and "*bold*" not in md
+    assert r"&lt;script&gt;alert(1)&lt;/script&gt; \*bold\* a\|b \[x\](y) \_em\_ snake_case" in md
+
+
+USER_WORKLOAD = '''
+from pysysbench.workloads.base import Workload
+
+
+class Mine(Workload):
+    """A user's workload with a bug."""
+    name = "mine"
+    commands = ("prepare", "run", "help")
+
+    async def prepare(self, env):
+        return {}["no_such_key"]
+
+    async def thread_init(self, ctx):
+        self.settings = {}
+        ctx.state["x"] = self.settings["missing_setting"]
+
+    async def event(self, ctx):
+        return None
+'''
+
+
+@pytest.mark.parametrize("command,line,function", [("run", 15, "thread_init"), ("prepare", 11, "prepare")])
+def test_a_user_workload_raising_is_not_an_internal_error(tmp_path, command, line, function):
+    path = tmp_path / "mine.py"
+    path.write_text(USER_WORKLOAD)
+    code, output = run_main([str(path), "--time=1", f"--sqlite-db={tmp_path / 't.db'}", command])
+    key = "missing_setting" if command == "run" else "no_such_key"
+    assert code == 1 and "internal error" not in output and "please report" not in output, output
+    assert fatal_lines(output) == [f"FATAL: workload file '{path}' raised KeyError: '{key}' in {function} (line {line}): "
+                                   "fix the workload (rerun with --debug for the traceback)"]
+
+
+def test_labels_are_shown_as_written_in_terminal_comparisons(tmp_path):
+    for group in ("a", "b"):
+        (tmp_path / group).mkdir()
+        for name in ("rw-t0001-r1.json", "rw-t0002-r1.json"):
+            with open(os.path.join(GOLDEN_RESULTS, group, name)) as fh:
+                doc = json.load(fh)
+            doc["labels"] = {"[red]k": f"[bold]{group}"}
+            (tmp_path / group / name).write_text(json.dumps(doc))
+    code, output = run_main(["compare", str(tmp_path / "a"), str(tmp_path / "b")])
+    assert code == 0, output
+    headers = [line for line in output.splitlines() if line.startswith("┃")]
+    assert any("[red]k=[bold]a" in line for line in headers), output    # not taken for rich markup

@@ -5,7 +5,7 @@ layer, and the import graph has no cycle (imports inside functions count too:
 a lazy import hides an arrow, it does not remove it).  The C extensions belong
 to the native layer.  The order:
 
-    errors, options, native, version, files  <  rand, stats, results  <  drivers  <
+    errors, options, native, version, files, childenv  <  rand, stats, results  <  drivers  <
     workloads, lua, load  <  engine, output  <  campaign  <  report  <  cli
 
 Two rules beyond the order: report reads result files only (it imports no
@@ -24,7 +24,7 @@ import pytest
 PKG = Path(__file__).resolve().parents[2] / "pysysbench"
 
 LAYERS = [
-    ("errors", "options", "native", "version", "files"),
+    ("errors", "options", "native", "version", "files", "childenv"),
     ("rand", "rand_compat", "stats", "results"),
     ("drivers",),
     ("workloads", "lua", "load"),

@@ -1,0 +1,62 @@
+"""How pysysbench's own Python processes start: with the parent's import path, never the
+working directory's.
+
+A multiprocessing child (a ``spawn`` worker of ``--workers``, the ``forkserver`` the row
+generators of ``prepare`` fork from) is a fresh interpreter started with ``python -c``, so
+its import path begins with the working directory. A folder named ``pysysbench`` there (a
+source checkout, an old copy) or one that shadows the standard library (``multiprocessing/``)
+was imported instead of the installed package, and the child died at start-up. Python's
+fork server even ignores the parent's ``sys.path`` it is handed.
+
+:func:`parent_import_path` is held while such processes start: the child ignores the working
+directory (``PYTHONSAFEPATH``) and searches exactly the parent's ``sys.path``
+(``PYTHONPATH``). :func:`restore_environment` is the child's first call: what it runs
+afterwards (a workload's own subprocesses) sees the environment the user set.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from contextlib import contextmanager
+from typing import Iterator
+
+_KEYS = ("PYTHONSAFEPATH", "PYTHONPATH")
+_SAVED = "PYSYSBENCH_CHILD_SAVED_ENV"     # the user's values of _KEYS, for restore_environment
+
+
+def _parent_path() -> str:
+    """The parent's import path as PYTHONPATH (``''`` is the working directory at start-up,
+    as multiprocessing's spawn preparation resolves it)."""
+    from multiprocessing import process
+    entries = [process.ORIGINAL_DIR if entry == "" else entry for entry in sys.path]
+    return os.pathsep.join(e for e in entries if os.pathsep not in e)
+
+
+@contextmanager
+def parent_import_path() -> Iterator[None]:
+    saved = {key: os.environ.get(key) for key in _KEYS}
+    os.environ["PYTHONSAFEPATH"] = "1"
+    os.environ["PYTHONPATH"] = _parent_path()
+    os.environ[_SAVED] = json.dumps(saved)
+    try:
+        yield
+    finally:
+        os.environ.pop(_SAVED, None)
+        _put_back(saved)
+
+
+def restore_environment() -> None:
+    """In a child started under :func:`parent_import_path`: the user's environment again."""
+    raw = os.environ.pop(_SAVED, None)
+    if raw is not None:
+        _put_back(json.loads(raw))
+
+
+def _put_back(saved: dict[str, str | None]) -> None:
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
