@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from functools import partial
 from typing import Any, Callable
 
+from ..native import Statement, WireCore, pg_bind
 from .wirescan import mysql_error, mysql_packet, mysql_scan_fast, pg_scan_fast
 
 _log = logging.getLogger(__name__)
@@ -122,10 +123,8 @@ class _PyWireCore:
             waiter.set_result(result)
 
 
-try:
-    from .._wirescan import Statement as _CStatement, WireCore as _WireCore
-except ImportError:   # pragma: no cover - depends on the build
-    _CStatement, _WireCore = None, _PyWireCore
+_CStatement = Statement
+_WireCore = WireCore or _PyWireCore
 
 
 class Wire(_WireCore, asyncio.Protocol):
@@ -451,10 +450,7 @@ def _py_pg_bind(head: bytes, args: tuple, tail: bytes) -> bytes:
     return b"B" + _I32.pack(len(body) + 4) + body + tail
 
 
-try:
-    from .._wirescan import pg_bind as pg_bind_fast
-except ImportError:   # pragma: no cover - depends on the build
-    pg_bind_fast = _py_pg_bind
+pg_bind_fast = pg_bind or _py_pg_bind
 
 
 class PgWire(Wire):

@@ -157,10 +157,8 @@ def pg_scan(buf):
         pos = end
 
 
-try:   # the same functions in C (built by pip install when a compiler is there)
-    from .._wirescan import mysql_scan as mysql_scan_c, pg_scan as pg_scan_c
-except ImportError:   # pragma: no cover - depends on the build
-    mysql_scan_c = pg_scan_c = None
+# the same functions in C, when the C extension is used (pysysbench/native.py)
+from ..native import mysql_scan as mysql_scan_c, pg_scan as pg_scan_c
 
 mysql_scan_fast = mysql_scan_c or mysql_scan
 pg_scan_fast = pg_scan_c or pg_scan

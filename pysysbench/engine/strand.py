@@ -22,6 +22,7 @@ from asyncio.tasks import _enter_task, _leave_task
 from typing import Any, Coroutine
 
 from ..drivers import wire as _wire
+from ..native import StrandCore as _CStrandCore, strand_setup as _strand_setup
 
 
 class _PyStrandCore:
@@ -71,11 +72,9 @@ class _PyStrandCore:
         self._park(yielded)
 
 
-try:
-    from .._wirescan import StrandCore as _StrandCore, strand_setup as _strand_setup
+if _CStrandCore is not None:
     _strand_setup(_wire.here, _enter_task, _leave_task, asyncio.CancelledError)
-except ImportError:   # pragma: no cover - depends on the build
-    _StrandCore = _PyStrandCore
+_StrandCore = _CStrandCore or _PyStrandCore
 
 
 class Strand(_StrandCore):

@@ -38,10 +38,7 @@ _LAST_BUCKET = N_BUCKETS - 1
 NS = 1_000_000_000
 
 
-try:
-    from .._hotpath import EventLoop as _CEventLoop, Recorder as _CRecorderCore
-except ImportError:   # pragma: no cover - depends on the build
-    _CEventLoop = _CRecorderCore = None
+from ..native import EventLoop as _CEventLoop, Recorder as _CRecorderCore
 
 
 class PyRecorder:

@@ -9,10 +9,7 @@ from __future__ import annotations
 
 from ..rand import C_TEMPLATE, PAD_TEMPLATE, share_unique_seed, thread_unique
 
-try:
-    from .._hotpath import OP_CALL, OP_DELETE_INSERT, OP_NON_INDEX, OP_POINTS, OP_RANGE
-except ImportError:   # pragma: no cover - depends on the build
-    OP_CALL, OP_POINTS, OP_RANGE, OP_NON_INDEX, OP_DELETE_INSERT = range(5)
+from ..native import OP_CALL, OP_DELETE_INSERT, OP_NON_INDEX, OP_POINTS, OP_RANGE
 from .base import ThreadContext, register
 from .check import AT_LEAST, AT_MOST
 from .oltp_common import OltpBase

@@ -23,8 +23,11 @@ from pysysbench.workloads import find_workload
 from pysysbench.workloads.base import ThreadContext
 from pysysbench.workloads.oltp import OltpPointSelect, OltpReadOnly, OltpUpdateIndex
 
-hotpath = pytest.importorskip("pysysbench._hotpath")
-EventLoop = hotpath.EventLoop
+from pysysbench import native
+
+if not native.ENABLED:
+    pytest.skip(f"the C extension is not in use: {native.describe()}", allow_module_level=True)
+EventLoop = native.EventLoop
 
 SEED = 42
 
@@ -197,7 +200,7 @@ def test_bad_steps_and_statements():
             EventLoop([bad], *args)
 
     async def main():
-        await EventLoop([(hotpath.OP_CALL, lambda: 5, None, 1, None, None)], *args)
+        await EventLoop([(native.OP_CALL, lambda: 5, None, 1, None, None)], *args)
     with pytest.raises(TypeError, match="cannot be awaited"):
         asyncio.run(main())
 

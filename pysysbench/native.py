@@ -1,0 +1,98 @@
+"""The one place that decides whether pysysbench's C code is used.
+
+Role: every piece of the hot path written in C (the random draws, the latency
+recorder, the event loop of the bundled OLTP events, the wire's response
+scanners and statement, the strand's core) has a Python twin that is both its
+contract and its fallback.  This module decides ONCE, at import, which of the
+two runs, and every other module takes its C symbols from here (each symbol is
+``None`` when the C is not used, and the caller then uses its Python twin).
+
+The C is used when the optional extension was built (``pip install`` builds it
+when a compiler is there) and the environment does not switch it off:
+``PYSYSBENCH_NATIVE=off`` runs every twin in Python (slower, the same results);
+``on`` (or unset) uses the C when it is built.  Worker processes inherit the
+setting with the environment, Ray actors are passed it (engine/raygroup.py).
+CI runs the unit tests and one integration run per driver both ways.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+ENV = "PYSYSBENCH_NATIVE"
+OFF = ("off", "0", "no", "false")
+ON = ("", "on", "1", "yes", "true", "auto")
+
+
+def _setting() -> tuple[bool, str | None]:
+    """(whether the C is wanted, the one-line problem with the setting or None)."""
+    value = os.environ.get(ENV, "").strip().lower()
+    if value in OFF:
+        return False, None
+    if value in ON:
+        return True, None
+    return True, (f"invalid value of the environment variable {ENV}: '{os.environ[ENV]}' "
+                  "(use 'off' to run without the C extension, or 'on')")
+
+
+def _load(wanted: bool) -> tuple[Any, Any]:
+    if not wanted:
+        return None, None
+    try:
+        from . import _hotpath
+    except ImportError:   # pragma: no cover - depends on the build
+        _hotpath = None
+    try:
+        from . import _wirescan
+    except ImportError:   # pragma: no cover - depends on the build
+        _wirescan = None
+    return _hotpath, _wirescan
+
+
+WANTED, PROBLEM = _setting()
+_hot, _wire = _load(WANTED)
+ENABLED = _hot is not None and _wire is not None
+
+
+def check() -> None:
+    """Raise ConfigError for an unusable value of ``PYSYSBENCH_NATIVE`` (the CLI asks
+    first thing; the C is then used, as with ``on``)."""
+    if PROBLEM is not None:
+        from .errors import ConfigError
+        raise ConfigError(PROBLEM)
+
+
+def describe() -> str:
+    """One line for --version-like diagnostics and the result file."""
+    if ENABLED:
+        return "C extension"
+    return "Python (PYSYSBENCH_NATIVE=off)" if not WANTED else "Python (the C extension is not built)"
+
+
+# --- the C symbols (None: use the Python twin) -------------------------------------
+
+# rand.py: sysbench's uniform / special / string draws
+Draw = getattr(_hot, "Draw", None)
+UNIFORM = getattr(_hot, "UNIFORM", None)
+SPECIAL = getattr(_hot, "SPECIAL", None)
+STRING = getattr(_hot, "STRING", None)
+mt_selftest = getattr(_hot, "mt_selftest", None)
+# engine/worker.py: the latency recorder and the event loop of the bundled OLTP events
+Recorder = getattr(_hot, "Recorder", None)
+EventLoop = getattr(_hot, "EventLoop", None)
+# workloads/oltp.py: the step kinds of the event loop
+OP_CALL = getattr(_hot, "OP_CALL", None)
+OP_POINTS = getattr(_hot, "OP_POINTS", None)
+OP_RANGE = getattr(_hot, "OP_RANGE", None)
+OP_NON_INDEX = getattr(_hot, "OP_NON_INDEX", None)
+OP_DELETE_INSERT = getattr(_hot, "OP_DELETE_INSERT", None)
+# drivers: the wire's receiving half, the prepared statement, the response scanners, PostgreSQL's Bind
+WireCore = getattr(_wire, "WireCore", None)
+Statement = getattr(_wire, "Statement", None)
+mysql_scan = getattr(_wire, "mysql_scan", None)
+pg_scan = getattr(_wire, "pg_scan", None)
+pg_bind = getattr(_wire, "pg_bind", None)
+# engine/strand.py: the strand's driving half
+StrandCore = getattr(_wire, "StrandCore", None)
+strand_setup = getattr(_wire, "strand_setup", None)
