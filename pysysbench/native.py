@@ -36,23 +36,20 @@ def _setting() -> tuple[bool, str | None]:
                   "(use 'off' to run without the C extension, or 'on')")
 
 
-def _load(wanted: bool) -> tuple[Any, Any]:
+def _load(wanted: bool) -> Any:
+    """The C extension (pysysbench._native, its pieces listed in native.h), or None."""
     if not wanted:
-        return None, None
+        return None
     try:
-        from . import _hotpath
+        from . import _native
     except ImportError:   # pragma: no cover - depends on the build
-        _hotpath = None
-    try:
-        from . import _wirescan
-    except ImportError:   # pragma: no cover - depends on the build
-        _wirescan = None
-    return _hotpath, _wirescan
+        return None
+    return _native
 
 
 WANTED, PROBLEM = _setting()
-_hot, _wire = _load(WANTED)
-ENABLED = _hot is not None and _wire is not None
+_c = _load(WANTED)
+ENABLED = _c is not None
 
 
 def check() -> None:
@@ -72,27 +69,28 @@ def describe() -> str:
 
 # --- the C symbols (None: use the Python twin) -------------------------------------
 
-# rand.py: sysbench's uniform / special / string draws
-Draw = getattr(_hot, "Draw", None)
-UNIFORM = getattr(_hot, "UNIFORM", None)
-SPECIAL = getattr(_hot, "SPECIAL", None)
-STRING = getattr(_hot, "STRING", None)
-mt_selftest = getattr(_hot, "mt_selftest", None)
-# engine/worker.py: the latency recorder and the event loop of the bundled OLTP events
-Recorder = getattr(_hot, "Recorder", None)
-EventLoop = getattr(_hot, "EventLoop", None)
-# workloads/oltp.py: the step kinds of the event loop
-OP_CALL = getattr(_hot, "OP_CALL", None)
-OP_POINTS = getattr(_hot, "OP_POINTS", None)
-OP_RANGE = getattr(_hot, "OP_RANGE", None)
-OP_NON_INDEX = getattr(_hot, "OP_NON_INDEX", None)
-OP_DELETE_INSERT = getattr(_hot, "OP_DELETE_INSERT", None)
-# drivers: the wire's receiving half, the prepared statement, the response scanners, PostgreSQL's Bind
-WireCore = getattr(_wire, "WireCore", None)
-Statement = getattr(_wire, "Statement", None)
-mysql_scan = getattr(_wire, "mysql_scan", None)
-pg_scan = getattr(_wire, "pg_scan", None)
-pg_bind = getattr(_wire, "pg_bind", None)
-# engine/strand.py: the strand's driving half
-StrandCore = getattr(_wire, "StrandCore", None)
-strand_setup = getattr(_wire, "strand_setup", None)
+# rand.py (rand.c): sysbench's uniform / special / string draws
+Draw = getattr(_c, "Draw", None)
+UNIFORM = getattr(_c, "UNIFORM", None)
+SPECIAL = getattr(_c, "SPECIAL", None)
+STRING = getattr(_c, "STRING", None)
+mt_selftest = getattr(_c, "mt_selftest", None)
+# stats/recorder.py (stats/recorder.c): the latency recorder
+Recorder = getattr(_c, "Recorder", None)
+# engine/worker.py (engine/event_loop.c): the event loop of the bundled OLTP events, and its step kinds
+EventLoop = getattr(_c, "EventLoop", None)
+OP_CALL = getattr(_c, "OP_CALL", None)
+OP_POINTS = getattr(_c, "OP_POINTS", None)
+OP_RANGE = getattr(_c, "OP_RANGE", None)
+OP_NON_INDEX = getattr(_c, "OP_NON_INDEX", None)
+OP_DELETE_INSERT = getattr(_c, "OP_DELETE_INSERT", None)
+# drivers/wire.py (drivers/wire.c): the wire's receiving half and the prepared statement
+WireCore = getattr(_c, "WireCore", None)
+Statement = getattr(_c, "Statement", None)
+# the response scanners and PostgreSQL's Bind (drivers/mysql/wire.c, drivers/pgsql/wire.c)
+mysql_scan = getattr(_c, "mysql_scan", None)
+pg_scan = getattr(_c, "pg_scan", None)
+pg_bind = getattr(_c, "pg_bind", None)
+# engine/strand.py (engine/strand.c): the strand's driving half
+StrandCore = getattr(_c, "StrandCore", None)
+strand_setup = getattr(_c, "strand_setup", None)

@@ -5,7 +5,7 @@ C client does: it fetches them into buffers it never reads), so the lean wire
 clients in :mod:`.wire` do not decode rows at all: they only need to know when a
 response is complete, what kind it was (rows / affected rows) and the error, if
 any.  These scanners answer exactly that for a buffer holding the bytes received
-so far.  The C extension ``pysysbench._wirescan`` implements the same two
+so far.  The C extension (drivers/mysql/wire.c, drivers/pgsql/wire.c) implements the same two
 functions (the unit tests check both against each other); this module is its
 reference and the fallback when the extension was not built.
 

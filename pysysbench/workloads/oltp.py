@@ -78,7 +78,7 @@ class Oltp(OltpBase):
 
     def event_steps(self, ctx: ThreadContext, parts: tuple[str, ...]) -> list[tuple]:
         """The event made of ``parts`` (its ``event.steps``) as steps of the C event loop
-        (``_hotpath.EventLoop``, run by engine/worker.py): each part is the method of
+        (engine/event_loop.c's ``EventLoop``, run by engine/worker.py): each part is the method of
         the same name below, the same statements with the same draws in the same order."""
         s, out = ctx.stmts, []
         for part in parts:

@@ -1,4 +1,4 @@
-"""``_hotpath.EventLoop``: the worker's time-limited loop of the bundled OLTP events
+"""The C ``EventLoop`` (engine/event_loop.c): the worker's time-limited loop of the bundled OLTP events
 in C (engine/worker.py ``_c_loop``) against the Python events it replaces
 (workloads/oltp.py): the same statements with the same values in the same order
 from the same seed, for every workload that lists its parts in ``event.steps`` and
@@ -16,7 +16,8 @@ import pytest
 
 from pysysbench.cli.compat import parse
 from pysysbench.drivers.base import Counters, substitute
-from pysysbench.engine.worker import Limits, make_recorder
+from pysysbench.engine.worker import Limits
+from pysysbench.stats.recorder import make_recorder
 from pysysbench.errors import IgnorableError
 from pysysbench.rand import Rand
 from pysysbench.workloads import find_workload

@@ -1,4 +1,4 @@
-"""The optional C extension ``pysysbench._hotpath`` against the Python code it
+"""The C draws (rand.c) and recorder (stats/recorder.c) against the Python code it
 replaces on the hot path: the same draws from the same seed (every parameter set
 and range, including ranges past the C fast path) and the same recorder state
 for the same latencies.  When the extension is not built these tests are skipped
@@ -12,7 +12,7 @@ import random
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from pysysbench.engine.worker import PyRecorder, make_recorder
+from pysysbench.stats.recorder import PyRecorder, make_recorder
 from pysysbench.drivers.base import Counters
 from pysysbench.rand import Rand
 

@@ -2,10 +2,11 @@
 
 Every module belongs to one layer; a module never imports a module of a higher
 layer, and the import graph has no cycle (imports inside functions count too:
-a lazy import hides an arrow, it does not remove it).  The C extensions belong
-to the native layer.  The order:
+a lazy import hides an arrow, it does not remove it).  The C extension (one module
+built from a C source per layer, pysysbench/native.h) belongs to the native layer.
+The order:
 
-    errors, options, native, version  <  rand, stats, results  <  drivers  <
+    errors, options, native, handoff, version  <  rand, stats, results  <  drivers  <
     workloads, lua, load  <  engine, output  <  campaign  <  report  <  cli
 
 Two rules beyond the order: report reads result files only (it imports no
@@ -15,6 +16,7 @@ campaign, engine, driver or workload module), and nothing below cli prints.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -24,7 +26,7 @@ import pytest
 PKG = Path(__file__).resolve().parents[2] / "pysysbench"
 
 LAYERS = [
-    ("errors", "options", "native", "version"),
+    ("errors", "options", "native", "handoff", "version"),
     ("rand", "rand_compat", "stats", "results"),
     ("drivers",),
     ("workloads", "lua", "load"),
@@ -38,13 +40,20 @@ RANK = {name: i for i, names in enumerate(LAYERS) for name in names}
 EXTRA_FORBIDDEN = {"report": ("campaign", "engine", "drivers", "workloads", "lua", "load")}
 
 
-def modules() -> dict[str, Path]:
-    """Every Python module of the package by dotted name (C extensions included:
-    they count as the native layer)."""
+def extensions() -> dict[str, Path]:
+    """The package's C extension modules by dotted name, each with the source that defines
+    its ``PyInit_<name>`` (the other C sources are pieces of it, not modules)."""
     out = {}
     for path in sorted(PKG.rglob("*.c")):
-        rel = path.relative_to(PKG.parent).with_suffix("")
-        out[".".join(rel.parts)] = path
+        if (m := re.search(r"\bPyInit_(\w+)", path.read_text())):
+            out[f"pysysbench.{m.group(1)}"] = path
+    return out
+
+
+def modules() -> dict[str, Path]:
+    """Every module of the package by dotted name (C extensions included: they count as
+    the native layer)."""
+    out = extensions()
     for path in sorted(PKG.rglob("*.py")):
         rel = path.relative_to(PKG.parent).with_suffix("")
         parts = list(rel.parts)
@@ -58,13 +67,9 @@ def top(module: str) -> str:
     """The layer key of a module: its first component below the package
     (``pysysbench.drivers.mysql`` -> ``drivers``; ``pysysbench`` -> ``__init__``)."""
     parts = module.split(".")
-    if modules_c(module):
+    if module in extensions():
         return "native"
     return parts[1] if len(parts) > 1 else "__init__"
-
-
-def modules_c(module: str) -> bool:
-    return (PKG.parent / (module.replace(".", "/") + ".c")).exists()
 
 
 def imports(module: str, path: Path) -> set[str]:

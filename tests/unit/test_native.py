@@ -24,10 +24,11 @@ from pysysbench.rand import Rand
 from pysysbench.drivers import wire, wirescan
 from pysysbench.drivers.base import Counters
 from pysysbench.engine import strand, worker
+from pysysbench.stats import recorder
 print(json.dumps({
     "enabled": native.ENABLED,
     "draws": not hasattr(Rand(1).special, "__func__"),
-    "recorder": isinstance(worker.make_recorder(Counters(), range(0, 2)), worker.CRecorder),
+    "recorder": isinstance(recorder.make_recorder(Counters(), range(0, 2)), recorder.CRecorder),
     "event loop": worker._CEventLoop is not None,
     "wire core": wire._WireCore is not wire._PyWireCore,
     "statement": wire._CStatement is not None,
