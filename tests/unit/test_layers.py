@@ -186,3 +186,18 @@ def test_reports_load_no_database_library_at_run_time():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=PKG.parent).stdout
     assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in python_modules() if top(m) == "drivers"))
+def test_drivers_hold_no_sbtest_sql(module):
+    """sbtest's tables are the workloads' (their SQL is keyed by ``Dialect.family``); a
+    driver knows its server, not the benchmark's schema.  sysbench's default user and
+    database names ("sbtest", "sbtest.db") are option defaults, not SQL."""
+    tree = ast.parse(python_modules()[module].read_text())
+    bad = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+           and "sbtest" in n.value and n.value not in ("sbtest", "sbtest.db")]
+    docstrings = {n.body[0].value.lineno for n in ast.walk(tree)
+                  if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.body
+                  and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    bad = [line for line in bad if line not in docstrings]
+    assert not bad, f"{module} has sbtest SQL at lines {bad} (move it to the workload, keyed by dialect.family)"
