@@ -44,7 +44,8 @@ DB_OPTIONS = [
 
 
 class Counters:
-    """Per-worker statement counters (single writer, no locks).
+    """Per-worker statement counters (no locks: one event loop, or a blocking
+    driver's threads under the GIL, see engine/worker.py).
 
     ``errors_by_code`` lets the result file say which errors were ignored."""
 
@@ -68,7 +69,8 @@ class DriverCaps:
     """What a driver can do; workloads and the engine ask, never sniff names."""
 
     server_prepare: bool          # real server-side prepared statements
-    blocking: bool = False        # statements run synchronously on the event loop (SQLite)
+    # statements run synchronously in the caller (SQLite): each thread gets an OS thread of its own
+    blocking: bool = False
     auto_inc_insert_omits_id: bool = False   # oltp_insert with auto_inc sends no id column
     needs_commit_for_load: bool = False      # wrap bulk loads in explicit transactions
     # fast prepare (pysysbench.load): the bulk-load methods this driver implements, fastest first

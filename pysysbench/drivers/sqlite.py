@@ -1,11 +1,19 @@
 """Embedded SQLite driver (the default): stdlib ``sqlite3``, zero set-up.
 
-SQLite executes in-process and its calls do not yield, so a statement runs
-synchronously on the worker's event loop; the engine yields between events
-(``caps.blocking``), so connections take turns event by event and one event never
-interleaves with another inside a process.  WAL mode and a busy timeout let
-several worker processes share the file; "database is locked" is ignorable and
-restarts the event, like a deadlock on a server.
+SQLite executes in-process and its calls block their caller (``sqlite3`` releases
+the GIL while SQLite works), so ``caps.blocking`` makes the engine run each
+connection's thread on an OS thread of its own (engine/threadstrand.py): the
+connections work at once, and a thread's wait for the database's lock or for the
+GIL is inside its event's latency.  WAL mode lets readers proceed beside the one
+writer.  This process's writers queue for SQLite's write lock on the driver's
+:class:`WriteQueue` (``gate``), in order, each woken as soon as it is its turn:
+SQLite's own busy handler polls with sleeps of up to 100 ms and would leave the
+lock idle between writers.  A connection that can write (it prepared or sent a write) begins its
+transactions IMMEDIATE, taking the lock at BEGIN, as a server's row locks make a
+writer wait rather than fail; a deferred transaction that writes after another
+writer committed cannot (its snapshot is stale).  The busy timeout covers the
+lock held by another process.  "database is locked" is ignorable: the connection's
+transaction is rolled back and the event restarts, like a deadlock on a server.
 """
 
 from __future__ import annotations
@@ -13,7 +21,9 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
-from typing import Any
+import threading
+from collections import deque
+from typing import Any, Callable
 
 from ..errors import ConnectError, FatalSQLError, IgnorableError, MissingTableError, TableExistsError
 from ..options import Option, OptType
@@ -21,6 +31,7 @@ from .base import Connection, Counters, Dialect, Driver, DriverCaps, register, s
 
 GROUP = "sqlite options"
 BUSY_TIMEOUT_MS = 10_000
+BEGIN_WRITE = "BEGIN IMMEDIATE"    # a writer connection's BEGIN: the write lock at once
 STATEMENT_CACHE = 4096       # sqlite3 caches compiled statements by SQL text
 
 OPTIONS = [
@@ -45,19 +56,85 @@ def _regexp(pattern: str, value: Any) -> bool:
     return value is not None and re.search(pattern, str(value)) is not None
 
 
-def _raise(exc: sqlite3.Error, sql: str, counters: Counters) -> None:
+# what a statement does to SQLite's write lock, by its first word(s): see statement_kind
+READ, WRITE, BEGIN, CONTROL = range(4)
+_READ_WORDS = frozenset({"SELECT", "VALUES", "EXPLAIN"})
+_CONTROL_WORDS = frozenset({"COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE"})
+_COUNT_LOCK = threading.Lock()    # the connections' threads share the worker's Counters
+
+
+def statement_kind(sql: str) -> int:
+    """READ (never takes the write lock), WRITE (takes it: writes, DDL, PRAGMAs,
+    BEGIN IMMEDIATE/EXCLUSIVE), BEGIN (a plain BEGIN: IMMEDIATE on a writer
+    connection) or CONTROL (may end the transaction holding it)."""
+    words = sql.split(None, 2)
+    first = words[0].upper() if words else ""
+    if first in _READ_WORDS:
+        return READ
+    if first in _CONTROL_WORDS:
+        return CONTROL
+    if first == "BEGIN":
+        mode = words[1].upper().rstrip(";") if len(words) > 1 else ""
+        return BEGIN if mode in ("", "TRANSACTION") else WRITE if mode in ("IMMEDIATE", "EXCLUSIVE") else CONTROL
+    return WRITE
+
+
+class WriteQueue:
+    """This process's queue for SQLite's write lock: first come, first served, each
+    waiter woken the moment the lock is handed to it (``threading.Lock`` lets the
+    releasing thread take it straight back, starving the others for a GIL switch
+    interval at a time)."""
+
+    __slots__ = ("_mutex", "_held", "_waiters")
+
+    def __init__(self) -> None:
+        self._mutex = threading.Lock()
+        self._held = False
+        self._waiters: deque[threading.Lock] = deque()
+
+    def acquire(self, timeout: float) -> bool:
+        with self._mutex:
+            if not self._held:
+                self._held = True
+                return True
+            turn = threading.Lock()
+            turn.acquire()
+            self._waiters.append(turn)
+        if turn.acquire(timeout=timeout):
+            return True
+        with self._mutex:
+            try:
+                self._waiters.remove(turn)
+            except ValueError:
+                return True     # handed over just as the wait timed out
+        return False
+
+    def release(self) -> None:
+        with self._mutex:
+            if self._waiters:
+                self._waiters.popleft().release()    # still held: by the first waiter now
+            else:
+                self._held = False
+
+
+def _error(exc: sqlite3.Error, sql: str, counters: Counters) -> Exception:
+    """The pysysbench error for ``exc``, counted."""
     msg = str(exc)
     code = getattr(exc, "sqlite_errorname", None) or type(exc).__name__
-    if "locked" in msg or "busy" in msg.lower() or code.startswith("SQLITE_BUSY") or code.startswith("SQLITE_LOCKED"):
+    with _COUNT_LOCK:
         counters.count_error(code)
-        raise IgnorableError(f"SQLite: {msg}", code, sql) from None
-    counters.count_error(code)
+    if "locked" in msg or "busy" in msg.lower() or code.startswith("SQLITE_BUSY") or code.startswith("SQLITE_LOCKED"):
+        return IgnorableError(f"SQLite: {msg}", code, sql)
     if "no such table" in msg:
         table = msg.rsplit(":", 1)[-1].strip()
-        raise MissingTableError(f"table '{table}' does not exist in SQLite database: run prepare first", code, sql) from None
+        return MissingTableError(f"table '{table}' does not exist in SQLite database: run prepare first", code, sql)
     if "already exists" in msg:
-        raise TableExistsError(f"SQLite: {msg}: run cleanup first", code, sql) from None
-    raise FatalSQLError(f"SQLite error {code} ({msg}) for query '{sql}'", code, sql) from None
+        return TableExistsError(f"SQLite: {msg}: run cleanup first", code, sql)
+    return FatalSQLError(f"SQLite error {code} ({msg}) for query '{sql}'", code, sql)
+
+
+def _raise(exc: sqlite3.Error, sql: str, counters: Counters) -> None:
+    raise _error(exc, sql, counters) from None
 
 
 class SQLiteConnection(Connection):
@@ -66,6 +143,9 @@ class SQLiteConnection(Connection):
     def __init__(self, driver: "SQLiteDriver", counters: Counters):
         self.driver = driver
         self.counters = counters
+        self.gate = driver.gate
+        self.gated = False       # this connection holds the gate (its transaction writes)
+        self.writer = False      # it prepared or sent a write: its BEGIN is IMMEDIATE
         self._open()
 
     def _open(self) -> None:
@@ -86,7 +166,10 @@ class SQLiteConnection(Connection):
         try:
             cur.execute(sql, args)
         except sqlite3.Error as exc:
-            _raise(exc, sql, c)
+            err = _error(exc, sql, c)
+            if isinstance(err, IgnorableError):
+                self._roll_back()    # the event restarts from its BEGIN, as after a server's deadlock
+            raise err from None
         if cur.description is not None:
             cur.fetchall()
             c.reads += 1
@@ -95,8 +178,56 @@ class SQLiteConnection(Connection):
         else:
             c.others += 1
 
+    # --- SQLite's write lock: this process's writers queue on the gate -------------
+
+    def _locked(self, sql: str, args: Any = ()) -> None:
+        """A statement that takes SQLite's write lock."""
+        if not self.gated:
+            if not self.gate.acquire(timeout=BUSY_TIMEOUT_MS / 1000):
+                with _COUNT_LOCK:
+                    self.counters.count_error("SQLITE_BUSY")
+                self._roll_back()
+                raise IgnorableError("SQLite: database is locked", "SQLITE_BUSY", sql)
+            self.gated = True
+        self._control(sql, args)
+
+    def _control(self, sql: str, args: Any = ()) -> None:
+        """A statement after which the transaction holding the lock may be over."""
+        try:
+            self._run(sql, args)
+        finally:
+            if self.gated and not self.db.in_transaction:
+                self._release()
+
+    def _begin(self, sql: str, args: Any = ()) -> None:
+        if self.writer:
+            self._locked(BEGIN_WRITE)
+        else:
+            self._run(sql, args)
+
+    def _release(self) -> None:
+        if self.gated:
+            self.gated = False
+            self.gate.release()
+
+    def _roll_back(self) -> None:
+        if self.db.in_transaction:
+            try:
+                self.db.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass    # gone with the error already
+        self._release()
+
+    def _runner(self, sql: str) -> Callable[..., None]:
+        kind = statement_kind(sql)
+        if kind == WRITE:
+            self.writer = True
+        return (self._run, self._locked, self._begin, self._control)[kind]
+
+    # --- the Connection API ----------------------------------------------------------
+
     async def prepare(self, sql: str):
-        run = self._run
+        run = self._runner(sql)
         if self.driver.ps_mode == "disable":
             parts = split_placeholders(sql)
 
@@ -109,7 +240,7 @@ class SQLiteConnection(Connection):
         return stmt
 
     async def query(self, sql: str) -> None:
-        self._run(sql)
+        self._runner(sql)(sql)
 
     async def fetchall(self, sql: str) -> list[tuple]:
         try:
@@ -137,9 +268,11 @@ class SQLiteConnection(Connection):
             _raise(exc, sql, Counters())
 
     async def close(self) -> None:
+        self._release()
         self.db.close()
 
     async def reconnect(self) -> None:
+        self._release()
         self.db.close()
         self._open()
 
@@ -153,6 +286,10 @@ class SQLiteDriver(Driver):
     caps = DriverCaps(server_prepare=False, blocking=True, auto_inc_insert_omits_id=True,
                       needs_commit_for_load=True, bulk_methods=("blob-insert", "executemany"))
     dialect = DIALECT
+
+    def __init__(self, values):
+        super().__init__(values)
+        self.gate = WriteQueue()
 
     @property
     def path(self) -> str:

@@ -377,8 +377,8 @@ def default_workers(threads: int, blocking: bool) -> int:
     PostgreSQL: 72,748 involuntary context switches of the client in 6 s (MariaDB:
     2,261), 9-15 % idle CPU, 0.63-0.77x sysbench's QPS with one process and
     0.77-0.98x with two; MariaDB and the other workloads within the noise either
-    way.  SQLite stays in one process (its writers would only queue on the file
-    lock)."""
+    way.  SQLite stays in one process: its threads work at once on OS threads of
+    their own there, and its writers queue for the one write lock in any case."""
     if blocking:
         return 1
     cores = os.cpu_count() or 1

@@ -4,8 +4,12 @@ Each benchmark thread is a coroutine running ``workload.event`` in a loop
 (spec 5.1, step 6): check limits, [take an arrival in rate mode], time the event,
 restart it on ignorable errors (reconnecting first when the connection was lost),
 record its latency.  Counters and the histogram belong to this worker alone
-(single writer, no locks); the aggregator reads them as :class:`Snapshot` copies
-once per report interval, so the same code can later run in several processes.
+(no locks); the aggregator reads them as :class:`Snapshot` copies once per
+report interval, so the same code can later run in several processes.  A
+blocking driver's threads (SQLite) each run on an OS thread of their own
+(engine/threadstrand.py) and share them under the GIL: the C recorder's
+``record`` is one call, the rest are ``+= 1`` on ints, which CPython never
+interleaves (it switches threads only at calls and backward jumps).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from ..workloads.base import ThreadContext, Workload
 from ..workloads.oltp_common import make_rand
 from ..rand_compat import compat_streams
 from .strand import Strand
+from .threadstrand import SharedQueue, ThreadStrands
 
 CONNECT_CONCURRENCY = 32          # connections opened at once: do not storm the server
 RECONNECT_MAX_DELAY_S = 0.5      # back-off cap while a server is away
@@ -68,6 +73,8 @@ class Worker:
         self.inflight = 0
         self.arrivals: asyncio.Queue | None = None
         self.generator: asyncio.Task | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None   # the engine's, set by start()
+        self.os_threads: ThreadStrands | None = None           # a blocking driver's, made by init_threads()
         self.fatal: BaseException | None = None
         self.traceback: BaseException | None = None   # shown with --debug
         self.reconnect_every = values.get("reconnect", 0) or 0
@@ -99,6 +106,8 @@ class Worker:
 
         await asyncio.gather(*(init_one(t) for t in self.tids))
         self.contexts.sort(key=lambda c: c.tid)
+        if self.driver.caps.blocking:    # statements that block (SQLite): an OS thread per thread
+            self.os_threads = ThreadStrands(asyncio.get_running_loop(), [f"thread-{c.tid}" for c in self.contexts])
 
     def connections(self) -> dict[str, int]:
         """This worker's sessions per database node (``host:port``); a reconnect
@@ -114,10 +123,13 @@ class Worker:
 
     def start(self, rate: float = 0.0) -> None:
         """Start every thread; with ``rate`` > 0 also the arrival generator."""
+        loop = self.loop = asyncio.get_running_loop()
         if rate:
-            self.arrivals = asyncio.Queue(maxsize=EVENT_QUEUE_SLOTS)
-        loop = asyncio.get_running_loop()
-        self.tasks = [Strand(self._thread(ctx), loop, name=f"thread-{ctx.tid}") for ctx in self.contexts]
+            self.arrivals = SharedQueue(EVENT_QUEUE_SLOTS, loop)
+        if self.os_threads is not None:
+            self.tasks = self.os_threads.start([self._thread(ctx) for ctx in self.contexts])
+        else:
+            self.tasks = [Strand(self._thread(ctx), loop, name=f"thread-{ctx.tid}") for ctx in self.contexts]
         if rate:
             self.generator = asyncio.create_task(self._generate(rate))
 
@@ -172,7 +184,18 @@ class Worker:
 
     def stop(self) -> None:
         self.limits.stop = True
-        self.wake_all()
+        self._at_home(self.wake_all)
+
+    def _at_home(self, fn) -> None:
+        """Call ``fn`` on the engine's loop: a thread strand (its own loop) hands it over."""
+        try:
+            here = asyncio.get_running_loop()
+        except RuntimeError:
+            here = None
+        if self.loop is None or here is self.loop:
+            fn()
+        else:
+            self.loop.call_soon_threadsafe(fn)
 
     def wake_all(self) -> None:
         """Release threads waiting for a rate-mode arrival (None = stop)."""
@@ -188,7 +211,7 @@ class Worker:
         """The coroutine that runs this thread's events: returned, not awaited here,
         so a suspended statement has one Python frame fewer to resume through."""
         if (self.arrivals is None and not self.reconnect_every and ctx.after_event is None
-                and not self.driver.caps.blocking and not self.limits.max_events):
+                and not self.limits.max_events):
             parts = self.workload.native_parts()
             if parts is not None and _CEventLoop is not None:
                 steps = self.workload.event_steps(ctx, parts)
@@ -203,7 +226,6 @@ class Worker:
         record = self.recorder.record
         tid = ctx.tid
         arrivals = self.arrivals
-        blocking = self.driver.caps.blocking
         reconnect_every = self.reconnect_every
         after_event = ctx.after_event
         done = 0
@@ -241,8 +263,6 @@ class Worker:
                 self.counters.reconnects += 1
                 if not await self._reconnect(ctx):
                     return
-            if blocking:
-                await asyncio.sleep(0)   # let the other connections and the reporter run
 
     async def _timed_loop(self, ctx: ThreadContext) -> None:
         """``_loop`` for the usual run (a time limit, no event limit, no rate, no
@@ -342,6 +362,8 @@ class Worker:
     async def close(self) -> None:
         if self.generator is not None:
             self.generator.cancel()
+        if self.os_threads is not None:
+            self.os_threads.close()
         async def close_one(conn) -> None:
             try:
                 await asyncio.wait_for(conn.close(), 5)
