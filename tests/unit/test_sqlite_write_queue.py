@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 import time
 
-from pysysbench.drivers.sqlite import WriteQueue
+from pysysbench.drivers.sqlite.session import WriteQueue
 
 
 def _wait_for(cond, timeout_s: float = 5.0) -> None:

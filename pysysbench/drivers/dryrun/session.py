@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Connection, Counters, Dialect
+from ..base import Connection, Counters, Dialect
 
 
 class DryRunConnection(Connection):

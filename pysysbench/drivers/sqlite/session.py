@@ -25,9 +25,9 @@ import threading
 from collections import deque
 from typing import Any, Callable
 
-from ..errors import ConnectError, FatalSQLError, IgnorableError, MissingTableError, TableExistsError
-from ..options import Option, OptType
-from .base import Connection, Counters, Dialect, Driver, DriverCaps, register, split_placeholders, substitute
+from ...errors import ConnectError, FatalSQLError, IgnorableError, MissingTableError, TableExistsError
+from ...options import Option, OptType
+from ..base import Connection, Counters, Dialect, Driver, DriverCaps, register, split_placeholders, substitute
 
 GROUP = "sqlite options"
 BUSY_TIMEOUT_MS = 10_000
