@@ -77,13 +77,8 @@ STRING = getattr(_c, "STRING", None)
 mt_selftest = getattr(_c, "mt_selftest", None)
 # stats/recorder.py (stats/recorder.c): the latency recorder
 Recorder = getattr(_c, "Recorder", None)
-# engine/worker.py (engine/event_loop.c): the event loop of the bundled OLTP events, and its step kinds
+# engine/worker.py (engine/event_loop.c): the event loop of events given as steps (workloads/base.py)
 EventLoop = getattr(_c, "EventLoop", None)
-OP_CALL = getattr(_c, "OP_CALL", None)
-OP_POINTS = getattr(_c, "OP_POINTS", None)
-OP_RANGE = getattr(_c, "OP_RANGE", None)
-OP_NON_INDEX = getattr(_c, "OP_NON_INDEX", None)
-OP_DELETE_INSERT = getattr(_c, "OP_DELETE_INSERT", None)
 # drivers/wire.py (drivers/wire.c): the wire's receiving half and the prepared statement
 WireCore = getattr(_c, "WireCore", None)
 Statement = getattr(_c, "Statement", None)

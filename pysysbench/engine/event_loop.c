@@ -7,16 +7,17 @@
 #include <time.h>
 
 /* --------------------------------------------------------------- EventLoop --- *
- * engine/worker.py's time-limited loop (Worker._timed_loop) running an OLTP event
- * (workloads/oltp.py) without a Python frame per statement.  The event is given as
- * steps, each the C form of one of Oltp's event parts, with the same draws in the
- * same order:
- *   OP_CALL          await a()                                   (BEGIN, COMMIT)
- *   OP_POINTS        t = uniform(1, tables); count x await a[t](default(1, size))
- *   OP_RANGE         t = uniform(...); count x lo = default(1, size); await a[t](lo, lo + extra)
- *   OP_NON_INDEX     t = uniform(...); count x c = string(extra); await a[t](c, default(1, size))
- *   OP_DELETE_INSERT t = uniform(...); count x id, k = default(...), default(...);
- *                    c, pad = string(extra), string(extra2); await a[t](id); await b[t](id, k, c, pad)
+ * engine/worker.py's time-limited loop (Worker._timed_loop) running an event without a
+ * Python frame per statement.  The workload describes its event as steps (workloads/base.py,
+ * native_step; workloads/oltp.py for the bundled OLTP events), each with the same draws in
+ * the same order as the Python part it stands for, and this loop runs them, knowing draws
+ * and calls but no workload:
+ *   (statements, per_table, count, draws, calls)
+ *   per_table: t = uniform(1, tables) first (even when count is 0), and each statement is
+ *              statements[i][t]; else statements[i] itself
+ *   count times: the draws, left to right, into values 0, 1, ...: "id" = default(1, size),
+ *              ("string", template) = string(template), ("plus", i, k) = value i + k;
+ *              then each call (statement index, value indices) is awaited in turn
  * then record(tid, latency).  Awaiting it runs events until limits.stop is true or the
  * clock reaches the deadline (the clock of time.perf_counter_ns).  A statement's
  * exception ends the await with that exception and the event unrecorded: `start` tells
@@ -27,12 +28,33 @@
 
 static PyObject *s_stop;
 
-enum { OP_CALL = 0, OP_POINTS = 1, OP_RANGE = 2, OP_NON_INDEX = 3, OP_DELETE_INSERT = 4 };
+#define MAX_STMTS 4      /* statements of one step */
+#define MAX_VALUES 8     /* draws of one repetition */
+#define MAX_CALLS 4      /* calls of one repetition */
+
+enum { DRAW_ID = 0, DRAW_STRING = 1, DRAW_PLUS = 2 };
 
 typedef struct {
-    int op;
+    int kind;
+    int from;            /* DRAW_PLUS: the value added to */
+    PyObject *arg;       /* DRAW_STRING: the template; DRAW_PLUS: the integer added */
+} StepDraw;
+
+typedef struct {
+    int stmt;
+    int nargs;
+    int args[MAX_VALUES];
+} Call;
+
+typedef struct {
+    PyObject *stmts[MAX_STMTS];
+    int nstmts;
+    int per_table;
     long count;
-    PyObject *a, *b, *extra, *extra2;
+    StepDraw draws[MAX_VALUES];
+    int ndraws;
+    Call calls[MAX_CALLS];
+    int ncalls;
 } Step;
 
 typedef struct {
@@ -44,13 +66,13 @@ typedef struct {
     PyObject *record;                    /* a Recorder, or a callable record(tid, lat_ns) */
     PyObject *tid_obj;
     PyObject *limits;                    /* .stop */
-    PyObject *stmt, *stmt2;              /* the current step's statements, its table drawn */
-    PyObject *held[4];                   /* OP_DELETE_INSERT: the insert's parameters while the delete runs */
+    PyObject *cur[MAX_STMTS];            /* the current step's statements, its table drawn */
+    PyObject *values[MAX_VALUES];        /* the current repetition's draws */
     PyObject *sub;                       /* the statement being awaited */
     long long tid, deadline, start;
     Py_ssize_t pc;                       /* the current step */
-    long left;                           /* its statements (pairs) not yet sent */
-    int insert_next;                     /* OP_DELETE_INSERT: the delete is done, the insert is next */
+    long left;                           /* its repetitions not yet begun */
+    int call;                            /* the next call of the current repetition; -1: none begun */
     int in_event;
     int kept;                            /* 1: ended with kept_value; 2: with the kept exception (el_step) */
     PyObject *kept_value, *kept_type, *kept_exc, *kept_tb;
@@ -84,16 +106,23 @@ el_record(EventLoop *p, long long lat)
     return 0;
 }
 
+/* the current repetition's values, released */
+static void
+el_drop_values(EventLoop *p)
+{
+    for (int i = 0; i < MAX_VALUES; i++)
+        Py_CLEAR(p->values[i]);
+}
+
 /* forget the event in progress (an error, close()) */
 static void
 el_drop_event(EventLoop *p)
 {
     p->in_event = 0;
-    p->insert_next = 0;
-    Py_CLEAR(p->stmt);
-    Py_CLEAR(p->stmt2);
-    for (int i = 0; i < 4; i++)
-        Py_CLEAR(p->held[i]);
+    p->call = -1;
+    for (int i = 0; i < MAX_STMTS; i++)
+        Py_CLEAR(p->cur[i]);
+    el_drop_values(p);
 }
 
 /* call stmt(*args) (args: new references, consumed) and take the first step of what it returns */
@@ -135,75 +164,86 @@ el_call2(PyObject *f, PyObject *a, PyObject *b)
     return PyObject_Vectorcall(f, args, 2, NULL);
 }
 
+/* a repetition's draws, in order, into p->values: 0, or -1 (error) */
+static int
+el_draw(EventLoop *p, const Step *st)
+{
+    for (int i = 0; i < st->ndraws; i++) {
+        const StepDraw *d = &st->draws[i];
+        PyObject *v;
+        if (d->kind == DRAW_ID)
+            v = el_call2(p->draw, p->one, p->size);
+        else if (d->kind == DRAW_STRING)
+            v = PyObject_Vectorcall(p->string, (PyObject **)&d->arg, 1, NULL);
+        else
+            v = PyNumber_Add(p->values[d->from], d->arg);
+        if (v == NULL)
+            return -1;
+        p->values[i] = v;
+    }
+    return 0;
+}
+
+/* the step's statements for this event: each statements[i][t] of one drawn table t, or itself */
+static int
+el_begin_step(EventLoop *p, const Step *st)
+{
+    PyObject *t = NULL;
+    if (st->per_table) {
+        PyObject *args[2] = {p->one, p->tables};
+        t = PyObject_Vectorcall(p->uniform, args, 2, NULL);
+        if (t == NULL)
+            return -1;
+    }
+    for (int i = 0; i < st->nstmts; i++) {
+        if (t != NULL)
+            p->cur[i] = PyObject_GetItem(st->stmts[i], t);
+        else {
+            Py_INCREF(st->stmts[i]);
+            p->cur[i] = st->stmts[i];
+        }
+        if (p->cur[i] == NULL) {
+            Py_XDECREF(t);
+            return -1;
+        }
+    }
+    Py_XDECREF(t);
+    return 0;
+}
+
 /* send the event's next statement: 0 (sent: *r, *res its first step), 1 (the event has no more), -1 (error) */
 static int
 el_next(EventLoop *p, PySendResult *r, PyObject **res)
 {
     for (;;) {
-        Step *st = p->pc >= 0 ? &p->steps[p->pc] : NULL;
-        if (p->insert_next) {
-            PyObject *args[4];
-            p->insert_next = 0;
+        const Step *st = p->pc >= 0 ? &p->steps[p->pc] : NULL;
+        if (st != NULL && p->call >= 0 && p->call < st->ncalls) {
+            const Call *c = &st->calls[p->call++];
+            PyObject *args[MAX_VALUES];
+            for (int i = 0; i < c->nargs; i++) {
+                args[i] = p->values[c->args[i]];
+                Py_INCREF(args[i]);
+            }
+            return el_issue(p, p->cur[c->stmt], args, c->nargs, r, res);
+        }
+        if (st != NULL && p->left > 0) {          /* the next repetition: its draws, then its calls */
+            el_drop_values(p);
             p->left--;
-            for (int i = 0; i < 4; i++) {
-                args[i] = p->held[i];
-                p->held[i] = NULL;
-            }
-            return el_issue(p, p->stmt2, args, 4, r, res);
+            p->call = 0;
+            if (el_draw(p, st) < 0)
+                return -1;
+            continue;
         }
-        if (st != NULL && p->left > 0) {
-            PyObject *args[4];
-            switch (st->op) {
-            case OP_CALL:
-                p->left--;
-                return el_issue(p, p->stmt, args, 0, r, res);
-            case OP_POINTS:
-                p->left--;
-                args[0] = el_call2(p->draw, p->one, p->size);
-                return el_issue(p, p->stmt, args, 1, r, res);
-            case OP_RANGE:
-                p->left--;
-                args[0] = el_call2(p->draw, p->one, p->size);
-                args[1] = args[0] == NULL ? NULL : PyNumber_Add(args[0], st->extra);
-                return el_issue(p, p->stmt, args, 2, r, res);
-            case OP_NON_INDEX:
-                p->left--;
-                args[0] = PyObject_Vectorcall(p->string, &st->extra, 1, NULL);
-                args[1] = args[0] == NULL ? NULL : el_call2(p->draw, p->one, p->size);
-                return el_issue(p, p->stmt, args, 2, r, res);
-            default:    /* OP_DELETE_INSERT: the delete now, the insert with the same draws next */
-                p->held[0] = el_call2(p->draw, p->one, p->size);
-                p->held[1] = p->held[0] == NULL ? NULL : el_call2(p->draw, p->one, p->size);
-                p->held[2] = p->held[1] == NULL ? NULL : PyObject_Vectorcall(p->string, &st->extra, 1, NULL);
-                p->held[3] = p->held[2] == NULL ? NULL : PyObject_Vectorcall(p->string, &st->extra2, 1, NULL);
-                if (p->held[3] == NULL)
-                    return -1;
-                p->insert_next = 1;
-                Py_INCREF(p->held[0]);
-                args[0] = p->held[0];
-                return el_issue(p, p->stmt, args, 1, r, res);
-            }
-        }
-        Py_CLEAR(p->stmt);
-        Py_CLEAR(p->stmt2);
+        for (int i = 0; i < MAX_STMTS; i++)
+            Py_CLEAR(p->cur[i]);
+        el_drop_values(p);
+        p->call = -1;
         if (++p->pc >= p->nsteps)
             return 1;
         st = &p->steps[p->pc];
         p->left = st->count;
-        if (st->op == OP_CALL) {
-            Py_INCREF(st->a);
-            p->stmt = st->a;
-        } else {
-            PyObject *args[2] = {p->one, p->tables}, *t = PyObject_Vectorcall(p->uniform, args, 2, NULL);
-            if (t == NULL)
-                return -1;
-            p->stmt = PyObject_GetItem(st->a, t);
-            if (p->stmt != NULL && st->op == OP_DELETE_INSERT)
-                p->stmt2 = PyObject_GetItem(st->b, t);
-            Py_DECREF(t);
-            if (p->stmt == NULL || (st->op == OP_DELETE_INSERT && p->stmt2 == NULL))
-                return -1;
-        }
+        if (el_begin_step(p, st) < 0)
+            return -1;
     }
 }
 
@@ -240,6 +280,7 @@ el_run(EventLoop *p, PySendResult r, PyObject *res, PyObject **out)
             p->in_event = 1;
             p->pc = -1;
             p->left = 0;
+            p->call = -1;
         }
         switch (el_next(p, &r, &res)) {
         case 0:
@@ -393,10 +434,10 @@ static int
 el_traverse(EventLoop *p, visitproc visit, void *arg)
 {
     for (Py_ssize_t i = 0; i < p->nsteps; i++) {
-        Py_VISIT(p->steps[i].a);
-        Py_VISIT(p->steps[i].b);
-        Py_VISIT(p->steps[i].extra);
-        Py_VISIT(p->steps[i].extra2);
+        for (int k = 0; k < p->steps[i].nstmts; k++)
+            Py_VISIT(p->steps[i].stmts[k]);
+        for (int k = 0; k < p->steps[i].ndraws; k++)
+            Py_VISIT(p->steps[i].draws[k].arg);
     }
     Py_VISIT(p->uniform);
     Py_VISIT(p->draw);
@@ -407,10 +448,10 @@ el_traverse(EventLoop *p, visitproc visit, void *arg)
     Py_VISIT(p->record);
     Py_VISIT(p->tid_obj);
     Py_VISIT(p->limits);
-    Py_VISIT(p->stmt);
-    Py_VISIT(p->stmt2);
-    for (int i = 0; i < 4; i++)
-        Py_VISIT(p->held[i]);
+    for (int i = 0; i < MAX_STMTS; i++)
+        Py_VISIT(p->cur[i]);
+    for (int i = 0; i < MAX_VALUES; i++)
+        Py_VISIT(p->values[i]);
     Py_VISIT(p->sub);
     Py_VISIT(p->kept_value);
     Py_VISIT(p->kept_type);
@@ -423,10 +464,10 @@ static int
 el_clear(EventLoop *p)
 {
     for (Py_ssize_t i = 0; i < p->nsteps; i++) {
-        Py_CLEAR(p->steps[i].a);
-        Py_CLEAR(p->steps[i].b);
-        Py_CLEAR(p->steps[i].extra);
-        Py_CLEAR(p->steps[i].extra2);
+        for (int k = 0; k < p->steps[i].nstmts; k++)
+            Py_CLEAR(p->steps[i].stmts[k]);
+        for (int k = 0; k < p->steps[i].ndraws; k++)
+            Py_CLEAR(p->steps[i].draws[k].arg);
     }
     Py_CLEAR(p->uniform);
     Py_CLEAR(p->draw);
@@ -455,32 +496,91 @@ el_dealloc(EventLoop *p)
     Py_TYPE(p)->tp_free((PyObject *)p);
 }
 
-/* one step from (op, a, b, count, extra, extra2) */
+/* one draw: "id", ("string", template) or ("plus", i, k) with i < n, the draws before it */
+static int
+el_parse_draw(PyObject *item, int n, StepDraw *d)
+{
+    PyObject *name = PyTuple_Check(item) && PyTuple_GET_SIZE(item) > 0 ? PyTuple_GET_ITEM(item, 0) : item;
+    Py_ssize_t size = PyTuple_Check(item) ? PyTuple_GET_SIZE(item) : 1;
+    if (!PyUnicode_Check(name))
+        return -1;
+    if (PyUnicode_CompareWithASCIIString(name, "id") == 0 && size == 1) {
+        d->kind = DRAW_ID;
+        return 0;
+    }
+    if (PyUnicode_CompareWithASCIIString(name, "string") == 0 && size == 2
+            && PyUnicode_Check(PyTuple_GET_ITEM(item, 1))) {
+        d->kind = DRAW_STRING;
+        d->arg = PyTuple_GET_ITEM(item, 1);
+        Py_INCREF(d->arg);
+        return 0;
+    }
+    if (PyUnicode_CompareWithASCIIString(name, "plus") == 0 && size == 3 && PyLong_Check(PyTuple_GET_ITEM(item, 1))
+            && PyLong_Check(PyTuple_GET_ITEM(item, 2))) {
+        long from = PyLong_AsLong(PyTuple_GET_ITEM(item, 1));
+        if (from < 0 || from >= n)
+            return -1;
+        d->kind = DRAW_PLUS;
+        d->from = (int)from;
+        d->arg = PyTuple_GET_ITEM(item, 2);
+        Py_INCREF(d->arg);
+        return 0;
+    }
+    return -1;
+}
+
+/* one call: (statement index < nstmts, (value indices < nvalues)) */
+static int
+el_parse_call(PyObject *item, int nstmts, int nvalues, Call *c)
+{
+    PyObject *args;
+    long stmt;
+    if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 2 || !PyLong_Check(PyTuple_GET_ITEM(item, 0)))
+        return -1;
+    stmt = PyLong_AsLong(PyTuple_GET_ITEM(item, 0));
+    args = PyTuple_GET_ITEM(item, 1);
+    if (stmt < 0 || stmt >= nstmts || !PyTuple_Check(args) || PyTuple_GET_SIZE(args) > MAX_VALUES)
+        return -1;
+    c->stmt = (int)stmt;
+    c->nargs = (int)PyTuple_GET_SIZE(args);
+    for (int i = 0; i < c->nargs; i++) {
+        long v = PyLong_Check(PyTuple_GET_ITEM(args, i)) ? PyLong_AsLong(PyTuple_GET_ITEM(args, i)) : -1;
+        if (v < 0 || v >= nvalues)
+            return -1;
+        c->args[i] = (int)v;
+    }
+    return 0;
+}
+
+/* one step from (statements, per_table, count, draws, calls) */
 static int
 el_parse_step(PyObject *item, Step *st)
 {
-    PyObject *a, *b, *extra, *extra2;
-    if (!PyTuple_Check(item) || !PyArg_ParseTuple(item, "iOOlOO;a step is (op, a, b, count, extra, extra2)",
-                                                  &st->op, &a, &b, &st->count, &extra, &extra2))
+    PyObject *stmts, *draws, *calls;
+    int per_table;
+    if (!PyTuple_Check(item) || !PyArg_ParseTuple(item, "O!plO!O!;a step is (statements, per_table, count, draws, calls)",
+                                                  &PyTuple_Type, &stmts, &per_table, &st->count, &PyTuple_Type,
+                                                  &draws, &PyTuple_Type, &calls))
         goto bad;
-    if (st->op < OP_CALL || st->op > OP_DELETE_INSERT || st->count < 0)
+    st->per_table = per_table;
+    if (st->count < 0 || PyTuple_GET_SIZE(stmts) > MAX_STMTS || PyTuple_GET_SIZE(draws) > MAX_VALUES
+            || PyTuple_GET_SIZE(calls) > MAX_CALLS)
         goto bad;
-    if (st->op == OP_CALL && st->count != 1)
-        goto bad;
-    if (st->op == OP_RANGE && !PyLong_Check(extra))
-        goto bad;
-    if ((st->op == OP_NON_INDEX || st->op == OP_DELETE_INSERT) && !PyUnicode_Check(extra))
-        goto bad;
-    if (st->op == OP_DELETE_INSERT && !PyUnicode_Check(extra2))
-        goto bad;
-    Py_INCREF(a);
-    st->a = a;
-    Py_INCREF(b);
-    st->b = b;
-    Py_INCREF(extra);
-    st->extra = extra;
-    Py_INCREF(extra2);
-    st->extra2 = extra2;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(stmts); i++) {
+        st->stmts[i] = PyTuple_GET_ITEM(stmts, i);
+        Py_INCREF(st->stmts[i]);
+        st->nstmts = (int)i + 1;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(draws); i++) {
+        if (el_parse_draw(PyTuple_GET_ITEM(draws, i), (int)i, &st->draws[i]) < 0)
+            goto bad;
+        st->ndraws = (int)i + 1;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(calls); i++) {
+        if (el_parse_call(PyTuple_GET_ITEM(calls, i), st->nstmts, st->ndraws, &st->calls[i]) < 0)
+            goto bad;
+        st->ncalls = (int)i + 1;
+    }
     return 0;
 bad:
     if (!PyErr_Occurred())
@@ -587,12 +687,5 @@ event_loop_init(PyObject *m)
     if ((s_stop = PyUnicode_InternFromString("stop")) == NULL || PyType_Ready(&EventLoopType) < 0)
         return -1;
     Py_INCREF(&EventLoopType);
-    if (PyModule_AddObject(m, "EventLoop", (PyObject *)&EventLoopType) < 0 ||
-        PyModule_AddIntConstant(m, "OP_CALL", OP_CALL) < 0 ||
-        PyModule_AddIntConstant(m, "OP_POINTS", OP_POINTS) < 0 ||
-        PyModule_AddIntConstant(m, "OP_RANGE", OP_RANGE) < 0 ||
-        PyModule_AddIntConstant(m, "OP_NON_INDEX", OP_NON_INDEX) < 0 ||
-        PyModule_AddIntConstant(m, "OP_DELETE_INSERT", OP_DELETE_INSERT) < 0)
-        return -1;
-    return 0;
+    return PyModule_AddObject(m, "EventLoop", (PyObject *)&EventLoopType);
 }

@@ -215,7 +215,8 @@ class Worker:
             parts = self.workload.native_parts()
             if parts is not None and _CEventLoop is not None:
                 steps = self.workload.event_steps(ctx, parts)
-                if any(step[3] for step in steps):    # an event without a statement would never yield
+                # an event without a statement would never yield
+                if any(count and calls for _, _, count, _, calls in steps):
                     return self._c_loop(ctx, parts, steps)
             return self._timed_loop(ctx)
         return self._general_loop(ctx)

@@ -21,7 +21,7 @@ from pysysbench.stats.recorder import make_recorder
 from pysysbench.errors import IgnorableError
 from pysysbench.rand import Rand
 from pysysbench.workloads import find_workload
-from pysysbench.workloads.base import ThreadContext
+from pysysbench.workloads.base import ID, ThreadContext, native_step, plus, string
 from pysysbench.workloads.oltp import OltpPointSelect, OltpReadOnly, OltpUpdateIndex
 
 from pysysbench import native
@@ -195,13 +195,21 @@ def test_cancel_while_a_statement_waits():
 def test_bad_steps_and_statements():
     r = Rand(1)
     args = (r.uniform, r.default, r.string, 3, 1000, lambda *a: None, 0, Limits(), 0)
-    for bad in [(9, [None], None, 1, None, None), (0, None, None, 2, None, None), (1, [None], None, -1, None, None),
-                (2, [None], None, 1, "x", None), (3, [None], None, 1, 5, None), "step"]:
+    ok = native_step(([None],), 1, (ID,), ((0, (0,)),))
+    assert EventLoop([ok], *args) is not None
+    for bad in [native_step(([None],), -1),                              # a negative count
+                native_step(([None],), 1, ("idd",)),                     # an unknown draw
+                native_step(([None],), 1, (plus(0, 1),)),                # "plus" of a value not drawn yet
+                native_step(([None],), 1, (string(5),)),                 # a template that is no string
+                native_step(([None],), 1, (ID,), ((1, (0,)),)),          # a statement that is not there
+                native_step(([None],), 1, (ID,), ((0, (1,)),)),          # a value that is not there
+                native_step(([None],) * 5, 1),                           # too many statements
+                ([None], True, 1, (), ()), "step"]:
         with pytest.raises((ValueError, TypeError)):
             EventLoop([bad], *args)
 
     async def main():
-        await EventLoop([(native.OP_CALL, lambda: 5, None, 1, None, None)], *args)
+        await EventLoop([native_step((lambda: 5,), 1, per_table=False)], *args)
     with pytest.raises(TypeError, match="cannot be awaited"):
         asyncio.run(main())
 
