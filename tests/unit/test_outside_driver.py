@@ -2,9 +2,9 @@
 CLI, is picked by its option prefix, passes its password variable on, and cannot take a
 name already registered (drivers/base.py ``register``).
 
-The driver here is written against the driver API only (drivers/base.py): a dry-run-like
-session that keeps every statement it is asked to run, so the test can see what the
-workload sent it."""
+The driver here is written against the driver API (drivers/base.py) with the dry run's
+session underneath, keeping every statement it is asked to run, so the test can see what
+the workload sent it."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from pysysbench.cli.compat import choose_driver, parse
 from pysysbench.cli.main import main
 from pysysbench.drivers import REGISTRY
 from pysysbench.drivers.base import Connection, Counters, Dialect, Driver, DriverCaps, register
+from pysysbench.drivers.dryrun import DryRunConnection
 from pysysbench.engine.raygroup import pass_env
 from pysysbench.errors import ConfigError
 from pysysbench.options import Option, OptType
@@ -24,10 +25,8 @@ from pysysbench.options import Option, OptType
 SENT: list[tuple[str, tuple]] = []      # (sql, parameters) of every execution, in order
 
 
-class TallyConnection(Connection):
-    def __init__(self, counters: Counters, dialect: Dialect):
-        self.counters = counters
-        self.dialect = dialect
+class TallyConnection(DryRunConnection):
+    """The dry run's session (every call succeeds), keeping what it runs."""
 
     async def prepare(self, sql: str):
         c = self.counters
@@ -45,18 +44,6 @@ class TallyConnection(Connection):
     async def query(self, sql: str) -> None:
         SENT.append((sql, ()))
         self.counters.others += 1
-
-    async def fetchall(self, sql: str) -> list[tuple]:
-        return []
-
-    async def table_exists(self, table: str) -> bool:
-        return True
-
-    async def close(self) -> None:
-        pass
-
-    async def reconnect(self) -> None:
-        pass
 
 
 class TallyDriver(Driver):
