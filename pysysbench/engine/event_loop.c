@@ -68,6 +68,7 @@ typedef struct {
     PyObject *limits;                    /* .stop */
     PyObject *cur[MAX_STMTS];            /* the current step's statements, its table drawn */
     PyObject *values[MAX_VALUES];        /* the current repetition's draws */
+    int ncur, nvalues;                   /* how many of them are set */
     PyObject *sub;                       /* the statement being awaited */
     long long tid, deadline, start;
     Py_ssize_t pc;                       /* the current step */
@@ -110,8 +111,18 @@ el_record(EventLoop *p, long long lat)
 static void
 el_drop_values(EventLoop *p)
 {
-    for (int i = 0; i < MAX_VALUES; i++)
+    for (int i = 0; i < p->nvalues; i++)
         Py_CLEAR(p->values[i]);
+    p->nvalues = 0;
+}
+
+/* the current step's statements, released */
+static void
+el_drop_statements(EventLoop *p)
+{
+    for (int i = 0; i < p->ncur; i++)
+        Py_CLEAR(p->cur[i]);
+    p->ncur = 0;
 }
 
 /* forget the event in progress (an error, close()) */
@@ -120,8 +131,7 @@ el_drop_event(EventLoop *p)
 {
     p->in_event = 0;
     p->call = -1;
-    for (int i = 0; i < MAX_STMTS; i++)
-        Py_CLEAR(p->cur[i]);
+    el_drop_statements(p);
     el_drop_values(p);
 }
 
@@ -180,6 +190,7 @@ el_draw(EventLoop *p, const Step *st)
         if (v == NULL)
             return -1;
         p->values[i] = v;
+        p->nvalues = i + 1;
     }
     return 0;
 }
@@ -206,6 +217,7 @@ el_begin_step(EventLoop *p, const Step *st)
             Py_XDECREF(t);
             return -1;
         }
+        p->ncur = i + 1;
     }
     Py_XDECREF(t);
     return 0;
@@ -234,8 +246,7 @@ el_next(EventLoop *p, PySendResult *r, PyObject **res)
                 return -1;
             continue;
         }
-        for (int i = 0; i < MAX_STMTS; i++)
-            Py_CLEAR(p->cur[i]);
+        el_drop_statements(p);
         el_drop_values(p);
         p->call = -1;
         if (++p->pc >= p->nsteps)
