@@ -1,6 +1,6 @@
 """The SQLite driver's WriteQueue: this process's writers get SQLite's write lock
 in arrival order, a waiter gives up after its timeout, and a release with nobody
-waiting frees it (drivers/sqlite.py)."""
+waiting frees it (drivers/sqlite/session.py)."""
 
 from __future__ import annotations
 
