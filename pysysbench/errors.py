@@ -51,7 +51,12 @@ class DatabaseError(PySysbenchError):
 
 
 class ConnectError(DatabaseError):
-    """A connection could not be established."""
+    """A connection could not be established.  ``code`` is the server's or the
+    client library's error code when there is one (MySQL errno, SQLSTATE)."""
+
+    def __init__(self, message: str, code: str = ""):
+        super().__init__(message)
+        self.code = code
 
 
 class SQLError(DatabaseError):

@@ -3,7 +3,7 @@
 Everything a report or a comparison needs, computed from the frozen stats
 records: every counter, min/avg/max and several percentiles, the per-interval
 series, the effective options with secrets removed, tool and server versions,
-start time.  Files are written atomically (temp file + rename).
+start time.  Files are written atomically and durably (``pysysbench.files``).
 
 Two fields belong to campaigns (``pysysbench campaign run``): ``labels`` (the
 user's tags such as database version, instance size, parameter template; ``{}``
@@ -17,10 +17,10 @@ from __future__ import annotations
 import json
 import os
 import platform
-import tempfile
 from typing import Any, Iterable
 
 from .errors import UsageError
+from .files import write_atomic
 from .options import Values
 from .stats.records import IntervalStat, Summary
 
@@ -49,6 +49,9 @@ def summary_dict(s: Summary) -> dict[str, Any]:
         "reconnects": s.reconnects,
         "reconnects_per_s": _rate(s.reconnects, s.elapsed_s),
         "errors_by_code": dict(s.error_codes),
+        "reconnect_failures": sum(s.reconnect_failures.values()),
+        "reconnect_failures_by_code": dict(s.reconnect_failures),
+        "last_reconnect_error": s.reconnect_error or None,
         "latency_ms": {
             "min": s.lat_min_ns / 1e6,
             "avg": s.lat_avg_ns / 1e6,
@@ -71,7 +74,7 @@ def interval_dict(st: IntervalStat) -> dict[str, Any]:
         "time_s": st.time_s, "interval_s": st.interval_s, "threads": st.threads_running,
         "events": st.events, "tps": _rate(st.events, st.interval_s),
         "reads": st.reads, "writes": st.writes, "others": st.others, "qps": _rate(q, st.interval_s),
-        "errors": st.errors, "reconnects": st.reconnects,
+        "errors": st.errors, "reconnects": st.reconnects, "reconnect_failures": st.reconnect_failures,
         "latency_pct_ms": st.latency_pct_ms,
     }
     if st.queue_length is not None:
@@ -94,7 +97,7 @@ def redact_argv(argv: Iterable[str], values: Values) -> list[str]:
 
 def build(*, values: Values, argv: list[str], test: str, command: str, driver: str, server_version: str,
           started_at: str, summary: Summary | None, intervals: list[IntervalStat], exit_code: int,
-          error: str | None, version: str, labels: dict[str, str] | None = None,
+          error: str | None, version: str, interrupted: str | None = None, labels: dict[str, str] | None = None,
           campaign: dict[str, Any] | None = None) -> dict[str, Any]:
     return {
         "format": FORMAT,
@@ -112,6 +115,7 @@ def build(*, values: Values, argv: list[str], test: str, command: str, driver: s
         "intervals": [interval_dict(st) for st in intervals],
         "exit_code": exit_code,
         "error": error,
+        "interrupted": interrupted,
         "labels": dict(labels or {}),
         "campaign": campaign,
     }
@@ -125,17 +129,8 @@ def annotate(doc: dict[str, Any], *, labels: dict[str, str], campaign: dict[str,
 
 
 def save(path: str, doc: dict[str, Any]) -> None:
-    """Atomic write: a reader never sees half a file."""
-    directory = os.path.dirname(os.path.abspath(path))
-    try:
-        os.makedirs(directory, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".pysysbench-", suffix=".tmp", dir=directory)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, indent=1, sort_keys=False)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise UsageError(f"cannot write result file '{path}': {exc.strerror}") from None
+    """Atomic, durable write (:func:`pysysbench.files.write_atomic`): a reader never sees half a file."""
+    write_atomic(path, json.dumps(doc, indent=1, sort_keys=False) + "\n", "result file")
 
 
 def load(path: str) -> dict[str, Any]:

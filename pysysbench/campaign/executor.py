@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import os
+import signal
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
@@ -31,7 +32,9 @@ from .peak import Peak, find_peak
 from .plan import PlannedRun, Planner, fingerprint, redact
 from .spec import Campaign, MemorySizing, WorkloadSpec, option_key
 
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 128 + signal.SIGINT
+# a run stopped by Ctrl-C or SIGTERM (pysysbench exits 128 + the signal, as a shell reports it)
+INTERRUPTED_EXIT_CODES = (EXIT_INTERRUPTED, 128 + signal.SIGTERM)
 SUPERSEDED = ".superseded"
 
 
@@ -126,7 +129,7 @@ class CampaignRun:
             self.manifest["status"] = "interrupted"
             raise
         except RunAborted as exc:
-            self.manifest["status"] = "interrupted" if exc.exit_code == EXIT_INTERRUPTED else "failed"
+            self.manifest["status"] = "interrupted" if exc.exit_code in INTERRUPTED_EXIT_CODES else "failed"
             raise
         except PySysbenchError:
             self.manifest["status"] = "failed"
@@ -274,7 +277,7 @@ class CampaignRun:
         self.events.run_finished(run, record)
         if record.status == "interrupted":
             raise RunAborted(f"interrupted during {run.key.stem}; rerun the same command to resume",
-                             EXIT_INTERRUPTED)
+                             (record.doc or {}).get("exit_code") or EXIT_INTERRUPTED)
         if record.status == "failed" and self.c.run.on_error == "stop":
             raise RunAborted(f"run {run.key.stem} failed: {record.error} (log: {run.log_path}); fix the cause "
                              "and rerun the same command to resume, or set on-error = \"continue\" in [run]")
@@ -302,7 +305,7 @@ class CampaignRun:
         outcome = self.backend.command(list(run.argv), run.log_path)
         doc = self._annotate(run, w)
         error = outcome.error or (doc or {}).get("error") or f"exit code {outcome.exit_code}"
-        if outcome.exit_code == EXIT_INTERRUPTED:
+        if outcome.exit_code in INTERRUPTED_EXIT_CODES:
             return RunRecord("interrupted", doc, error)
         if outcome.exit_code != 0 or doc is None or doc.get("summary") is None:
             return RunRecord("failed", doc, error)

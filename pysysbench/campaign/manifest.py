@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from datetime import datetime, timezone
 from typing import Any
 
-from ..errors import UsageError
+from ..files import write_atomic
 from .spec import Campaign
 
 FORMAT = "pysysbench-campaign-manifest"
@@ -70,13 +69,4 @@ def load(results_dir: str) -> dict[str, Any] | None:
 
 def save(results_dir: str, doc: dict[str, Any]) -> None:
     doc["updated_at"] = now()
-    path = path_in(results_dir)
-    try:
-        os.makedirs(results_dir, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".manifest-", suffix=".tmp", dir=results_dir)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, indent=1)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise UsageError(f"cannot write campaign manifest '{path}': {exc.strerror}") from None
+    write_atomic(path_in(results_dir), json.dumps(doc, indent=1) + "\n", "campaign manifest")

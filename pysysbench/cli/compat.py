@@ -13,6 +13,7 @@ from ..version import __version__
 from ..drivers import DB_OPTIONS, REGISTRY as DRIVERS
 from ..drivers.base import by_option_prefix
 from ..engine.ray_options import RAY_OPTIONS
+from ..engine.reconnects import RECONNECT_TIMEOUT_S
 from ..errors import ConfigError, InvalidOption, UsageError
 from ..load.options import GROUP as LOAD_GROUP, LOAD_OPTIONS
 from ..options import (Option, OptType, RawOption, Registry, Values, apply_options, canonical, help_block,
@@ -40,6 +41,9 @@ GENERAL_OPTIONS = [
     Option("thread-stack-size", OptType.SIZE, 64 * 1024, "size of stack per thread (accepted, unused)", G,
            show_default=False),
     Option("thread-init-timeout", OptType.INT, 30, "wait time in seconds for worker threads to initialize", G),
+    Option("reconnect-timeout", OptType.INT, RECONNECT_TIMEOUT_S, "give up when re-opening lost connections "
+           "(--mysql-ignore-errors / --pgsql-ignore-errors) has failed for this many seconds with no event "
+           "completed; 0 = retry until the run ends", G),
     Option("rate", OptType.INT, 0, "average transactions rate. 0 for unlimited rate", G),
     Option("workers", OptType.INT, 0, "client worker processes, each running one event loop that owns a share "
            "of the threads. 0 = two from 2 threads on, one more per 64 threads, at most one per CPU core "
@@ -242,7 +246,7 @@ def validate(values: Values) -> None:
         if values.get(name) < 1:
             raise ConfigError(f"Invalid value for the '{name}' option: {values.get(name)} (must be >= 1)")
     for name in ("events", "time", "rate", "report_interval", "warmup_time", "thread_init_timeout", "workers",
-                 "ray_workers_per_node"):
+                 "ray_workers_per_node", "reconnect_timeout"):
         if values.get(name) < 0:
             raise ConfigError(f"Invalid value for the '{name}' option: {values.get(name)} (must be >= 0)")
     for x in values.report_checkpoints:

@@ -7,16 +7,17 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
+import signal
 import sys
 import traceback
-from typing import Any, Coroutine
+from typing import Any, Callable, Coroutine
 
 from .. import native
 from ..version import __version__
 from ..drivers import REGISTRY as DRIVERS
 from ..errors import PySysbenchError, UsageError, WorkloadError
-from ..engine.local import (CLIENT_BUSY_FRACTION, Hooks, RunOutcome, client_busy, forced_shutdown_s,
-                            run_benchmark)
+from ..engine.local import CLIENT_BUSY_FRACTION, Hooks, LocalRun, RunOutcome, client_busy, forced_shutdown_s
+from ..files import check_writable
 from ..options import help_block
 from ..output import text
 from ..output.legacy_text import report_format
@@ -25,19 +26,91 @@ from . import subcommands
 from .compat import COMMANDS, Invocation, choose_driver, general_help, header, parse, validate
 
 
+EXIT_STDOUT_CLOSED = 128 + signal.SIGPIPE   # what a shell shows for sysbench killed by SIGPIPE
+
+
 class Printer:
-    """Unbuffered line output, like sysbench's stdout."""
+    """Unbuffered line output, like sysbench's stdout.
+
+    When the reader goes away ("pysysbench ... | head -1") the printer goes quiet
+    (``closed``; the stream's descriptor is pointed at /dev/null so no later
+    flush fails) and calls ``on_closed``: a run then stops as if interrupted."""
 
     def __init__(self, stream=None):
         self.stream = stream or sys.stdout
+        self.closed = False
+        self.on_closed: Callable[[], None] | None = None
 
     def __call__(self, line: str = "") -> None:
-        self.stream.write(line + "\n")
-        self.stream.flush()
+        self.raw(line + "\n")
 
     def raw(self, chunk: str) -> None:
-        self.stream.write(chunk)
-        self.stream.flush()
+        if self.closed:
+            return
+        try:
+            self.stream.write(chunk)
+            self.stream.flush()
+        except BrokenPipeError:
+            self._reader_gone()
+
+    def _reader_gone(self) -> None:
+        self.closed = True
+        _silence(self.stream)
+        if self.on_closed is not None:
+            self.on_closed()
+
+
+def _silence(stream) -> None:
+    """Point a closed pipe's descriptor at /dev/null: the buffered rest is dropped quietly."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+class Interrupts:
+    """Stop requests during one ``run`` command outside the engine's own signal
+    handlers (before the run starts, while the report prints and the result file
+    is written): SIGINT and SIGTERM are recorded instead of raising or killing,
+    and passed on to the run once it is there (``attach``); a closed standard
+    output is one too.  So a result file is always written."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.requests: list[tuple[str, int]] = []
+        self.target: Callable[[str, int], None] | None = None
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> "Interrupts":
+        for sig in self.SIGNALS:
+            try:
+                self._previous[sig] = signal.signal(sig, self._signal)
+            except ValueError:   # not the main thread: signals stay as they are
+                pass
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for sig, previous in self._previous.items():
+            if previous is not None:   # None: a handler not installed from Python, nothing to put back
+                signal.signal(sig, previous)
+
+    def _signal(self, sig: int, frame) -> None:
+        self.request(signal.Signals(sig).name, 128 + sig)
+
+    def request(self, reason: str, exit_code: int) -> None:
+        self.requests.append((reason, exit_code))
+        if self.target is not None:
+            self.target(reason, exit_code)
+
+    def attach(self, target: Callable[[str, int], None]) -> None:
+        self.target = target
+        for reason, exit_code in self.requests:
+            target(reason, exit_code)
+
+    @property
+    def first(self) -> tuple[str | None, int]:
+        return self.requests[0] if self.requests else (None, 0)
 
 
 def run_async(coro: Coroutine[Any, Any, Any]) -> Any:
@@ -54,11 +127,8 @@ def main(argv: list[str] | None = None) -> int:
         return _main(argv)
     except BrokenPipeError:
         # stdout closed early ("pysysbench ... | head"): stop quietly, as sysbench dies of SIGPIPE
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except (OSError, ValueError):
-            pass
-        return 141
+        _silence(sys.stdout)
+        return EXIT_STDOUT_CLOSED
 
 
 def _main(argv: list[str] | None) -> int:
@@ -172,6 +242,18 @@ def banner(inv: Invocation, out: Printer) -> None:
 
 def command_run(inv: Invocation, workload: Workload, driver, out: Printer, argv: list[str]) -> int:
     v = inv.values
+    if v.result_file:
+        check_writable(v.result_file)    # before anything runs, not after the measurement
+    with Interrupts() as stops:
+        try:
+            return _run_and_report(inv, workload, driver, out, argv, stops)
+        finally:
+            out.on_closed = None
+
+
+def _run_and_report(inv: Invocation, workload: Workload, driver, out: Printer, argv: list[str],
+                    stops: Interrupts) -> int:
+    v = inv.values
     old = report_format(v, workload)     # --output-format=0.5: sysbench 0.5's lines (None: 1.0's)
     if old is None:
         banner(inv, out)
@@ -190,25 +272,29 @@ def command_run(inv: Invocation, workload: Workload, driver, out: Printer, argv:
 
     hooks = Hooks(say=out, interval=interval, checkpoint=checkpoint)
 
-    async def go() -> tuple[RunOutcome, str]:
-        version = ""
-        if v.result_file:
-            try:
-                version = await driver.server_version()
-            except PySysbenchError:
-                version = ""   # the run itself will report the connection problem
-        return await run_benchmark(v, workload, driver, hooks), version
+    runs: list[LocalRun] = []
 
+    async def go() -> RunOutcome:
+        runs.append(LocalRun(v, workload, driver, hooks, server_version=bool(v.result_file)))
+        stops.attach(runs[0].interrupt)
+        return await runs[0].execute()
+
+    # until the measurement is over, a closed stdout stops the run (the banner's lines count too)
+    out.on_closed = lambda: stops.request("stdout closed", EXIT_STDOUT_CLOSED)
+    if out.closed:
+        out.on_closed()
     try:
-        outcome, server_version = run_async(go())
+        outcome = run_async(go())
     except PySysbenchError as exc:
         if v.result_file:   # nothing was measured, but say so where the results were expected
-            from .. import results
-            results.save(v.result_file, results.build(
-                values=v, argv=argv, test=workload.name, command="run", driver=driver.name, server_version="",
-                started_at="", summary=None, intervals=[], exit_code=exc.exit_code, error=str(exc),
-                version=__version__))
+            try:
+                _save_result(v, argv, workload, driver, None, exit_code=exc.exit_code, error=str(exc),
+                             interrupted=runs[0].stop_reason if runs else stops.first[0])
+            except UsageError as failed:   # the run's own error is the one to report on stdout
+                print(str(failed), file=sys.stderr)
         raise
+    finally:
+        stops.target = out.on_closed = None
     busy = client_busy(outcome)
     # an embedded database runs inside the client: its CPU is not client overhead
     if busy >= CLIENT_BUSY_FRACTION and outcome.error is None and not driver.caps.blocking:
@@ -224,12 +310,25 @@ def command_run(inv: Invocation, workload: Workload, driver, out: Printer, argv:
         if v.debug and outcome.traceback is not None:
             traceback.print_exception(outcome.traceback)
         out(f"FATAL: {outcome.error}")
+    reason, late_exit = stops.first      # a request while the report printed: the run was complete
+    exit_code = outcome.exit_code or late_exit
     if v.result_file:
-        from .. import results
-        doc = results.build(values=v, argv=argv, test=workload.name, command="run", driver=driver.name,
-                            server_version=server_version, started_at=outcome.started_at,
-                            summary=outcome.summary, intervals=outcome.intervals, exit_code=outcome.exit_code,
-                            error=outcome.error, version=__version__)
+        _save_result(v, argv, workload, driver, outcome, exit_code=exit_code, error=outcome.error,
+                     interrupted=outcome.interrupted or reason, busy=busy)
+    return exit_code
+
+
+def _save_result(v, argv: list[str], workload: Workload, driver, outcome: RunOutcome | None, *, exit_code: int,
+                 error: str | None, interrupted: str | None, busy: float = 0.0) -> None:
+    """The run's result file: what was measured (``outcome``; None when the run never started)."""
+    from .. import results
+    doc = results.build(values=v, argv=argv, test=workload.name, command="run", driver=driver.name,
+                        server_version=outcome.server_version if outcome else "",
+                        started_at=outcome.started_at if outcome else "",
+                        summary=outcome.summary if outcome else None,
+                        intervals=outcome.intervals if outcome else [], exit_code=exit_code, error=error,
+                        interrupted=interrupted, version=__version__)
+    if outcome is not None:
         queries = outcome.summary.reads + outcome.summary.writes + outcome.summary.others
         doc["client"].update(workers=outcome.workers, cpu_s=outcome.client_cpu_s,
                              cpu_s_per_query=outcome.client_cpu_s / queries if queries else None,
@@ -237,8 +336,7 @@ def command_run(inv: Invocation, workload: Workload, driver, out: Printer, argv:
         if outcome.nodes:   # --ray-address: one entry per client machine
             doc["client"]["nodes"] = outcome.nodes
         doc["connections"] = outcome.connections   # database node (host:port) -> sessions
-        results.save(v.result_file, doc)
-    return outcome.exit_code
+    results.save(v.result_file, doc)
 
 
 def _per_thread_debug(outcome: RunOutcome, out: Printer) -> None:

@@ -23,6 +23,7 @@ import sys
 from ..campaign import executor, spec
 from ..campaign.plan import Planner, redact
 from ..errors import RunAborted, UsageError
+from ..files import write_atomic
 from ..report import compare as cmp
 from ..report import document, export, html, markdown
 from ..report.model import load_runs
@@ -216,14 +217,9 @@ def _print_comparison(groups: list[cmp.Group], comparisons: list[cmp.Comparison]
 
 
 def _write_comparison(out_dir: str, title: str, groups, comparisons, out) -> None:
-    try:
-        os.makedirs(out_dir, exist_ok=True)
-        for name, text in (("compare.md", markdown.render_comparison(title, groups, comparisons)),
-                           ("compare.html", html.render_comparison(title, groups, comparisons))):
-            with open(os.path.join(out_dir, name), "w", encoding="utf-8") as fh:
-                fh.write(text)
-    except OSError as exc:
-        raise UsageError(f"cannot write the comparison to '{out_dir}': {exc.strerror}") from None
+    for name, text in (("compare.md", markdown.render_comparison(title, groups, comparisons)),
+                       ("compare.html", html.render_comparison(title, groups, comparisons))):
+        write_atomic(os.path.join(out_dir, name), text, "comparison")
     out(f"comparison: {os.path.join(out_dir, 'compare.md')} and {os.path.join(out_dir, 'compare.html')}")
 
 
@@ -248,11 +244,7 @@ def export_command(argv: list[str], out) -> int:
     if not args.output:
         out.raw(text)
         return 0
-    try:
-        with open(args.output, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-    except OSError as exc:
-        raise UsageError(f"cannot write '{args.output}': {exc.strerror}") from None
+    write_atomic(args.output, text, "export")
     out(f"export: {text.count(chr(10)) - (1 if args.format == 'csv' else 0)} rows -> {args.output}")
     return 0
 

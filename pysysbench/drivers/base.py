@@ -47,14 +47,23 @@ class Counters:
     """Per-worker statement counters (no locks: one event loop, or a blocking
     driver's threads under the GIL, see engine/worker.py).
 
-    ``errors_by_code`` lets the result file say which errors were ignored."""
+    ``errors_by_code`` lets the result file say which errors were ignored;
+    ``reconnect_failures`` counts failed attempts to re-open a lost connection
+    by error code, ``reconnect_error`` is the last one's message."""
 
-    __slots__ = ("reads", "writes", "others", "errors", "reconnects", "errors_by_code")
+    __slots__ = ("reads", "writes", "others", "errors", "reconnects", "errors_by_code", "reconnect_failures",
+                 "reconnect_error")
 
     def __init__(self) -> None:
         self.reads = self.writes = self.others = 0
         self.errors = self.reconnects = 0
         self.errors_by_code: dict[str, int] = {}
+        self.reconnect_failures: dict[str, int] = {}
+        self.reconnect_error = ""
+
+    def count_reconnect_failure(self, code: str, message: str) -> None:
+        self.reconnect_failures[code] = self.reconnect_failures.get(code, 0) + 1
+        self.reconnect_error = message
 
     def count_error(self, code: str, reconnect: bool = False) -> None:
         if reconnect:

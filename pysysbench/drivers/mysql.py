@@ -185,7 +185,7 @@ class MySQLConnection(Connection):
             else:
                 self.conn = await asyncmy.connect(**self.endpoint)
         except Exception as exc:  # asyncmy raises several unrelated classes here
-            raise ConnectError(self.driver.connect_message(self.endpoint, exc)) from None
+            raise ConnectError(self.driver.connect_message(self.endpoint, exc), _errno(exc)) from None
         _shrink_receive_buffer(self.conn)
         if self.driver.fast_path:
             from asyncmy.constants.CLIENT import DEPRECATE_EOF

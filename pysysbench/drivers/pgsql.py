@@ -102,7 +102,7 @@ class PgConnection(Connection):
         try:
             self.conn = await asyncpg.connect(**self.endpoint)
         except Exception as exc:
-            raise ConnectError(self.driver.connect_message(self.endpoint, exc)) from None
+            raise ConnectError(self.driver.connect_message(self.endpoint, exc), _sqlstate(exc)) from None
         if self.driver.fast_path:
             from .wire import PgWire, library_changed
             try:

@@ -25,6 +25,7 @@ from ..options import Values
 from ..stats.records import IntervalStat, Snapshot, Summary, interval_from, summary_from
 from ..workloads.base import Workload
 from .group import InProcessGroup, Sample
+from .reconnects import CHECK_EVERY_S, ReconnectWatch
 from .worker import NS
 
 CLIENT_BUSY_FRACTION = 0.9      # warn when the client used this share of its cores
@@ -48,13 +49,14 @@ class RunOutcome:
     exit_code: int = 0
     error: str | None = None
     forced: bool = False
-    interrupted: bool = False
+    interrupted: str | None = None       # what stopped the run early: "SIGINT", "SIGTERM", "stdout closed"
     traceback: BaseException | None = None
     workers: int = 1
     client_cpu_s: float = 0.0
     per_worker: list[dict] = field(default_factory=list)
     connections: dict[str, int] = field(default_factory=dict)   # database node -> sessions
     nodes: list[dict] = field(default_factory=list)             # per client machine (Ray)
+    server_version: str = ""
 
 
 def forced_shutdown_s(values: Values) -> float | None:
@@ -84,9 +86,16 @@ def worker_count(values: Values, driver: Driver) -> int:
 
 
 class LocalRun:
-    """One ``run`` command on this machine."""
+    """One ``run`` command on this machine.
 
-    def __init__(self, values: Values, workload: Workload, driver: Driver, hooks: Hooks):
+    A stop request (:meth:`interrupt`: SIGINT, SIGTERM, or the CLI's closed
+    standard output) before the measurement aborts the start-up
+    (:class:`RunAborted` with the request's exit code); the first during it lets
+    the events in flight finish and reports what was measured, another stops at
+    once.  The outcome carries the request and its exit code (128 + signal)."""
+
+    def __init__(self, values: Values, workload: Workload, driver: Driver, hooks: Hooks,
+                 server_version: bool = False):
         self.v = values
         self.workload = workload
         self.driver = driver
@@ -108,8 +117,15 @@ class LocalRun:
         self.t0 = self.checkpoint_t = self.end = 0
         self.forced = False
         self.unfinished: int | None = None
-        self.interrupted = False
+        self.want_version = server_version
+        self.server_version = ""
+        self.stop_reason: str | None = None    # the first stop request, and its exit code
+        self.stop_exit = 0
+        self.startup: asyncio.Task | None = None
+        self.measuring = False
         self.last = Sample(Snapshot())
+        self.fatal: PySysbenchError | None = None   # the run's own verdict (reconnects gave up)
+        self._signals: dict[int, object] = {}
 
     async def preflight(self) -> None:
         tables = self.workload.required_tables()
@@ -141,6 +157,39 @@ class LocalRun:
                               "or use fewer --threads")
 
     async def execute(self) -> RunOutcome:
+        self._install_signals()
+        try:
+            await self._start_up()
+            self.hooks.say("Threads started!\n")
+            started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+            try:
+                await self._measure()
+            finally:
+                await self.group.close()
+        finally:
+            self._remove_signals()
+        return self._outcome(started_at)
+
+    async def _start_up(self) -> None:
+        """Pre-flight, executor set-up and thread start-up, as one task a stop request cancels."""
+        if self.stop_reason is None:
+            self.startup = asyncio.ensure_future(self._start_up_steps())
+            try:
+                await self.startup
+            except asyncio.CancelledError:
+                if self.stop_reason is None:
+                    raise
+            finally:
+                self.startup = None
+        if self.stop_reason is not None:
+            raise RunAborted(f"interrupted ({self.stop_reason}) before the benchmark started", self.stop_exit)
+
+    async def _start_up_steps(self) -> None:
+        if self.want_version:
+            try:
+                self.server_version = await self.driver.server_version()
+            except PySysbenchError:
+                pass   # the pre-flight or the threads report the connection problem
         await self.preflight()
         await self.group.setup()
         self.hooks.say("Initializing worker threads...\n")
@@ -150,27 +199,21 @@ class LocalRun:
             await self.group.close()
             raise RunAborted(f"Worker threads failed to initialize within {self.v.thread_init_timeout} seconds!",
                              2) from None
-        self.hooks.say("Threads started!\n")
-        started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        self._install_signals()
-        try:
-            await self._measure()
-        finally:
-            self._remove_signals()
-            await self.group.close()
-        return self._outcome(started_at)
 
     async def _measure(self) -> None:
         v, g = self.v, self.group
         warmup_ns = int((v.warmup_time or 0) * NS)
         start = perf_counter_ns()
         g.start(start + warmup_ns + int(v.time * NS) if v.time else 0, warming=bool(warmup_ns))
+        self.measuring = True
+        if self.stop_reason is not None:   # asked to stop between the start-up and here
+            self._stop()
+        side: list[asyncio.Task] = [asyncio.create_task(self._watch_reconnects(start))]
         if warmup_ns:
             self.hooks.say(f"Warming up for {v.warmup_time:g} seconds...")
             await g.wait(warmup_ns / NS)
             self.base = (await g.end_warmup()).snapshot
         self.t0 = self.checkpoint_t = perf_counter_ns()
-        side: list[asyncio.Task] = []
         if v.report_interval:
             side.append(asyncio.create_task(self._report()))
         if v.report_checkpoints:
@@ -180,6 +223,7 @@ class LocalRun:
             side.append(asyncio.create_task(self._watchdog(v.time + grace)))
         await g.wait(None)
         self.end = perf_counter_ns()
+        self.measuring = False   # a stop request from now on only marks the outcome
         for task in side:
             task.cancel()
         await asyncio.gather(*side, return_exceptions=True)
@@ -219,6 +263,21 @@ class LocalRun:
             self.hooks.checkpoint((t - self.t0) / NS, self._summary(s.snapshot, t))
             self.base, self.checkpoint_t = s.snapshot, t
 
+    async def _watch_reconnects(self, start_ns: int) -> None:
+        """Warn while reconnects keep failing; stop the run when it does nothing else
+        for --reconnect-timeout seconds (engine/reconnects.py)."""
+        watch = ReconnectWatch(self.v.get("reconnect_timeout", 0) or 0, start_ns / NS)
+        while True:
+            await asyncio.sleep(CHECK_EVERY_S)
+            s = await self.group.sample()
+            verdict = watch.observe(perf_counter_ns() / NS, s.snapshot)
+            if verdict.warning:
+                self.hooks.say(verdict.warning)
+            if verdict.fatal:
+                self.fatal = RunAborted(verdict.fatal)
+                self.group.stop()
+                return
+
     async def _watchdog(self, after_s: float) -> None:
         await asyncio.sleep(self.t0 / NS + after_s - perf_counter_ns() / NS)
         self.hooks.say("FATAL: The --max-time limit has expired, forcing shutdown...")
@@ -229,27 +288,45 @@ class LocalRun:
     # --- signals ------------------------------------------------------------------
 
     def _install_signals(self) -> None:
+        """From the start-up to the end of ``close``; the handlers that were there before
+        (the CLI's) come back afterwards, not the defaults the loop would restore."""
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             try:
-                loop.add_signal_handler(sig, self._on_signal)
-            except (NotImplementedError, RuntimeError):
+                previous = signal.getsignal(sig)
+                loop.add_signal_handler(sig, self._on_signal, sig)
+                self._signals[sig] = previous
+            except (NotImplementedError, RuntimeError, ValueError):
                 pass
 
     def _remove_signals(self) -> None:
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig, previous in self._signals.items():
             try:
                 loop.remove_signal_handler(sig)
-            except (NotImplementedError, RuntimeError):
+                signal.signal(sig, previous)
+            except (NotImplementedError, RuntimeError, ValueError, TypeError):
                 pass
+        self._signals = {}
 
-    def _on_signal(self) -> None:
-        """First signal: finish the events in flight and report; second: stop now."""
-        if self.interrupted:
-            self.group.cancel()
-            return
-        self.interrupted = True
+    def _on_signal(self, sig: int) -> None:
+        self.interrupt(signal.Signals(sig).name, 128 + sig)
+
+    def interrupt(self, reason: str, exit_code: int) -> None:
+        """A stop request (see the class docstring); the first one's reason and exit code count."""
+        again = self.stop_reason is not None
+        if not again:
+            self.stop_reason, self.stop_exit = reason, exit_code
+        if self.startup is not None:
+            self.startup.cancel()
+        elif self.measuring:
+            if again:
+                self.group.cancel()
+            else:
+                self._stop()
+
+    def _stop(self) -> None:
+        """Finish the events in flight and report."""
         self.hooks.say("Interrupted: stopping the run and reporting what was measured "
                        "(interrupt again to stop at once)...")
         self.group.stop()
@@ -265,17 +342,18 @@ class LocalRun:
         s = self.last
         summary = self._summary(s.snapshot, self.end, self.unfinished if self.forced else None)
         out = RunOutcome(summary=summary, intervals=self.intervals, started_at=started_at,
-                         forced=self.forced, interrupted=self.interrupted, traceback=self.group.traceback,
+                         forced=self.forced, interrupted=self.stop_reason, traceback=self.group.traceback,
                          workers=len(s.per_worker) or self.workers, client_cpu_s=s.cpu_s,
-                         per_worker=s.per_worker, connections=s.connections, nodes=s.nodes)
-        fatal = self.group.fatal
+                         per_worker=s.per_worker, connections=s.connections, nodes=s.nodes,
+                         server_version=self.server_version)
+        fatal = self.fatal or self.group.fatal
         if fatal is not None:
             out.exit_code = getattr(fatal, "exit_code", 1)
             out.error = str(fatal) if isinstance(fatal, PySysbenchError) else repr(fatal)
         elif self.forced:
             out.exit_code = 2
-        elif self.interrupted:
-            out.exit_code = 130
+        elif self.stop_reason is not None:
+            out.exit_code = self.stop_exit
         return out
 
 
@@ -289,6 +367,3 @@ def client_busy(outcome: RunOutcome) -> float:
     cores = min(outcome.workers, os.cpu_count() or 1)
     return outcome.client_cpu_s / (elapsed * cores)
 
-
-async def run_benchmark(values: Values, workload: Workload, driver: Driver, hooks: Hooks) -> RunOutcome:
-    return await LocalRun(values, workload, driver, hooks).execute()

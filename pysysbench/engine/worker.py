@@ -350,7 +350,8 @@ class Worker:
                 ctx.stmts.clear()
                 await self.workload.thread_init(ctx)
                 return True
-            except DatabaseError:
+            except DatabaseError as exc:   # counted and shown (LocalRun's ReconnectWatch), then retried
+                self.counters.count_reconnect_failure(getattr(exc, "code", "") or "unknown", str(exc))
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, RECONNECT_MAX_DELAY_S)
         return False

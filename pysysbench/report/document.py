@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import UsageError
+from ..files import write_atomic
 from .model import Cell, Run, cells
 from .tables import (TableData, environment_rows, peak_sentence, peaks, reproduce_commands, summary_table,
                      variant_keys, workload_table)
@@ -100,19 +101,9 @@ def _section(workload: str, cell_list: list[Cell], keys: list[str], runs: list[R
 
 
 def write(report: Report, out_dir: str, markdown: str, html: str) -> list[str]:
-    """Write report.md, report.html and the chart PNGs; return the paths."""
-    paths = [os.path.join(out_dir, "report.md"), os.path.join(out_dir, "report.html")]
-    try:
-        os.makedirs(os.path.join(out_dir, "charts"), exist_ok=True)
-        for path, text in zip(paths, (markdown, html)):
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        for s in report.sections:
-            for c in s.charts:
-                path = os.path.join(out_dir, c.file)
-                with open(path, "wb") as fh:
-                    fh.write(c.png)
-                paths.append(path)
-    except OSError as exc:
-        raise UsageError(f"cannot write the report to '{out_dir}': {exc.strerror}") from None
-    return paths
+    """Write report.md, report.html and the chart PNGs (each atomically); return the paths."""
+    files = [(os.path.join(out_dir, "report.md"), markdown), (os.path.join(out_dir, "report.html"), html)]
+    files += [(os.path.join(out_dir, c.file), c.png) for s in report.sections for c in s.charts]
+    for path, data in files:
+        write_atomic(path, data, "report")
+    return [path for path, _ in files]

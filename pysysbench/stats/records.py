@@ -52,6 +52,12 @@ class Snapshot:
     thread_events: dict[int, int] = field(default_factory=dict)  # global thread id -> events
     thread_lat_ns: dict[int, int] = field(default_factory=dict)  # global thread id -> latency sum
     error_codes: dict[str, int] = field(default_factory=dict)  # error code -> count
+    reconnect_failures: dict[str, int] = field(default_factory=dict)  # error code -> failed reconnect attempts
+    reconnect_error: str = ""  # the last failed reconnect's message (not a counter: merge keeps one)
+
+    @property
+    def failed_reconnects(self) -> int:
+        return sum(self.reconnect_failures.values())
 
     def copy(self) -> Snapshot:
         """Return a deep copy (the lists and dicts are not shared)."""
@@ -63,6 +69,8 @@ class Snapshot:
             thread_events=dict(self.thread_events),
             thread_lat_ns=dict(self.thread_lat_ns),
             error_codes=dict(self.error_codes),
+            reconnect_failures=dict(self.reconnect_failures),
+            reconnect_error=self.reconnect_error,
         )
 
     @staticmethod
@@ -83,6 +91,8 @@ class Snapshot:
             _dict_add(out.thread_events, snap.thread_events)
             _dict_add(out.thread_lat_ns, snap.thread_lat_ns)
             _dict_add(out.error_codes, snap.error_codes)
+            _dict_add(out.reconnect_failures, snap.reconnect_failures)
+            out.reconnect_error = snap.reconnect_error or out.reconnect_error
         return out
 
     def minus(self, base: Snapshot) -> Snapshot:
@@ -95,11 +105,13 @@ class Snapshot:
             **{name: getattr(self, name) - getattr(base, name) for name in _COUNTERS},
             lat_min_ns=self.lat_min_ns,
             lat_max_ns=self.lat_max_ns,
+            reconnect_error=self.reconnect_error,
         )
         out.hist = [a - b for a, b in zip(self.hist, base.hist, strict=True)]
         out.thread_events = _dict_minus(self.thread_events, base.thread_events)
         out.thread_lat_ns = _dict_minus(self.thread_lat_ns, base.thread_lat_ns)
         out.error_codes = _dict_minus(self.error_codes, base.error_codes)
+        out.reconnect_failures = _dict_minus(self.reconnect_failures, base.reconnect_failures)
         return out
 
 
@@ -120,6 +132,7 @@ class IntervalStat:
     latency_pct_ms: float  # percentile of this interval's histogram (0.0 when disabled)
     queue_length: int | None = None  # rate mode only
     concurrency: int | None = None  # rate mode only
+    reconnect_failures: int = 0  # failed attempts to re-open lost connections
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +158,8 @@ class Summary:
     thread_lat_ns: tuple[int, ...]
     unfinished: int | None = None  # forced shutdown only
     error_codes: dict[str, int] = field(default_factory=dict)
+    reconnect_failures: dict[str, int] = field(default_factory=dict)  # error code -> failed reconnect attempts
+    reconnect_error: str = ""  # the last failed reconnect's message
 
     @property
     def lat_avg_ns(self) -> int:
@@ -188,6 +203,7 @@ def interval_from(
         latency_pct_ms=_interval_pct_ms(d.hist, percentile),
         queue_length=queue_length,
         concurrency=concurrency,
+        reconnect_failures=d.failed_reconnects,
     )
 
 
@@ -230,4 +246,6 @@ def summary_from(
         thread_lat_ns=tuple(d.thread_lat_ns.get(t, 0) for t in range(threads)),
         unfinished=unfinished,
         error_codes={k: v for k, v in d.error_codes.items() if v},
+        reconnect_failures={k: v for k, v in d.reconnect_failures.items() if v},
+        reconnect_error=d.reconnect_error if d.failed_reconnects else "",
     )

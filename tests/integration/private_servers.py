@@ -4,7 +4,11 @@ Killing or restarting the machine's shared servers would break every other
 test running at the time, so the fault tests start their own: a mariadbd on
 ``MY_PORT`` and a PostgreSQL cluster on ``PG_PORT``, each in a temporary data
 directory, which they may kill and restart at will.  Both accept the ``sbtest``
-user without a password and have a ``sbtest`` database.
+user without a password and have a ``sbtest`` database.  For tests of
+authentication, ``PrivateMariaDB(grants=True)`` keeps its grant tables (root
+without a password on 127.0.0.1, ``sbtest`` with every privilege on ``sbtest``,
+``ALTER USER`` works) and ``PrivatePostgres.passwords()`` makes ``sbtest`` log in
+with a password (scram-sha-256) until the block ends.
 """
 
 from __future__ import annotations
@@ -15,9 +19,11 @@ import signal
 import subprocess
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 MY_PORT = 3391
+MY_GRANTS_PORT = 3392   # the variant with grant tables, beside the usual one
 PG_PORT = 5491
 PG_BIN = Path("/usr/lib/postgresql") / sorted(os.listdir("/usr/lib/postgresql"))[-1] / "bin"
 START_TIMEOUT_S = 60
@@ -33,11 +39,12 @@ def _wait(check, what: str, timeout_s: float = START_TIMEOUT_S) -> None:
 
 
 class PrivateMariaDB:
-    """A throw-away mariadbd (no grant tables: every user may do anything)."""
+    """A throw-away mariadbd (no grant tables: every user may do anything, unless ``grants``)."""
 
-    def __init__(self, port: int = MY_PORT, extra_args: tuple[str, ...] = ()):
+    def __init__(self, port: int = MY_PORT, extra_args: tuple[str, ...] = (), grants: bool = False):
         self.port = port
         self.extra_args = list(extra_args)
+        self.grants = grants
         self.dir = Path(tempfile.mkdtemp(prefix="pysysbench-mariadb-"))
         self.proc: subprocess.Popen | None = None
         subprocess.run(["mariadb-install-db", "--no-defaults", f"--datadir={self.dir / 'data'}", "--user=root",
@@ -54,11 +61,15 @@ class PrivateMariaDB:
         self.proc = subprocess.Popen(
             ["mariadbd", "--no-defaults", f"--datadir={d / 'data'}", f"--port={self.port}",
              "--bind-address=127.0.0.1", f"--socket={d / 'sock'}", f"--pid-file={d / 'pid'}", "--user=root",
-             "--skip-grant-tables", "--innodb-buffer-pool-size=64M", "--performance-schema=off",
+             *([] if self.grants else ["--skip-grant-tables"]), "--innodb-buffer-pool-size=64M",
+             "--performance-schema=off",
              "--max-connections=200", f"--log-error={d / 'error.log'}", *self.extra_args],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         _wait(self._ready, "private MariaDB")
         self.sql("CREATE DATABASE IF NOT EXISTS sbtest")
+        if self.grants:
+            self.sql("CREATE USER IF NOT EXISTS sbtest@'%'")
+            self.sql("GRANT ALL ON sbtest.* TO sbtest@'%'")
 
     def _ready(self) -> bool:
         return subprocess.run(["mariadb", "-h127.0.0.1", f"-P{self.port}", "-uroot", "-e", "SELECT 1"],
@@ -124,6 +135,22 @@ class PrivatePostgres:
 
     def restart(self) -> None:
         self._ctl("restart")
+
+    @contextmanager
+    def passwords(self, password: str):
+        """``sbtest`` logs in over TCP with ``password`` (scram-sha-256) inside the block."""
+        hba = self.dir / "data" / "pg_hba.conf"
+        trusting = hba.read_text()
+        self.sql(f"ALTER ROLE sbtest PASSWORD '{password}'")
+        hba.write_text("local all all trust\nhost all postgres 127.0.0.1/32 trust\n"
+                       "host all sbtest 127.0.0.1/32 scram-sha-256\n")
+        self.sql("SELECT pg_reload_conf()")
+        try:
+            yield
+        finally:
+            hba.write_text(trusting)
+            self.sql("SELECT pg_reload_conf()")
+            self.sql("ALTER ROLE sbtest PASSWORD NULL")
 
     def sql(self, statement: str, db: str = "postgres") -> str:
         out = subprocess.run(["psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-d", db,

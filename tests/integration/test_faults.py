@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
-from private_servers import PrivateMariaDB, PrivatePostgres
+from private_servers import MY_GRANTS_PORT, PrivateMariaDB, PrivatePostgres
 
 DATA = ["--tables=2", "--table-size=1000"]
 
@@ -27,6 +27,15 @@ DATA = ["--tables=2", "--table-size=1000"]
 @pytest.fixture(scope="module")
 def mariadb():
     server = PrivateMariaDB()
+    server.start()
+    yield server
+    server.destroy()
+
+
+@pytest.fixture(scope="module")
+def mariadb_grants():
+    """A private MariaDB with grant tables: passwords are checked."""
+    server = PrivateMariaDB(MY_GRANTS_PORT, grants=True)
     server.start()
     yield server
     server.destroy()
@@ -186,6 +195,69 @@ def test_postgres_backend_terminated(postgres):
                  "AND pid <> pg_backend_pid() LIMIT 1")
     assert proc.wait(60) == 0, reader.text() + proc.stderr.read()
     assert summary_value(reader.text(), "reconnects") >= 1
+
+
+RECONNECT_TIMEOUT = 8
+
+
+def assert_gave_up_reconnecting(proc: subprocess.Popen, reader: Reader, out: Path, changed: float, code: str,
+                                words: tuple[str, ...]) -> None:
+    """The run warned, then stopped within the bound with one FATAL line naming the
+    error and what to do, and the result file counts the failed reconnects."""
+    try:
+        assert proc.wait(60) == 1, reader.text() + proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert time.monotonic() - changed < RECONNECT_TIMEOUT + 8
+    text = reader.text()
+    warnings = [line for line in text.splitlines() if line.startswith("WARNING: reconnecting keeps failing")]
+    assert warnings and f"{code}: " in warnings[0], text
+    fatal = [line for line in text.splitlines() if line.startswith("FATAL:")]
+    assert len(fatal) == 1 and "gave up reconnecting" in fatal[0], text
+    assert f"--reconnect-timeout={RECONNECT_TIMEOUT}" in fatal[0] and all(w in fatal[0] for w in words), fatal[0]
+    doc = json.loads(out.read_text())
+    assert doc["exit_code"] == 1 and doc["error"] == fatal[0][len("FATAL: "):]
+    assert doc["summary"]["reconnect_failures_by_code"][code] == doc["summary"]["reconnect_failures"] > 0
+    assert sum(iv["reconnect_failures"] for iv in doc["intervals"]) > 0
+    assert "changed" not in text + out.read_text()     # the new password is not printed
+
+
+@pytest.mark.mysql
+def test_mariadb_password_change_gives_up_reconnecting_with_a_clear_error(mariadb_grants, tmp_path):
+    server = mariadb_grants
+    fresh_data(server, "oltp_point_select")
+    out = tmp_path / "r.json"
+    proc = start("oltp_point_select", *server.options, *DATA, "--threads=4", "--time=120", "--report-interval=1",
+                 "--mysql-ignore-errors=all", f"--reconnect-timeout={RECONNECT_TIMEOUT}", f"--result-file={out}",
+                 "run")
+    reader = Reader(proc)
+    reader.wait_for("[ 2s ]")
+    server.sql("ALTER USER sbtest@'%' IDENTIFIED BY 'changed'")
+    try:
+        for session in server.sql("SELECT id FROM information_schema.processlist WHERE user='sbtest'").split():
+            subprocess.run(["mariadb", "-h127.0.0.1", f"-P{server.port}", "-uroot", "-e", f"KILL {session}"],
+                           capture_output=True)
+        assert_gave_up_reconnecting(proc, reader, out, time.monotonic(), "1045",
+                                    ("error 1045", "Access denied", "--mysql-password"))
+    finally:
+        server.sql("ALTER USER sbtest@'%' IDENTIFIED BY ''")
+
+
+@pytest.mark.pgsql
+def test_postgres_password_change_gives_up_reconnecting_with_a_clear_error(postgres, tmp_path):
+    fresh_data(postgres, "oltp_point_select")
+    out = tmp_path / "r.json"
+    with postgres.passwords("first"):
+        proc = start("oltp_point_select", *postgres.options, *DATA, "--pgsql-password=first", "--threads=4",
+                     "--time=120", "--report-interval=1", "--pgsql-ignore-errors=all",
+                     f"--reconnect-timeout={RECONNECT_TIMEOUT}", f"--result-file={out}", "run")
+        reader = Reader(proc)
+        reader.wait_for("[ 2s ]")
+        postgres.sql("ALTER ROLE sbtest PASSWORD 'changed'")
+        postgres.sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename='sbtest'")
+        assert_gave_up_reconnecting(proc, reader, out, time.monotonic(), "28P01",
+                                    ("password authentication failed", "--pgsql-password"))
 
 
 @pytest.mark.mysql

@@ -59,10 +59,11 @@ def arg(argv: list[str], name: str) -> str | None:
 
 
 class FakeBackend:
-    def __init__(self, tps=lambda test, threads: 100.0 * min(threads, 2), fail=(), interrupt=()):
+    def __init__(self, tps=lambda test, threads: 100.0 * min(threads, 2), fail=(), interrupt=(), interrupt_code=130):
         self.tps = tps
         self.fail = set(fail)
         self.interrupt = set(interrupt)
+        self.interrupt_code = interrupt_code
         self.log: list[tuple] = []
 
     def check(self, argv):
@@ -77,7 +78,7 @@ class FakeBackend:
             return CommandOutcome(0)
         path = arg(argv, "result-file")
         stem = os.path.basename(path)[:-5]
-        code = 130 if stem in self.interrupt else 1 if stem in self.fail else 0
+        code = self.interrupt_code if stem in self.interrupt else 1 if stem in self.fail else 0
         tps = self.tps(argv[0], int(arg(argv, "threads")))
         summary = {"tps": tps, "qps": tps * 10, "errors_per_s": 0.0, "threads": int(arg(argv, "threads")),
                    "latency_ms": {"p95": 1.0, "p99": 2.0}, "histogram": {"500": 10}}
@@ -169,6 +170,16 @@ def test_resume_after_interruption_runs_only_what_is_missing(tmp_path):
     assert [e[1] for e in events if e[0] == "run" and e[2] == "stored"] == [
         "oltp_point_select-t0001-r1", "oltp_point_select-t0002-r1"]
     assert len(executed) == 5 and manifest["status"] == "complete"
+
+
+def test_sigterm_interrupts_the_campaign_like_ctrl_c(tmp_path):
+    """A run stopped by SIGTERM exits 143: the campaign stops as interrupted (resumable), not failed."""
+    with pytest.raises(RunAborted) as ei:
+        run(tmp_path, FakeBackend(interrupt={"oltp_point_select-t0002-r1"}, interrupt_code=143))
+    assert ei.value.exit_code == 143 and "rerun the same command to resume" in str(ei.value)
+    manifest = json.loads((tmp_path / "res" / "manifest.json").read_text())
+    assert manifest["status"] == "interrupted"
+    assert manifest["runs"]["oltp_point_select-t0002-r1"]["status"] == "interrupted"
 
 
 def test_changed_options_invalidate_stored_results(tmp_path):
