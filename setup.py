@@ -1,20 +1,36 @@
 """Build hook for the optional C extension (everything else is in pyproject.toml).
 
-``pysysbench._wirescan`` finds where a server's response ends in C and
-``pysysbench._hotpath`` does the run loop's random draws and latency recording;
-when no compiler is available the build goes on and pysysbench uses the same
-functions in Python (drivers/wirescan.py, rand.py, engine/worker.py), only slower.
+``pysysbench._native`` holds the C twins of the hot path -- the random draws, the
+latency recorder, the event loop of the bundled OLTP events, the lean wire's core,
+each protocol's scanner and requests, the strand's core -- built from one source per
+layer, each beside the Python twin it stands for (pysysbench/native.h lists them).
+When no compiler is available the build goes on and pysysbench runs the Python twins,
+only slower; ``PYSYSBENCH_NATIVE=off`` does the same where it is built
+(pysysbench/native.py decides).
 """
 
 from setuptools import Extension, setup
 
-# -ffp-contract=off: no fused multiply-add, so _hotpath's draws round exactly as Python's floats
-FLAGS = ["-O2", "-ffp-contract=off"]
+# -ffp-contract=off: no fused multiply-add, so the draws round exactly as Python's floats;
+# -fvisibility=hidden: the pieces' shared functions stay inside the extension;
+# -flto: calls between the pieces are inlined as within one file (the hot path's cost per
+# event is that of one source file, bench/replay_wire.py under callgrind)
+FLAGS = ["-O2", "-ffp-contract=off", "-fvisibility=hidden", "-flto"]
+LINK_FLAGS = ["-flto", "-O2"]
 
-# the C interface between the two (a C loop in _hotpath given responses by _wirescan's strands)
-HEADERS = ["pysysbench/pysysbench_strand_api.h"]
+SOURCES = [
+    "pysysbench/_native.c",
+    "pysysbench/handoff.c",
+    "pysysbench/rand.c",
+    "pysysbench/stats/recorder.c",
+    "pysysbench/drivers/wire.c",
+    "pysysbench/drivers/mysql/wire.c",
+    "pysysbench/drivers/pgsql/wire.c",
+    "pysysbench/engine/strand.c",
+    "pysysbench/engine/event_loop.c",
+]
+# the private interface between the pieces
+HEADERS = ["pysysbench/native.h"]
 
-setup(ext_modules=[Extension("pysysbench._wirescan", ["pysysbench/_wirescan.c"], depends=HEADERS, optional=True,
-                             extra_compile_args=FLAGS),
-                   Extension("pysysbench._hotpath", ["pysysbench/_hotpath.c"], depends=HEADERS, optional=True,
-                             extra_compile_args=FLAGS)])
+setup(ext_modules=[Extension("pysysbench._native", SOURCES, include_dirs=["pysysbench"], depends=HEADERS,
+                             optional=True, extra_compile_args=FLAGS, extra_link_args=LINK_FLAGS)])

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """The client's own cost per event, without the server or the kernel: a profiling aid.
 
-Runs pysysbench (any arguments, MySQL driver) with every lean-wire connection
-answered in-process: the first response to each prepared statement comes from the
-real server, later executions of that statement get a replay of it, delivered on
-the next loop turn.  What is left is pysysbench's Python and C per event --
+Runs pysysbench (any arguments, MySQL or PostgreSQL driver) with every lean-wire
+connection answered in-process: the first response to each prepared statement comes
+from the real server, later executions of that statement get a replay of it,
+delivered on the next loop turn.  What is left is pysysbench's Python and C per event --
 event composition, random draws, the statement path, strands, recording -- plus
 the replay itself (a few percent).  Deterministic under callgrind, so two versions
 can be compared by instructions per event on a machine whose timings are noisy:
@@ -31,16 +31,32 @@ import sys
 import time
 
 from pysysbench.drivers import wire
+from pysysbench.drivers.wire import PgWire
 from pysysbench.drivers.wirescan import mysql_scan_fast, pg_scan_fast
 
 COM_STMT_EXECUTE = b"\x17"
 
 
-class ReplayTransport:
-    """Passes everything but repeated COM_STMT_EXECUTEs to the real transport."""
+def mysql_key(data: bytes) -> bytes | None:
+    """COM_STMT_EXECUTE: the command and statement id; anything else is not replayed."""
+    return data[4:9] if data[4:5] == COM_STMT_EXECUTE else None
 
-    def __init__(self, real, protocol):
+
+def pg_key(data: bytes) -> bytes | None:
+    """Bind + Execute + Sync of a named statement: the statement's name; anything else
+    (Parse, simple queries) is not replayed."""
+    if data[:1] != b"B":
+        return None
+    portal_end = data.index(b"\0", 5)
+    return b"B" + data[portal_end + 1:data.index(b"\0", portal_end + 1)]
+
+
+class ReplayTransport:
+    """Passes everything but repeated executions of a prepared statement to the real transport."""
+
+    def __init__(self, real, protocol, key):
         self.real = real
+        self.key = key
         self.protocol = protocol
         self.answers: dict[bytes, bytes] = {}
         self.learning: bytes | None = None
@@ -48,9 +64,8 @@ class ReplayTransport:
         self.loop = asyncio.get_running_loop()
 
     def write(self, data: bytes) -> None:
-        execute = data[4:5] == COM_STMT_EXECUTE
-        key = data[4:9] if execute else None      # command + statement id
-        answer = self.answers.get(key) if execute else None
+        key = self.key(data)
+        answer = self.answers.get(key) if key is not None else None
         if answer is None:
             self.learning = key
             self.received = bytearray()
@@ -80,7 +95,7 @@ _received = wire.Wire.data_received
 
 def _replaying_init(self, transport, *args, **kw):
     _init(self, transport, *args, **kw)
-    self.transport = ReplayTransport(transport, self)
+    self.transport = ReplayTransport(transport, self, pg_key if isinstance(self, PgWire) else mysql_key)
     self.fd = -1      # every statement through ReplayTransport.write (no direct send on the socket)
 
 
@@ -95,8 +110,8 @@ def _learning_received(self, data):
 
 
 def main() -> None:
-    if "--db-driver=mysql" not in sys.argv:
-        sys.exit("replay_wire: MySQL driver only (--db-driver=mysql): the replay keys on COM_STMT_EXECUTE")
+    if "--db-driver=mysql" not in sys.argv and "--db-driver=pgsql" not in sys.argv:
+        sys.exit("replay_wire: the lean wire's drivers only (--db-driver=mysql or --db-driver=pgsql)")
     wire.Wire.__init__ = _replaying_init
     wire.Wire.data_received = _learning_received
     args = sys.argv[1:]

@@ -14,8 +14,7 @@ a float in [0, 1)); ``Rand.set_source`` swaps the generator for every method
 at once, which is the seam for a bit-exact xoroshiro128+ source.
 
 ``uniform`` and ``special`` (the default distribution, drawn several times per
-event) are computed by the optional C extension ``pysysbench._hotpath`` when it
-is built, with the same double operations in the same order as the Python
+event) are computed in C when :mod:`.native` says the C extension is used, with the same double operations in the same order as the Python
 methods here (``_py_uniform`` / ``_py_special``, the fallback).
 
 Bounds are integers with ``a <= b`` that fit in uint32, as in sysbench.
@@ -70,11 +69,8 @@ _LETTER_LO, _LETTER_HI = ord("a"), ord("z")
 
 _SUMMERS: dict[int, Callable[[Callable[[], float]], float]] = {}
 
-try:
-    from ._hotpath import SPECIAL as _C_SPECIAL, STRING as _C_STRING, UNIFORM as _C_UNIFORM, Draw as _CDraw
-    from ._hotpath import mt_selftest as _mt_selftest
-except ImportError:   # pragma: no cover - depends on the build
-    _CDraw = None
+from .native import SPECIAL as _C_SPECIAL, STRING as _C_STRING, UNIFORM as _C_UNIFORM, Draw as _CDraw
+from .native import mt_selftest as _mt_selftest
 
 
 def _mt_direct() -> bool:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from ..version import __version__
 from ..drivers import DB_OPTIONS, REGISTRY as DRIVERS
+from ..drivers.base import by_option_prefix
 from ..engine.ray_options import RAY_OPTIONS
 from ..engine.reconnects import RECONNECT_TIMEOUT_S
 from ..errors import ConfigError, InvalidOption, UsageError
@@ -240,19 +241,19 @@ ENGINE_OPTIONS = ("mysql_storage_engine", "mysql_table_engine", "mysql_table_opt
 
 
 def choose_driver(values: Values) -> str:
-    """--db-driver, else the family of any --mysql-*/--pgsql-* option given, else sqlite."""
+    """--db-driver, else the driver whose options were given (its ``option_prefix``:
+    --mysql-*, --pgsql-*, ...), else the default (sqlite, whose own options need no sniffing)."""
+    name = values.db_driver
     if values.is_set("db_driver"):
-        name = values.db_driver
         if name not in DRIVERS:
             raise ConfigError(f"invalid database driver name: '{name}' (available: {', '.join(DRIVERS)})")
         return name
-    families = {key.split("_", 1)[0] for key in values.explicit
-                if key.startswith(("mysql_", "pgsql_")) and key not in ENGINE_OPTIONS}
-    if len(families) > 1:
-        raise ConfigError("both --mysql-* and --pgsql-* options were given: choose one with --db-driver")
-    if families:
-        return families.pop().replace("pgsql", "pgsql")
-    return "sqlite"
+    prefixes = {p: n for p, n in by_option_prefix().items() if n != name}
+    given = sorted({p for key in values.explicit if key not in ENGINE_OPTIONS
+                    for p in prefixes if key.startswith(p.replace("-", "_") + "_")})
+    if len(given) > 1:
+        raise ConfigError(f"both --{given[0]}-* and --{given[1]}-* options were given: choose one with --db-driver")
+    return prefixes[given[0]] if given else name
 
 
 def validate(values: Values) -> None:

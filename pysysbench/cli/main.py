@@ -12,6 +12,7 @@ import sys
 import traceback
 from typing import Any, Callable, Coroutine
 
+from .. import native
 from ..version import __version__
 from ..drivers import REGISTRY as DRIVERS
 from ..errors import PySysbenchError, UsageError, WorkloadError
@@ -136,6 +137,7 @@ def _main(argv: list[str] | None) -> int:
     debug = any(a.split("=", 1)[0] == "--debug" and a.split("=", 1)[-1] not in ("off", "0", "false")
                 for a in argv)
     try:
+        native.check()
         return dispatch(argv, out)
     except UsageError as exc:
         print(str(exc), file=sys.stderr)

@@ -1,8 +1,13 @@
 """Driver API: what workloads and the engine may ask of a database.
 
-A driver is a name, its prefixed options, capabilities and a dialect (data, not
-code paths: generic code asks ``caps``/``dialect`` instead of comparing names),
-and ``connect()``.  A :class:`Connection` executes statements, classifies every
+A driver is a name, its prefixed options (``option_prefix``: ``--mysql-*`` picks the
+MySQL driver when no ``--db-driver`` is given), the environment variable its password
+may come from (``password_env``), capabilities and a dialect (data, not code paths:
+generic code asks ``caps``/``dialect`` instead of comparing names), and ``connect()``.
+The dialect holds facts about the server only (DDL details, catalog queries, its
+``family``); what a workload sends -- sbtest's tables, prewarm reads, index checks,
+row sizes -- is the workload's, keyed by that family.  ``register`` adds a driver
+class to the registry; a name already taken is refused.  A :class:`Connection` executes statements, classifies every
 result as read / write / other (spec 5.11) into the :class:`Counters` it was
 given, and classifies every error at the edge as ignorable, reconnect or fatal
 (spec 5.10): the worker acts on the exception class, never on error codes.
@@ -20,7 +25,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Sequence
 
-from ..errors import SQLError
+from ..errors import ConfigError, SQLError
 from ..options import Option, OptType, Values
 
 Statement = Callable[..., Awaitable[None]]
@@ -92,18 +97,19 @@ def quote_standard(name: str) -> str:
 
 @dataclass(frozen=True)
 class Dialect:
-    """DDL and literal details that differ between servers."""
+    """DDL and literal details that differ between servers (facts about the server, no
+    workload's SQL)."""
 
     id_auto_inc: str              # column definition of an auto-increment id
+    # the server family whose SQL this server speaks ("mysql", "postgresql", "sqlite"; ""
+    # for none of them): workloads key their per-server SQL on it, never on a driver's name
+    family: str = ""
     # a name (database, table) as the server's delimited identifier, for the SQL a hint prints
     quote_name: Callable[[str], str] = field(default=quote_standard)
     id_plain: str = "INTEGER NOT NULL"
-    engine_clause: Callable[[Values], str] = field(default=lambda v: "")
     table_exists_sql: str = ""    # one ? placeholder: the table name
-    # data checks: SQL that is true when ``col`` does NOT match regex ``pattern``,
-    # and statements counting rows through index k_{table} (the last one returns it)
+    # data checks: SQL that is true when ``col`` does NOT match regex ``pattern``
     regex_mismatch: Callable[[str, str], str] = field(default=lambda col, pattern: "0=1")
-    index_count_sql: tuple[str, ...] = ()
     # the server's connection limit (one value), and how to raise it; the slots of it this
     # user cannot take (reserved for superusers) and the sessions open now, ours included
     # (each: an integer in the last column of the first row; "" = not known)
@@ -111,8 +117,6 @@ class Dialect:
     max_connections_hint: str = ""
     reserved_connections_sql: str = ""
     open_connections_sql: str = ""
-    # statements that read table N into the server's caches (None: no prewarm)
-    prewarm_sql: Callable[[int, int], list[str]] | None = None
     # fast prepare (pysysbench.load).  A table being loaded carries a flag that the
     # pre-flight of run refuses (an interrupted prepare leaves it); the statements take
     # the table name; None = loads are atomic (one transaction), no flag needed
@@ -128,8 +132,6 @@ class Dialect:
     add_primary_key_sql: Callable[[str], list[str]] | None = None
     # session settings of the loading connections
     load_session_sql: tuple[str, ...] = ()
-    # on-disk bytes per row, measured: (table with its primary key, secondary index on k)
-    row_bytes: tuple[int, int] = (0, 0)
 
 
 def literal(value: Any) -> str:
@@ -259,6 +261,12 @@ class Driver:
     name: str = ""
     description: str = ""
     options: list[Option] = []
+    # the prefix of this driver's options ("mysql": --mysql-host, ...); given without
+    # --db-driver, an option of that prefix picks this driver ("": never)
+    option_prefix: str = ""
+    # the environment variable the password may come from when no option gives it ("": none);
+    # passed on to Ray actors on other machines
+    password_env: str = ""
     caps: DriverCaps
     dialect: Dialect
 
@@ -293,5 +301,24 @@ REGISTRY: dict[str, type[Driver]] = {}
 
 
 def register(cls: type[Driver]) -> type[Driver]:
+    """Add a driver class under its ``name`` (a class decorator); a name already registered
+    is refused -- a second driver would silently replace the first."""
+    if not cls.name:
+        raise ConfigError(f"driver class {cls.__module__}.{cls.__qualname__} has no name")
+    taken = REGISTRY.get(cls.name)
+    if taken is not None:
+        raise ConfigError(f"a database driver named '{cls.name}' is already registered "
+                          f"({taken.__module__}.{taken.__qualname__}): choose another name for "
+                          f"{cls.__module__}.{cls.__qualname__}")
     REGISTRY[cls.name] = cls
     return cls
+
+
+def password_envs() -> tuple[str, ...]:
+    """The password environment variables of every registered driver."""
+    return tuple(cls.password_env for cls in REGISTRY.values() if cls.password_env)
+
+
+def by_option_prefix() -> dict[str, str]:
+    """Option prefix -> driver name, for every registered driver that has one."""
+    return {cls.option_prefix: name for name, cls in REGISTRY.items() if cls.option_prefix}

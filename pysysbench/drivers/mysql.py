@@ -52,16 +52,11 @@ OPTIONS = [
            "Dry run, pretend that all MySQL client API calls are successful without executing them", GROUP),
 ]
 
-PREWARM_SESSION_BYTES = 2 * 1024**3   # tmp_table_size / max_heap_table_size (spec 2.7)
 LOADING_COMMENT = "pysysbench: prepare did not finish"
 # LOAD DATA LOCAL refused: 1148 (server local_infile=OFF), 3948 (MySQL 8 wording), 2068 (client
 # side); 1064 / 1235: a MySQL-protocol engine that does not parse or support the statement
 ER_LOCAL_INFILE_REFUSED = {"1148", "3948", "2068", "1064", "1235"}
 LOCAL_INFILE_PACKET_BYTES = 256 * 1024      # well below any max_allowed_packet (MySQL 5.5: 1 MiB)
-# InnoDB bytes per sbtest row (data_length: the clustered primary key; index_length: k), measured
-# on MariaDB 10.11 with 1,000,000 rows loaded in id order and the index built afterwards (--data-size)
-ROW_BYTES_TABLE = 225
-ROW_BYTES_K_INDEX = 16
 
 # MariaDB's extended capabilities (the last 4 bytes of the handshake's filler, capability bits
 # 32-63, read by the server when the client leaves CLIENT_MYSQL (bit 0) clear):
@@ -135,22 +130,12 @@ def metadata_connection_class() -> Any:
     return _metadata_connection_class
 
 
-def _prewarm_sql(table: int, size: int) -> list[str]:
-    return [f"SET SESSION tmp_table_size={PREWARM_SESSION_BYTES}",
-            f"SET SESSION max_heap_table_size={PREWARM_SESSION_BYTES}",
-            f"ANALYZE TABLE sbtest{table}",
-            f"SELECT AVG(id) FROM (SELECT * FROM sbtest{table} FORCE KEY (PRIMARY) LIMIT {size}) t",
-            f"SELECT COUNT(*) FROM (SELECT * FROM sbtest{table} WHERE k LIKE '%0%' LIMIT {size}) t"]
-
-
 DIALECT = Dialect(
     id_auto_inc="INTEGER NOT NULL AUTO_INCREMENT",
+    family="mysql",
     quote_name=lambda name: "`" + name.replace("`", "``") + "`",
-    engine_clause=lambda v: f"/*! ENGINE = {v.mysql_storage_engine} */",
     table_exists_sql="SELECT count(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?",
-    prewarm_sql=_prewarm_sql,
     regex_mismatch=lambda col, pattern: f"{col} NOT REGEXP '{pattern}'",
-    index_count_sql=("SELECT COUNT(*) FROM sbtest{table} FORCE INDEX (k_{table}) WHERE k IS NOT NULL",),
     max_connections_sql="SELECT @@max_connections",
     max_connections_hint="SET GLOBAL max_connections={need}; set it in my.cnf too to keep it",
     open_connections_sql="SHOW GLOBAL STATUS LIKE 'Threads_connected'",
@@ -160,7 +145,6 @@ DIALECT = Dialect(
     mark_loaded_sql=lambda t: [f"ALTER TABLE {t} COMMENT = ''"],
     loading_check_sql=("SELECT count(*) FROM information_schema.tables WHERE table_schema = DATABASE() "
                        f"AND table_name = ? AND table_comment = '{LOADING_COMMENT}'"),
-    row_bytes=(ROW_BYTES_TABLE, ROW_BYTES_K_INDEX),
 )
 
 
@@ -418,6 +402,8 @@ class MySQLDriver(Driver):
     name = "mysql"
     description = "MySQL driver (MySQL, MariaDB, TiDB, PolarDB-X, ... via asyncmy)"
     options = OPTIONS
+    option_prefix = "mysql"
+    password_env = "PYSYSBENCH_MYSQL_PASSWORD"
     caps = DriverCaps(server_prepare=True, bulk_methods=("load-data", "multi-insert"))
     dialect = DIALECT
 
@@ -426,7 +412,7 @@ class MySQLDriver(Driver):
         self.ignore = {e.strip().lower() for e in values.mysql_ignore_errors}
         self.fast_path = bool(values.get("db_fast_path", True))
         self.endpoints = self._endpoints()
-        self.password = values.mysql_password or os.environ.get("PYSYSBENCH_MYSQL_PASSWORD", "")
+        self.password = values.mysql_password or os.environ.get(self.password_env, "")
         self.tls = self._tls()
 
     def check(self) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..errors import (ConfigError, ConnectError, FatalSQLError, IgnorableError, MissingTableError,
+from ..errors import (ConnectError, FatalSQLError, IgnorableError, MissingTableError,
                       ReconnectError, TableExistsError, listing)
 from ..options import PORT, Option, OptType
 from . import tls
@@ -29,10 +29,6 @@ TLS_WORDING = tls.Wording(ca_option="--pgsql-ssl-ca", mode_option="--pgsql-sslmo
                           chain_only="--pgsql-sslmode=verify-ca",
                           unverified="--pgsql-sslmode=require with no root CA to encrypt without verifying")
 LOADING_COMMENT = "pysysbench: prepare did not finish"
-# bytes per sbtest row (heap + primary key; the k index), measured on PostgreSQL 15 with
-# 1,000,000 rows COPYed in id order and the index built afterwards (--data-size)
-ROW_BYTES_TABLE = 244
-ROW_BYTES_K_INDEX = 10
 
 OPTIONS = [
     Option("pgsql-host", OptType.LIST, ["localhost"], "PostgreSQL server host (a list spreads connections over nodes)", GROUP),
@@ -54,28 +50,11 @@ OPTIONS = [
 
 
 
-def _prewarm_sql(table: int, size: int) -> list[str]:
-    """pg_prewarm loads heap and indexes when the extension is installed; the
-    reads after it do the same job when it is not (they are cheap once warm)."""
-    return ["DO $$ BEGIN IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_prewarm') THEN "
-            f"PERFORM pg_prewarm(r) FROM (SELECT 'sbtest{table}'::regclass AS r UNION ALL "
-            f"SELECT indexrelid::regclass FROM pg_index WHERE indrelid = 'sbtest{table}'::regclass) s; "
-            "END IF; END $$",
-            f"ANALYZE sbtest{table}",
-            f"SELECT AVG(id) FROM (SELECT * FROM sbtest{table} ORDER BY id LIMIT {size}) t",
-            f"SELECT COUNT(*) FROM (SELECT * FROM sbtest{table} WHERE k::text LIKE '%0%' LIMIT {size}) t"]
-
-
 DIALECT = Dialect(
     id_auto_inc="SERIAL",
+    family="postgresql",
     table_exists_sql="SELECT to_regclass(?) IS NOT NULL",
-    prewarm_sql=_prewarm_sql,
     regex_mismatch=lambda col, pattern: f"{col}::text !~ '{pattern}'",
-    # with sequential scans and sorts disabled the planner must walk k_N in order
-    index_count_sql=("SELECT 1 / COUNT(*) FROM pg_indexes WHERE indexname = 'k_{table}'",
-                     "SET enable_seqscan = off", "SET enable_sort = off", "SET enable_bitmapscan = off",
-                     "SELECT COUNT(*) FROM (SELECT k FROM sbtest{table} ORDER BY k) s",
-                     "RESET enable_seqscan", "RESET enable_sort", "RESET enable_bitmapscan"),
     max_connections_sql="SHOW max_connections",
     max_connections_hint="ALTER SYSTEM SET max_connections = {need}, then restart PostgreSQL",
     # superusers may take every slot; others not superuser_reserved_connections (and, from
@@ -92,10 +71,9 @@ DIALECT = Dialect(
     # ids are loaded explicitly: move the SERIAL sequence past them (no sequence: setval(NULL) is NULL)
     after_load_sql=lambda t, rows: [f"SELECT setval(pg_get_serial_sequence('{t}', 'id'), {rows})"],
     # COPY into a heap without its primary key, then one sorted index build: 10-15 % faster
-    # (pg_restore's order); the constraint keeps its name, sbtestN_pkey
+    # (pg_restore's order); the constraint keeps its name, <table>_pkey
     drop_primary_key_sql=lambda t: [f"ALTER TABLE {t} DROP CONSTRAINT {t}_pkey"],
     add_primary_key_sql=lambda t: [f"ALTER TABLE {t} ADD PRIMARY KEY (id)"],
-    row_bytes=(ROW_BYTES_TABLE, ROW_BYTES_K_INDEX),
 )
 
 
@@ -287,6 +265,8 @@ class PgDriver(Driver):
     name = "pgsql"
     description = "PostgreSQL driver (PostgreSQL, KunlunBase, CockroachDB, ... via asyncpg)"
     options = OPTIONS
+    option_prefix = "pgsql"
+    password_env = "PYSYSBENCH_PGSQL_PASSWORD"
     caps = DriverCaps(server_prepare=True, auto_inc_insert_omits_id=True,
                       bulk_methods=("copy", "multi-insert"))
     dialect = DIALECT
@@ -296,7 +276,7 @@ class PgDriver(Driver):
         self.ignore = {e.strip().upper() if e.strip().lower() != "all" else "all"
                        for e in values.pgsql_ignore_errors}
         self.fast_path = bool(values.get("db_fast_path", True))
-        self.password = values.pgsql_password or os.environ.get("PYSYSBENCH_PGSQL_PASSWORD", "")
+        self.password = values.pgsql_password or os.environ.get(self.password_env, "")
         self.endpoints = self._endpoints()
         self.tls = self._tls()
         # asyncpg's ssl argument: the mode's name (disable, allow, prefer) or our context

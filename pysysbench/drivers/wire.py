@@ -25,6 +25,8 @@ from contextlib import contextmanager
 from functools import partial
 from typing import Any, Callable
 
+from ..handoff import here
+from ..native import Statement, WireCore, pg_bind
 from .wirescan import TextResult, mysql_error, mysql_packet, mysql_scan, mysql_scan_fast, pg_scan, pg_scan_fast
 
 _log = logging.getLogger(__name__)
@@ -57,18 +59,6 @@ class LostConnection(WireError):
     """The transport closed while a response was due."""
 
 
-class _Here:
-    """The strand (engine/strand.py) running right now, if any."""
-
-    __slots__ = ("strand",)
-
-    def __init__(self) -> None:
-        self.strand: Any = None
-
-
-here = _Here()
-
-
 @types.coroutine
 def _response(wire: "Wire"):
     """Await a response as a strand does: yield the wire, which resumes the strand
@@ -91,7 +81,7 @@ def _plain_fd(transport: asyncio.BaseTransport) -> int:
 
 
 class _PyWireCore:
-    """The receiving half of :class:`Wire`; the C twin is ``pysysbench._wirescan.WireCore``
+    """The receiving half of :class:`Wire`; the C twin is drivers/wire.c's ``WireCore``
     (used when built), which also scans statement responses itself (``kind`` 1 / 2)."""
 
     __slots__ = ("strand", "waiter", "scan", "pending", "lost", "kind", "deprecate_eof", "cache_metadata", "fd",
@@ -122,10 +112,8 @@ class _PyWireCore:
             waiter.set_result(result)
 
 
-try:
-    from .._wirescan import Statement as _CStatement, WireCore as _WireCore
-except ImportError:   # pragma: no cover - depends on the build
-    _CStatement, _WireCore = None, _PyWireCore
+_CStatement = Statement
+_WireCore = WireCore or _PyWireCore
 
 
 class Wire(_WireCore, asyncio.Protocol):
@@ -363,7 +351,7 @@ class MySQLWire(Wire):
         """The coroutine function of one prepared statement: sends COM_STMT_EXECUTE
         with its arguments and counts the result as read / write / other in
         ``counters``; a server error goes to ``fail`` (which raises).  With the C
-        extension the statement is a ``_wirescan.Statement`` that does the same under a
+        extension the statement is drivers/wire.c's ``Statement`` that does the same under a
         strand and falls back to this coroutine everywhere else."""
         head = bytes((COM_STMT_EXECUTE,)) + _U32.pack(stmt_id) + b"\x00\x01\x00\x00\x00"
         pack, encoding, u32 = self._pack, self.encoding, _U32.pack
@@ -449,7 +437,7 @@ def _py_pg_bind(head: bytes, args: tuple, tail: bytes) -> bytes:
     """A Bind message of ``args`` as text parameters, then ``tail``: 'B', length,
     ``head`` (portal, statement name, no parameter format codes), the parameter count,
     each parameter as int32 length + text (-1 = NULL), no result format codes.  The
-    C twin is ``pysysbench._wirescan.pg_bind``."""
+    C twin is drivers/pgsql/wire.c's ``pg_bind``."""
     parts = [head, _I16.pack(len(args))]
     for value in args:
         text = b"%d" % value if type(value) is int else _pg_text(value)
@@ -463,10 +451,7 @@ def _py_pg_bind(head: bytes, args: tuple, tail: bytes) -> bytes:
     return b"B" + _I32.pack(len(body) + 4) + body + tail
 
 
-try:
-    from .._wirescan import pg_bind as pg_bind_fast
-except ImportError:   # pragma: no cover - depends on the build
-    pg_bind_fast = _py_pg_bind
+pg_bind_fast = pg_bind or _py_pg_bind
 
 
 class PgWire(Wire):

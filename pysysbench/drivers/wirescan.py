@@ -5,7 +5,7 @@ C client does: it fetches them into buffers it never reads), so the lean wire
 clients in :mod:`.wire` do not decode rows at all: they only need to know when a
 response is complete, what kind it was (rows / affected rows) and the error, if
 any.  These scanners answer exactly that for a buffer holding the bytes received
-so far.  The C extension ``pysysbench._wirescan`` implements the same two
+so far.  The C extension (drivers/mysql/wire.c, drivers/pgsql/wire.c) implements the same two
 functions (the unit tests check both against each other); this module is its
 reference and the fallback when the extension was not built.
 
@@ -212,10 +212,8 @@ def pg_scan(buf, sink: TextResult | None = None):
         pos = end
 
 
-try:   # the same functions in C (built by pip install when a compiler is there)
-    from .._wirescan import mysql_scan as mysql_scan_c, pg_scan as pg_scan_c
-except ImportError:   # pragma: no cover - depends on the build
-    mysql_scan_c = pg_scan_c = None
+# the same functions in C, when the C extension is used (pysysbench/native.py)
+from ..native import mysql_scan as mysql_scan_c, pg_scan as pg_scan_c
 
 mysql_scan_fast = mysql_scan_c or mysql_scan
 pg_scan_fast = pg_scan_c or pg_scan

@@ -42,7 +42,9 @@ from dataclasses import dataclass, field
 from time import perf_counter_ns
 from typing import Any
 
+from .. import native
 from ..version import __version__
+from ..drivers.base import password_envs
 from ..errors import ConfigError, ConnectError, PySysbenchError, RunAborted
 from ..options import Values
 from ..stats.histogram import percentile_ms
@@ -56,10 +58,15 @@ SETUP_TIMEOUT_S = 120.0      # connect + place + start every actor (process star
 CALL_TIMEOUT_S = 30.0        # an actor that does not answer a sample in time counts as lost
 CLOSE_TIMEOUT_S = 10.0
 PROBE_TIMEOUT_S = 5.0        # TCP reachability of the head node before ray.init
-PASS_ENV = ("PYSYSBENCH_MYSQL_PASSWORD", "PYSYSBENCH_PGSQL_PASSWORD")   # to actors on other machines
 INSTALL_HINT = "install pysysbench[ray] (pip install 'pysysbench[ray]')"
 SAME_VERSIONS_HINT = "every Ray node needs the same Python and pysysbench versions as this client"
 
+
+
+def pass_env() -> tuple[str, ...]:
+    """The environment variables actors on other machines get from this client: every
+    registered driver's password variable, and the native switch (the same code there)."""
+    return (*password_envs(), native.ENV)
 
 def import_ray() -> Any:
     try:
@@ -320,7 +327,7 @@ class RayGroup:
 
         v = self.values
         actor_cls = self.ray.remote(RayWorker)
-        env = {k: os.environ[k] for k in PASS_ENV if os.environ.get(k)}
+        env = {k: os.environ[k] for k in pass_env() if os.environ.get(k)}
         first = 0
         for i, node in enumerate(slots):
             n = split(self.threads, len(slots), i)

@@ -21,11 +21,13 @@ import asyncio
 from asyncio.tasks import _enter_task, _leave_task
 from typing import Any, Coroutine
 
-from ..drivers import wire as _wire
+from ..drivers.wire import Wire
+from ..handoff import here as _here
+from ..native import StrandCore as _CStrandCore, strand_setup as _strand_setup
 
 
 class _PyStrandCore:
-    """The driving half of :class:`Strand`; the C twin is ``pysysbench._wirescan.StrandCore``."""
+    """The driving half of :class:`Strand`; the C twin is engine/strand.c's ``StrandCore``."""
 
     __slots__ = ("coro", "loop", "_waiting", "_cancel")
 
@@ -52,7 +54,7 @@ class _PyStrandCore:
 
     def _run(self, value: Any, exc: BaseException | None) -> None:
         loop = self.loop
-        here = _wire.here
+        here = _here
         outer = here.strand
         here.strand = self
         _enter_task(loop, self)
@@ -65,17 +67,15 @@ class _PyStrandCore:
         finally:
             _leave_task(loop, self)
             here.strand = outer
-        if isinstance(yielded, _wire.Wire):
+        if isinstance(yielded, Wire):
             self._waiting = yielded         # the wire resumes us (see Wire.data_received)
             return
         self._park(yielded)
 
 
-try:
-    from .._wirescan import StrandCore as _StrandCore, strand_setup as _strand_setup
-    _strand_setup(_wire.here, _enter_task, _leave_task, asyncio.CancelledError)
-except ImportError:   # pragma: no cover - depends on the build
-    _StrandCore = _PyStrandCore
+if _CStrandCore is not None:
+    _strand_setup(_here, _enter_task, _leave_task, asyncio.CancelledError)
+_StrandCore = _CStrandCore or _PyStrandCore
 
 
 class Strand(_StrandCore):

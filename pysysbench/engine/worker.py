@@ -15,7 +15,6 @@ interleaves (it switches threads only at calls and backward jumps).
 from __future__ import annotations
 
 import asyncio
-import math
 import random
 from dataclasses import dataclass
 from typing import Any, Coroutine
@@ -24,7 +23,7 @@ from time import perf_counter_ns
 from ..drivers.base import Counters, Driver
 from ..errors import DatabaseError, IgnorableError, PySysbenchError, ReconnectError, RunAborted
 from ..options import Values
-from ..stats.histogram import LN_MIN_MS, M, N_BUCKETS
+from ..stats.recorder import CRecorder, make_recorder
 from ..stats.records import Snapshot
 from ..workloads.base import ThreadContext, Workload, raised, user_code
 from ..workloads.oltp_common import make_rand
@@ -37,111 +36,16 @@ RECONNECT_MAX_DELAY_S = 0.5      # back-off cap while a server is away
 EVENT_QUEUE_SLOTS = 131_072       # sysbench's rate-mode ring size (spec 5.4)
 QUEUE_FULL = ("The event queue is full. This means the worker threads are unable to keep up with "
               "the specified event generation rate")
-LN_NS_PER_MS = math.log(1e6)
-_log = math.log
-_LAST_BUCKET = N_BUCKETS - 1
 NS = 1_000_000_000
 
 
-try:
-    from .._hotpath import EventLoop as _CEventLoop, Recorder as _CRecorderCore
-except ImportError:   # pragma: no cover - depends on the build
-    _CEventLoop = _CRecorderCore = None
-
-
-class PyRecorder:
-    """Latency and event accounting of one worker (hot path: ``record``).
-
-    Events and latency sums are kept per thread only (``[events, latency]`` lists
-    reached by one dict lookup); the worker's totals are their sums, taken when a
-    snapshot is (once per report interval), not on every event.  This is the
-    fallback and the contract of the C recorder (:class:`CRecorder`)."""
-
-    __slots__ = ("counters", "lat_min", "lat_max", "hist", "threads")
-
-    def __init__(self, counters: Counters, tids: range = range(0)):
-        self.counters = counters
-        self.lat_min = 0
-        self.lat_max = 0
-        self.hist = [0] * N_BUCKETS
-        self.threads: dict[int, list[int]] = {}
-
-    @property
-    def events(self) -> int:
-        return sum(t[0] for t in self.threads.values())
-
-    @property
-    def lat_sum(self) -> int:
-        return sum(t[1] for t in self.threads.values())
-
-    def record(self, tid: int, lat_ns: int) -> None:
-        try:
-            t = self.threads[tid]
-            t[0] += 1
-            t[1] += lat_ns
-        except KeyError:
-            self.threads[tid] = [1, lat_ns]
-        if lat_ns > self.lat_max:
-            self.lat_max = lat_ns
-        if lat_ns < self.lat_min or not self.lat_min:
-            self.lat_min = lat_ns
-        # sysbench's 1024-bucket log histogram index, inlined (spec 5.7)
-        if lat_ns > 0:
-            i = int((_log(lat_ns) - LN_NS_PER_MS - LN_MIN_MS) * M + 0.5)
-            self.hist[0 if i < 0 else _LAST_BUCKET if i > _LAST_BUCKET else i] += 1
-        else:
-            self.hist[0] += 1
-
-    def reset_minmax(self) -> None:
-        self.lat_min = self.lat_max = 0
-
-    def state(self) -> tuple:
-        """(events, lat_sum, lat_min, lat_max, hist, thread_events, thread_lat), as the C core's."""
-        threads = self.threads
-        return (sum(t[0] for t in threads.values()), sum(t[1] for t in threads.values()), self.lat_min,
-                self.lat_max, list(self.hist), {tid: t[0] for tid, t in threads.items()},
-                {tid: t[1] for tid, t in threads.items()})
-
-    def snapshot(self) -> Snapshot:
-        return _snapshot(self.counters, self.state())
-
-
-class CRecorder:
-    """:class:`PyRecorder` with its state in ``pysysbench._hotpath.Recorder``
-    (threads ``tids``, a contiguous range): ``record`` is the C method itself."""
-
-    __slots__ = ("counters", "core", "record", "reset_minmax")
-
-    def __init__(self, counters: Counters, tids: range):
-        self.counters = counters
-        self.core = _CRecorderCore(tids.start, len(tids), LN_NS_PER_MS, LN_MIN_MS, M)
-        self.record = self.core.record
-        self.reset_minmax = self.core.reset_minmax
-
-    def snapshot(self) -> Snapshot:
-        return _snapshot(self.counters, self.core.state())
-
-
-def _snapshot(c: Counters, state: tuple) -> Snapshot:
-    """A recorder's state and its counters as one Snapshot."""
-    events, lat_sum, lat_min, lat_max, hist, thread_events, thread_lat = state
-    return Snapshot(events=events, reads=c.reads, writes=c.writes, others=c.others, errors=c.errors,
-                    reconnects=c.reconnects, lat_sum_ns=lat_sum, lat_min_ns=lat_min, lat_max_ns=lat_max,
-                    hist=hist, thread_events=thread_events, thread_lat_ns=thread_lat,
-                    error_codes=dict(c.errors_by_code), reconnect_failures=dict(c.reconnect_failures),
-                    reconnect_error=c.reconnect_error)
-
-
-def make_recorder(counters: Counters, tids: range) -> PyRecorder | CRecorder:
-    if _CRecorderCore is not None and tids.step == 1:
-        return CRecorder(counters, tids)
-    return PyRecorder(counters, tids)
+from ..native import EventLoop as _CEventLoop
 
 
 _GONE = object()   # _restarted: the thread's connection is gone for good
 
 
-@dataclass(slots=True)   # slots: .stop is read once per event by the C loop (_hotpath.EventLoop)
+@dataclass(slots=True)   # slots: .stop is read once per event by the C loop (engine/event_loop.c)
 class Limits:
     """Run limits shared by this worker's threads."""
 
@@ -312,7 +216,8 @@ class Worker:
             parts = self.workload.native_parts()
             if parts is not None and _CEventLoop is not None:
                 steps = self.workload.event_steps(ctx, parts)
-                if any(step[3] for step in steps):    # an event without a statement would never yield
+                # an event without a statement would never yield
+                if any(count and calls for _, _, count, _, calls in steps):
                     return self._c_loop(ctx, parts, steps)
             return self._timed_loop(ctx)
         return self._general_loop(ctx)
@@ -391,7 +296,7 @@ class Worker:
     async def _c_loop(self, ctx: ThreadContext, parts: tuple[str, ...], steps: list[tuple]) -> None:
         """``_timed_loop`` for a bundled OLTP event (its ``event`` function lists its
         parts in ``event.steps``): the loop and the event run in C
-        (``_hotpath.EventLoop``), the same statements, draws and recording; an event
+        (engine/event_loop.c's ``EventLoop``), the same statements, draws and recording; an event
         that fails with an ignorable error is restarted here in Python, as in
         ``_timed_loop``, and the C loop goes on after it."""
         lim = self.limits

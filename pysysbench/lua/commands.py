@@ -9,7 +9,6 @@ sysbench 1.0.20's (spec 7).
 
 from __future__ import annotations
 
-import sys
 from typing import Any, Callable
 
 from ..errors import UsageError

@@ -10,7 +10,7 @@ import os
 import sys
 import threading
 import time
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..drivers import REGISTRY as DRIVERS
 from ..options import Values
@@ -18,6 +18,9 @@ from ..rand_compat import background_threads
 from .log import Log
 from .runtime import Seeds, Unique
 from .state import LuaState, Services
+
+if TYPE_CHECKING:   # annotations only (script.py imports this module)
+    from .script import ScriptRef
 
 
 def error_text(err: Any) -> str:

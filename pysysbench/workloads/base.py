@@ -150,6 +150,33 @@ def user_code(workload: "Workload | type[Workload]", hook: str) -> Iterator[None
         raise raised(workload, hook, exc) from exc
 
 
+# --- events as data, for the engine's C loop (engine/event_loop.c) -------------------------
+
+# the draws of a step, made left to right into values 0, 1, ... (the same calls of the
+# thread's Rand as the Python event makes, in the same order)
+ID = "id"                   # default(1, table_size)
+
+
+def string(template: str) -> tuple[str, str]:
+    """A draw of ``rand.string(template)``."""
+    return ("string", template)
+
+
+def plus(value: int, k: int) -> tuple[str, int, int]:
+    """Not a draw: value number ``value`` + ``k``."""
+    return ("plus", value, k)
+
+
+def native_step(statements: tuple, count: int, draws: tuple = (), calls: tuple = ((0, ()),),
+                per_table: bool = True) -> tuple:
+    """One part of an event as the engine's C loop runs it (``event_steps``): with
+    ``per_table`` one table t = uniform(1, tables) is drawn first (even when ``count`` is 0)
+    and each statement is ``statements[i][t]``, else ``statements[i]`` itself; then ``count``
+    times the ``draws`` are made and each of ``calls`` -- (statement index, value indices)
+    -- is awaited in turn."""
+    return (tuple(statements), per_table, count, tuple(draws), tuple(calls))
+
+
 REGISTRY: dict[str, type[Workload]] = {}
 
 

@@ -22,8 +22,9 @@ draw ``--oltp_use_xa_pct`` / ``--oltp_use_xa_2pc_pct`` with the default
 distribution as the fork does and run ``XA START/END/PREPARE/COMMIT`` on MySQL,
 ``BEGIN`` / ``PREPARE TRANSACTION`` / ``COMMIT PREPARED`` on PostgreSQL.
 
-Per-server SQL lives in :data:`DIALECTS`, a registry looked up once by driver
-name (data, not branches in the event code).
+Per-server SQL lives in :data:`DIALECTS`, a registry looked up once by the
+driver's server family (``dialect.family``: data, not branches in the event code,
+and no driver named).
 """
 
 from __future__ import annotations
@@ -122,6 +123,7 @@ def _pg_abort(xid: str, state: str) -> list[str]:
     return [f"ROLLBACK PREPARED '{xid}'"] if state == "prepared" else ["ROLLBACK"]
 
 
+# by server family (Dialect.family)
 DIALECTS: dict[str, LegacyDialect] = {
     "mysql": LegacyDialect(
         id_column=lambda auto: f"id INTEGER UNSIGNED NOT NULL {'AUTO_INCREMENT' if auto else ''}",
@@ -131,7 +133,7 @@ DIALECTS: dict[str, LegacyDialect] = {
                                   (f"XA COMMIT '{xid}'", None)] if two
                                  else [(f"XA END '{xid}'", "ended"), (f"XA COMMIT '{xid}' ONE PHASE", None)]),
         xa_abort=_mysql_abort),
-    "pgsql": LegacyDialect(
+    "postgresql": LegacyDialect(
         id_column=lambda auto: "id SERIAL NOT NULL", k_type="INTEGER", table_suffix=lambda v: "",
         omit_id_on_auto_inc_insert=True,
         xa_start=lambda xid: ["BEGIN"],
@@ -140,7 +142,7 @@ DIALECTS: dict[str, LegacyDialect] = {
         xa_abort=_pg_abort,
         xa_limit_sql="SELECT current_setting('max_prepared_transactions')::int"),
 }
-# SQLite and other drivers: 1.0-like DDL, no table locks, no XA
+# SQLite and other families: 1.0-like DDL, no table locks, no XA
 GENERIC = LegacyDialect(id_column=lambda auto: "id INTEGER NOT NULL", k_type="INTEGER",
                         table_suffix=lambda v: "", omit_id_on_auto_inc_insert=True)
 
@@ -215,7 +217,7 @@ class LegacyScript(LegacyMixin, Workload):
         self.table_size = v.oltp_table_size
         if self.tables < 1 or self.table_size < 1:
             raise ConfigError("--oltp-tables-count and --oltp-table-size must be at least 1")
-        self.dialect = DIALECTS.get(self.driver.name, GENERIC)
+        self.dialect = DIALECTS.get(self.driver.dialect.family, GENERIC)
         share_unique_seed(v)   # inserts with client ids: one permutation for all worker processes
 
     def required_tables(self) -> list[str]:

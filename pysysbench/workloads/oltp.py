@@ -9,11 +9,7 @@ from __future__ import annotations
 
 from ..rand import C_TEMPLATE, PAD_TEMPLATE, share_unique_seed, thread_unique
 
-try:
-    from .._hotpath import OP_CALL, OP_DELETE_INSERT, OP_NON_INDEX, OP_POINTS, OP_RANGE
-except ImportError:   # pragma: no cover - depends on the build
-    OP_CALL, OP_POINTS, OP_RANGE, OP_NON_INDEX, OP_DELETE_INSERT = range(5)
-from .base import ThreadContext, register
+from .base import ID, ThreadContext, native_step, plus, register, string
 from .check import AT_LEAST, AT_MOST
 from .oltp_common import OltpBase
 
@@ -81,24 +77,26 @@ class Oltp(OltpBase):
 
     def event_steps(self, ctx: ThreadContext, parts: tuple[str, ...]) -> list[tuple]:
         """The event made of ``parts`` (its ``event.steps``) as steps of the C event loop
-        (``_hotpath.EventLoop``, run by engine/worker.py): each part is the method of
+        (engine/event_loop.c's ``EventLoop``, run by engine/worker.py): each part is the method of
         the same name below, the same statements with the same draws in the same order."""
         s, out = ctx.stmts, []
         for part in parts:
-            if part in ("begin", "commit"):
+            if part in ("begin", "commit"):                 # _begin / _commit
                 if self.use_trx:
-                    out.append((OP_CALL, s[part][0], None, 1, None, None))
-            elif part in ("point", "index"):
-                out.append((OP_POINTS, s[part], None, self.counts[part], None, None))
-            elif part == "ranges":
+                    out.append(native_step((s[part][0],), 1, per_table=False))
+            elif part in ("point", "index"):                # _points: stmt(id)
+                out.append(native_step((s[part],), self.counts[part], (ID,), ((0, (0,)),)))
+            elif part == "ranges":                          # _ranges: stmt(lo, lo + range_size - 1)
                 if self.range_selects:
-                    out.extend((OP_RANGE, s[kind], None, self.counts[kind], self.range_size - 1, None)
-                               for kind in RANGES)
-            elif part == "non_index":
-                out.append((OP_NON_INDEX, s["non_index"], None, self.counts["non_index"], C_TEMPLATE, None))
-            elif part == "delete":
-                out.append((OP_DELETE_INSERT, s["delete"], s["insert"], self.counts["delete"], C_TEMPLATE,
-                            PAD_TEMPLATE))
+                    out.extend(native_step((s[kind],), self.counts[kind], (ID, plus(0, self.range_size - 1)),
+                                           ((0, (0, 1)),)) for kind in RANGES)
+            elif part == "non_index":                       # _non_index: stmt(c, id)
+                out.append(native_step((s["non_index"],), self.counts["non_index"], (string(C_TEMPLATE), ID),
+                                       ((0, (0, 1)),)))
+            elif part == "delete":                          # _delete_inserts: delete(id), insert(id, k, c, pad)
+                out.append(native_step((s["delete"], s["insert"]), self.counts["delete"],
+                                       (ID, ID, string(C_TEMPLATE), string(PAD_TEMPLATE)),
+                                       ((0, (0,)), (1, (0, 1, 2, 3)))))
             else:
                 raise ValueError(f"no event part {part!r}")
         return out

@@ -397,7 +397,8 @@ def on_disk_bytes(t: Target, tables: int) -> int:
 
 def test_data_size(target):
     from pysysbench.drivers import REGISTRY
-    table, k_index = REGISTRY[target.name].dialect.row_bytes
+    from pysysbench.load.sizing import ROW_BYTES
+    table, k_index = ROW_BYTES[REGISTRY[target.name].dialect.family]
     want = 2 * 30_000 * (table + k_index)          # 2 tables of 30,000 rows
     size = f"--data-size={want}"
     proc = ok("oltp_read_write", *target.opts, "--tables=2", size, "prepare")

@@ -225,7 +225,7 @@ def _check_ps_mode_disable(db, run_cli, parse_summary, command):
 
 
 # time-limited runs of the bundled OLTP events: the worker runs them in C where the extension is
-# built (engine/worker.py _c_loop, _hotpath.EventLoop); one thread, so no deadlock restarts
+# built (engine/worker.py _c_loop, engine/event_loop.c); one thread, so no deadlock restarts
 C_LOOP = ["oltp_point_select", "oltp_update_index", "oltp_update_non_index", "oltp_read_only", "oltp_read_write",
           "oltp_write_only"]
 

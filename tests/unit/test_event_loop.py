@@ -1,4 +1,4 @@
-"""``_hotpath.EventLoop``: the worker's time-limited loop of the bundled OLTP events
+"""The C ``EventLoop`` (engine/event_loop.c): the worker's time-limited loop of the bundled OLTP events
 in C (engine/worker.py ``_c_loop``) against the Python events it replaces
 (workloads/oltp.py): the same statements with the same values in the same order
 from the same seed, for every workload that lists its parts in ``event.steps`` and
@@ -16,15 +16,19 @@ import pytest
 
 from pysysbench.cli.compat import parse
 from pysysbench.drivers.base import Counters, substitute
-from pysysbench.engine.worker import Limits, make_recorder
+from pysysbench.engine.worker import Limits
+from pysysbench.stats.recorder import make_recorder
 from pysysbench.errors import IgnorableError
 from pysysbench.rand import Rand
 from pysysbench.workloads import find_workload
-from pysysbench.workloads.base import ThreadContext
+from pysysbench.workloads.base import ID, ThreadContext, native_step, plus, string
 from pysysbench.workloads.oltp import OltpPointSelect, OltpReadOnly, OltpUpdateIndex
 
-hotpath = pytest.importorskip("pysysbench._hotpath")
-EventLoop = hotpath.EventLoop
+from pysysbench import native
+
+if not native.ENABLED:
+    pytest.skip(f"the C extension is not in use: {native.describe()}", allow_module_level=True)
+EventLoop = native.EventLoop
 
 SEED = 42
 
@@ -191,13 +195,21 @@ def test_cancel_while_a_statement_waits():
 def test_bad_steps_and_statements():
     r = Rand(1)
     args = (r.uniform, r.default, r.string, 3, 1000, lambda *a: None, 0, Limits(), 0)
-    for bad in [(9, [None], None, 1, None, None), (0, None, None, 2, None, None), (1, [None], None, -1, None, None),
-                (2, [None], None, 1, "x", None), (3, [None], None, 1, 5, None), "step"]:
+    ok = native_step(([None],), 1, (ID,), ((0, (0,)),))
+    assert EventLoop([ok], *args) is not None
+    for bad in [native_step(([None],), -1),                              # a negative count
+                native_step(([None],), 1, ("idd",)),                     # an unknown draw
+                native_step(([None],), 1, (plus(0, 1),)),                # "plus" of a value not drawn yet
+                native_step(([None],), 1, (string(5),)),                 # a template that is no string
+                native_step(([None],), 1, (ID,), ((1, (0,)),)),          # a statement that is not there
+                native_step(([None],), 1, (ID,), ((0, (1,)),)),          # a value that is not there
+                native_step(([None],) * 5, 1),                           # too many statements
+                ([None], True, 1, (), ()), "step"]:
         with pytest.raises((ValueError, TypeError)):
             EventLoop([bad], *args)
 
     async def main():
-        await EventLoop([(hotpath.OP_CALL, lambda: 5, None, 1, None, None)], *args)
+        await EventLoop([native_step((lambda: 5,), 1, per_table=False)], *args)
     with pytest.raises(TypeError, match="cannot be awaited"):
         asyncio.run(main())
 

@@ -1,4 +1,4 @@
-"""The optional C extension ``pysysbench._hotpath`` against the Python code it
+"""The C draws (rand.c) and recorder (stats/recorder.c) against the Python code it
 replaces on the hot path: the same draws from the same seed (every parameter set
 and range, including ranges past the C fast path) and the same recorder state
 for the same latencies.  When the extension is not built these tests are skipped
@@ -12,11 +12,14 @@ import random
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from pysysbench.engine.worker import PyRecorder, make_recorder
+from pysysbench.stats.recorder import PyRecorder, make_recorder
 from pysysbench.drivers.base import Counters
 from pysysbench.rand import Rand
 
-hotpath = pytest.importorskip("pysysbench._hotpath")
+from pysysbench import native
+
+if not native.ENABLED:
+    pytest.skip(f"the C extension is not in use: {native.describe()}", allow_module_level=True)
 
 params = st.fixed_dictionaries({
     "spec_iter": st.integers(1, 40),
@@ -28,7 +31,7 @@ bounds = st.tuples(st.integers(-2**40, 2**40), st.integers(0, 2**34)).map(lambda
 
 def test_c_draws_are_in_use():
     r = Rand(1)
-    assert isinstance(r.special, hotpath.Draw) and isinstance(r.uniform, hotpath.Draw)
+    assert isinstance(r.special, native.Draw) and isinstance(r.uniform, native.Draw)
     assert r.default is r.special
 
 
@@ -127,6 +130,6 @@ def test_mersenne_twister_read_directly_equals_random():
     assert [c.special(1, 100) for _ in range(1000)] == [py._py_special(1, 100) for _ in range(1000)]
     a = random.Random(5)
     b = random.Random(5)
-    assert hotpath.mt_selftest(a, b, 3000)
+    assert native.mt_selftest(a, b, 3000)
     b.random()
-    assert not hotpath.mt_selftest(a, b, 10)             # out of step: seen
+    assert not native.mt_selftest(a, b, 10)             # out of step: seen

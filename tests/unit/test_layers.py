@@ -2,10 +2,11 @@
 
 Every module belongs to one layer; a module never imports a module of a higher
 layer, and the import graph has no cycle (imports inside functions count too:
-a lazy import hides an arrow, it does not remove it).  The C extensions belong
-to the native layer.  The order:
+a lazy import hides an arrow, it does not remove it).  The C extension (one module
+built from a C source per layer, pysysbench/native.h) belongs to the native layer.
+The order:
 
-    errors, options, native, version, files, childenv  <  rand, stats, results  <  drivers  <
+    errors, options, native, handoff, version, files, childenv  <  rand, stats, results  <  drivers  <
     workloads, lua, load  <  engine, output  <  campaign  <  report  <  cli
 
 Two rules beyond the order: report reads result files only (it imports no
@@ -15,6 +16,7 @@ campaign, engine, driver or workload module), and nothing below cli prints.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -24,7 +26,7 @@ import pytest
 PKG = Path(__file__).resolve().parents[2] / "pysysbench"
 
 LAYERS = [
-    ("errors", "options", "native", "version", "files", "childenv"),
+    ("errors", "options", "native", "handoff", "version", "files", "childenv"),
     ("rand", "rand_compat", "stats", "results"),
     ("drivers",),
     ("workloads", "lua", "load"),
@@ -38,13 +40,20 @@ RANK = {name: i for i, names in enumerate(LAYERS) for name in names}
 EXTRA_FORBIDDEN = {"report": ("campaign", "engine", "drivers", "workloads", "lua", "load")}
 
 
-def modules() -> dict[str, Path]:
-    """Every Python module of the package by dotted name (C extensions included:
-    they count as the native layer)."""
+def extensions() -> dict[str, Path]:
+    """The package's C extension modules by dotted name, each with the source that defines
+    its ``PyInit_<name>`` (the other C sources are pieces of it, not modules)."""
     out = {}
     for path in sorted(PKG.rglob("*.c")):
-        rel = path.relative_to(PKG.parent).with_suffix("")
-        out[".".join(rel.parts)] = path
+        if (m := re.search(r"\bPyInit_(\w+)", path.read_text())):
+            out[f"pysysbench.{m.group(1)}"] = path
+    return out
+
+
+def modules() -> dict[str, Path]:
+    """Every module of the package by dotted name (C extensions included: they count as
+    the native layer)."""
+    out = extensions()
     for path in sorted(PKG.rglob("*.py")):
         rel = path.relative_to(PKG.parent).with_suffix("")
         parts = list(rel.parts)
@@ -58,21 +67,21 @@ def top(module: str) -> str:
     """The layer key of a module: its first component below the package
     (``pysysbench.drivers.mysql`` -> ``drivers``; ``pysysbench`` -> ``__init__``)."""
     parts = module.split(".")
-    if modules_c(module):
+    if module in extensions():
         return "native"
     return parts[1] if len(parts) > 1 else "__init__"
 
 
-def modules_c(module: str) -> bool:
-    return (PKG.parent / (module.replace(".", "/") + ".c")).exists()
-
-
 def imports(module: str, path: Path) -> set[str]:
-    """The pysysbench modules (or packages) ``module`` imports."""
+    """The pysysbench modules (or packages) ``module`` imports (an ``if TYPE_CHECKING:``
+    block names types for annotations only: it is no dependency and is left out)."""
     is_pkg = path.name == "__init__.py"
     package = module.split(".") if is_pkg else module.split(".")[:-1]
     tree = ast.parse(path.read_text())
-    nodes = list(ast.walk(tree))
+    typing_only = {id(n) for block in ast.walk(tree)
+                   if isinstance(block, ast.If) and isinstance(block.test, ast.Name) and block.test.id == "TYPE_CHECKING"
+                   for stmt in block.body for n in ast.walk(stmt)}
+    nodes = [n for n in ast.walk(tree) if id(n) not in typing_only]
     out = set()
     for node in nodes:
         if isinstance(node, ast.Import):
@@ -181,3 +190,18 @@ def test_reports_load_no_database_library_at_run_time():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=PKG.parent).stdout
     assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in python_modules() if top(m) == "drivers"))
+def test_drivers_hold_no_sbtest_sql(module):
+    """sbtest's tables are the workloads' (their SQL is keyed by ``Dialect.family``); a
+    driver knows its server, not the benchmark's schema.  sysbench's default user and
+    database names ("sbtest", "sbtest.db") are option defaults, not SQL."""
+    tree = ast.parse(python_modules()[module].read_text())
+    bad = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+           and "sbtest" in n.value and n.value not in ("sbtest", "sbtest.db")]
+    docstrings = {n.body[0].value.lineno for n in ast.walk(tree)
+                  if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.body
+                  and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    bad = [line for line in bad if line not in docstrings]
+    assert not bad, f"{module} has sbtest SQL at lines {bad} (move it to the workload, keyed by dialect.family)"

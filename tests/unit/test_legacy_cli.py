@@ -339,7 +339,7 @@ def test_mysql_schema_05():
 
 def test_pgsql_schema_05_serial_even_without_auto_inc():
     v = inv("tests/db/oltp.lua", "--oltp-auto-inc=off", *PG, "prepare").values
-    sql = create_table_sql(DIALECTS["pgsql"], v, 1)
+    sql = create_table_sql(DIALECTS["postgresql"], v, 1)
     assert sql.startswith("CREATE TABLE sbtest1 (\nid SERIAL NOT NULL,\nk INTEGER DEFAULT '0' NOT NULL,")
 
 

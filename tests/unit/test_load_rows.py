@@ -179,7 +179,14 @@ class FakeDriver:
     name = "fake"
 
     class dialect:
-        row_bytes = (200, 40)
+        family = "fake"
+
+
+@pytest.fixture(autouse=True)
+def fake_row_bytes(monkeypatch):
+    """The fake family's measured row size: (table, k index)."""
+    from pysysbench.load import sizing
+    monkeypatch.setitem(sizing.ROW_BYTES, "fake", (200, 40))
 
 
 def values(**kw):

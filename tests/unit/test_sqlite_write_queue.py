@@ -1,13 +1,13 @@
 """The SQLite driver's WriteQueue: this process's writers get SQLite's write lock
 in arrival order, a waiter gives up after its timeout, and a release with nobody
-waiting frees it (drivers/sqlite.py)."""
+waiting frees it (drivers/sqlite/session.py)."""
 
 from __future__ import annotations
 
 import threading
 import time
 
-from pysysbench.drivers.sqlite import WriteQueue
+from pysysbench.drivers.sqlite.session import WriteQueue
 
 
 def _wait_for(cond, timeout_s: float = 5.0) -> None:

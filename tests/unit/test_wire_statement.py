@@ -1,4 +1,4 @@
-"""The C statement of the lean wire (``pysysbench._wirescan.Statement`` / ``Pending``)
+"""The C statement of the lean wire (drivers/wire.c's ``Statement`` / ``Pending``)
 against its contract, the Python statement coroutine in drivers/wire.py: the same
 bytes on the wire for every parameter mix, the same read / write / other counting,
 errors raised through the driver's ``fail``, and the Python coroutine used whenever
@@ -16,6 +16,7 @@ from hypothesis import given, settings, strategies as st
 
 from pysysbench.drivers import wire
 from pysysbench.drivers.base import Counters
+from pysysbench.handoff import Here
 
 if wire._CStatement is None:
     pytest.skip("the C extension is not built", allow_module_level=True)
@@ -38,7 +39,7 @@ def python_packet(args: tuple) -> bytes:
 
 def make(proto=1, nparams=1, is_read=False, fail=None, slow=None):
     core = wire._WireCore()
-    here = wire._Here()
+    here = Here()
     sent: list[bytes] = []
     counters = Counters()
     errors: list[BaseException] = []

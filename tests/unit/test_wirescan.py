@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pysysbench import native
 from pysysbench.drivers import wirescan
 
 SCANNERS = [pytest.param((wirescan.mysql_scan, wirescan.pg_scan), id="python")]
@@ -18,9 +19,11 @@ if wirescan.mysql_scan_c is not None:
     SCANNERS.append(pytest.param((wirescan.mysql_scan_c, wirescan.pg_scan_c), id="c"))
 
 
+@pytest.mark.skipif(not native.WANTED, reason="PYSYSBENCH_NATIVE=off")
 def test_c_extension_is_built():
     """pip install builds it here (gcc is on every machine of this project); without
     it the hot path silently pays the Python scanner's cost."""
+    assert native.ENABLED, native.describe()
     assert wirescan.mysql_scan_c is not None and wirescan.mysql_scan_fast is wirescan.mysql_scan_c
 
 
@@ -223,8 +226,7 @@ def test_pg_bind_c_matches_python(args):
     assert expected.endswith(tail)
     if wirescan.mysql_scan_c is None:
         pytest.skip("C extension not built")
-    from pysysbench._wirescan import pg_bind
-    assert pg_bind(head, args, tail) == expected
+    assert native.pg_bind(head, args, tail) == expected
 
 
 def test_library_without_the_expected_attribute_falls_back():

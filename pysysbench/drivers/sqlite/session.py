@@ -25,18 +25,14 @@ import threading
 from collections import deque
 from typing import Any, Callable
 
-from ..errors import ConnectError, FatalSQLError, IgnorableError, MissingTableError, TableExistsError
-from ..options import Option, OptType
-from .base import Connection, Counters, Dialect, Driver, DriverCaps, register, split_placeholders, substitute, text_rows
+from ...errors import ConnectError, FatalSQLError, IgnorableError, MissingTableError, TableExistsError
+from ...options import Option, OptType
+from ..base import Connection, Counters, Dialect, Driver, DriverCaps, register, split_placeholders, substitute, text_rows
 
 GROUP = "sqlite options"
 BUSY_TIMEOUT_MS = 10_000
 BEGIN_WRITE = "BEGIN IMMEDIATE"    # a writer connection's BEGIN: the write lock at once
 STATEMENT_CACHE = 4096       # sqlite3 caches compiled statements by SQL text
-# bytes per sbtest row in the database file (table; the k index), measured with
-# 1,000,000 rows loaded in id order and the index built afterwards (--data-size)
-ROW_BYTES_TABLE = 205
-ROW_BYTES_K_INDEX = 12
 
 OPTIONS = [
     Option("sqlite-db", OptType.STRING, "sbtest.db", "SQLite database file", GROUP),
@@ -46,13 +42,12 @@ OPTIONS = [
 
 DIALECT = Dialect(
     id_auto_inc="INTEGER NOT NULL",     # INTEGER PRIMARY KEY is SQLite's rowid alias: auto-assigned
+    family="sqlite",
     table_exists_sql="SELECT count(*) FROM sqlite_master WHERE type='table' AND name=?",
     regex_mismatch=lambda col, pattern: f"NOT regexp('{pattern}', {col})",
-    index_count_sql=("SELECT COUNT(*) FROM sbtest{table} INDEXED BY k_{table} WHERE k IS NOT NULL",),
     # fast prepare: each table loads in one transaction (atomic: no flag needed); a large
     # page cache keeps the B-trees in memory, the index sort runs in memory
     load_session_sql=("PRAGMA cache_size=-262144", "PRAGMA temp_store=MEMORY"),
-    row_bytes=(ROW_BYTES_TABLE, ROW_BYTES_K_INDEX),
 )
 
 
@@ -295,6 +290,7 @@ class SQLiteDriver(Driver):
     name = "sqlite"
     description = "SQLite driver (embedded, the default)"
     options = OPTIONS
+    option_prefix = "sqlite"
     caps = DriverCaps(server_prepare=False, blocking=True, auto_inc_insert_omits_id=True,
                       needs_commit_for_load=True, bulk_methods=("blob-insert", "executemany"))
     dialect = DIALECT

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from .base import Connection, Counters, Dialect
+from ..base import Connection, Counters, Dialect
 
 
 class DryRunConnection(Connection):

@@ -1,0 +1,91 @@
+"""The one place that decides whether pysysbench's C code is used.
+
+Role: every piece of the hot path written in C (the random draws, the latency
+recorder, the event loop of the bundled OLTP events, the wire's response
+scanners and statement, the strand's core) has a Python twin that is both its
+contract and its fallback.  This module decides ONCE, at import, which of the
+two runs, and every other module takes its C symbols from here (each symbol is
+``None`` when the C is not used, and the caller then uses its Python twin).
+
+The C is used when the optional extension was built (``pip install`` builds it
+when a compiler is there) and the environment does not switch it off:
+``PYSYSBENCH_NATIVE=off`` runs every twin in Python (slower, the same results);
+``on`` (or unset) uses the C when it is built.  Worker processes inherit the
+setting with the environment, Ray actors are passed it (engine/raygroup.py).
+CI runs the unit tests and one integration run per driver both ways.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+ENV = "PYSYSBENCH_NATIVE"
+OFF = ("off", "0", "no", "false")
+ON = ("", "on", "1", "yes", "true", "auto")
+
+
+def _setting() -> tuple[bool, str | None]:
+    """(whether the C is wanted, the one-line problem with the setting or None)."""
+    value = os.environ.get(ENV, "").strip().lower()
+    if value in OFF:
+        return False, None
+    if value in ON:
+        return True, None
+    return True, (f"invalid value of the environment variable {ENV}: '{os.environ[ENV]}' "
+                  "(use 'off' to run without the C extension, or 'on')")
+
+
+def _load(wanted: bool) -> Any:
+    """The C extension (pysysbench._native, its pieces listed in native.h), or None."""
+    if not wanted:
+        return None
+    try:
+        from . import _native
+    except ImportError:   # pragma: no cover - depends on the build
+        return None
+    return _native
+
+
+WANTED, PROBLEM = _setting()
+_c = _load(WANTED)
+ENABLED = _c is not None
+
+
+def check() -> None:
+    """Raise ConfigError for an unusable value of ``PYSYSBENCH_NATIVE`` (the CLI asks
+    first thing; the C is then used, as with ``on``)."""
+    if PROBLEM is not None:
+        from .errors import ConfigError
+        raise ConfigError(PROBLEM)
+
+
+def describe() -> str:
+    """One line for --version-like diagnostics and the result file."""
+    if ENABLED:
+        return "C extension"
+    return "Python (PYSYSBENCH_NATIVE=off)" if not WANTED else "Python (the C extension is not built)"
+
+
+# --- the C symbols (None: use the Python twin) -------------------------------------
+
+# rand.py (rand.c): sysbench's uniform / special / string draws
+Draw = getattr(_c, "Draw", None)
+UNIFORM = getattr(_c, "UNIFORM", None)
+SPECIAL = getattr(_c, "SPECIAL", None)
+STRING = getattr(_c, "STRING", None)
+mt_selftest = getattr(_c, "mt_selftest", None)
+# stats/recorder.py (stats/recorder.c): the latency recorder
+Recorder = getattr(_c, "Recorder", None)
+# engine/worker.py (engine/event_loop.c): the event loop of events given as steps (workloads/base.py)
+EventLoop = getattr(_c, "EventLoop", None)
+# drivers/wire.py (drivers/wire.c): the wire's receiving half and the prepared statement
+WireCore = getattr(_c, "WireCore", None)
+Statement = getattr(_c, "Statement", None)
+# the response scanners and PostgreSQL's Bind (drivers/mysql/wire.c, drivers/pgsql/wire.c)
+mysql_scan = getattr(_c, "mysql_scan", None)
+pg_scan = getattr(_c, "pg_scan", None)
+pg_bind = getattr(_c, "pg_bind", None)
+# engine/strand.py (engine/strand.c): the strand's driving half
+StrandCore = getattr(_c, "StrandCore", None)
+strand_setup = getattr(_c, "strand_setup", None)

@@ -1,0 +1,326 @@
+/* sysbench's 'uniform', 'special' and 'string' draws in C: the twin of rand.py's
+ * Rand._py_uniform / _py_special / _py_string.  The Python code is the contract: the
+ * same double operations in the same order, so a seeded run draws the same numbers
+ * with or without the C (tests/unit/test_hotpath.py runs both side by side). */
+
+#include "native.h"
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SMALL (1LL << 52)   /* integers that convert to double exactly, with room */
+
+/* ------------------------------------------------------- Mersenne Twister --- *
+ * random.Random().random() without a Python call per draw: the MT19937 state
+ * lives in the instance (CPython's _random.Random: index, then 624 words), and a
+ * double is built from two 32-bit outputs as random() builds it.  Only used when
+ * mt_selftest() found this layout and arithmetic to give random()'s exact
+ * sequence on this interpreter (rand.py checks at import); otherwise the draws
+ * call the source. */
+
+#define MT_N 624
+#define MT_M 397
+
+typedef struct {
+    PyObject_HEAD
+    int index;
+    uint32_t state[MT_N];
+} MTObject;
+
+static uint32_t
+mt_next(MTObject *o)
+{
+    static const uint32_t mag01[2] = {0x0u, 0x9908b0dfu};
+    uint32_t y, *mt = o->state;
+    if (o->index >= MT_N) {
+        int k;
+        for (k = 0; k < MT_N - MT_M; k++) {
+            y = (mt[k] & 0x80000000u) | (mt[k + 1] & 0x7fffffffu);
+            mt[k] = mt[k + MT_M] ^ (y >> 1) ^ mag01[y & 1u];
+        }
+        for (; k < MT_N - 1; k++) {
+            y = (mt[k] & 0x80000000u) | (mt[k + 1] & 0x7fffffffu);
+            mt[k] = mt[k + (MT_M - MT_N)] ^ (y >> 1) ^ mag01[y & 1u];
+        }
+        y = (mt[MT_N - 1] & 0x80000000u) | (mt[0] & 0x7fffffffu);
+        mt[MT_N - 1] = mt[MT_M - 1] ^ (y >> 1) ^ mag01[y & 1u];
+        o->index = 0;
+    }
+    y = mt[o->index++];
+    y ^= y >> 11;
+    y ^= (y << 7) & 0x9d2c5680u;
+    y ^= (y << 15) & 0xefc60000u;
+    y ^= y >> 18;
+    return y;
+}
+
+static double
+mt_double(MTObject *o)
+{
+    uint32_t a = mt_next(o) >> 5, b = mt_next(o) >> 6;
+    return (a * 67108864.0 + b) * (1.0 / 9007199254740992.0);
+}
+
+/* mt_selftest(rng_a, rng_b, n): draw n doubles from rng_a's state directly and n from
+ * rng_b.random() (two generators seeded alike); True when all are equal */
+static PyObject *
+mt_selftest(PyObject *self, PyObject *args)
+{
+    PyObject *a, *b, *random_b;
+    Py_ssize_t n;
+    if (!PyArg_ParseTuple(args, "OOn", &a, &b, &n))
+        return NULL;
+    if (Py_TYPE(a)->tp_basicsize < (Py_ssize_t)sizeof(MTObject) || Py_TYPE(a) != Py_TYPE(b))
+        Py_RETURN_FALSE;
+    random_b = PyObject_GetAttrString(b, "random");
+    if (random_b == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *r = PyObject_CallNoArgs(random_b);
+        double x;
+        if (r == NULL) {
+            Py_DECREF(random_b);
+            return NULL;
+        }
+        x = PyFloat_AsDouble(r);
+        Py_DECREF(r);
+        if (mt_double((MTObject *)a) != x) {
+            Py_DECREF(random_b);
+            Py_RETURN_FALSE;
+        }
+    }
+    Py_DECREF(random_b);
+    Py_RETURN_TRUE;
+}
+
+/* ------------------------------------------------------------------ draws --- */
+
+enum { KIND_UNIFORM = 0, KIND_SPECIAL = 1, KIND_STRING = 2 };
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    int kind;
+    PyObject *u;          /* zero-argument callable: uniform double in [0, 1) */
+    PyObject *rng;        /* the random.Random behind u when its state can be read directly, else NULL */
+    PyObject *fallback;   /* the Python method, for arguments out of SMALL range */
+    long spec_iter;
+    double iter_mult, pct_mult, pct_2_mult, res_mult;
+} Draw;
+
+static int
+draw_u(Draw *d, double *out)
+{
+    if (d->rng != NULL) {
+        *out = mt_double((MTObject *)d->rng);
+        return 0;
+    }
+    PyObject *r = PyObject_Vectorcall(d->u, NULL, 0, NULL);
+    if (r == NULL)
+        return -1;
+    *out = PyFloat_AsDouble(r);
+    Py_DECREF(r);
+    if (*out == -1.0 && PyErr_Occurred())
+        return -1;
+    return 0;
+}
+
+/* a + int(x) */
+static PyObject *
+trunc_plus(long long a, double x)
+{
+    if (fabs(x) < (double)SMALL)
+        return PyLong_FromLongLong(a + (long long)x);
+    PyObject *pa = PyLong_FromLongLong(a), *px = PyLong_FromDouble(x), *sum = NULL;   /* never on sysbench's ranges */
+    if (pa != NULL && px != NULL)
+        sum = PyNumber_Add(pa, px);
+    Py_XDECREF(pa);
+    Py_XDECREF(px);
+    return sum;
+}
+
+/* rand.string(template): '#' -> int(48.0 + u() * 10.0), '@' -> int(97.0 + u() * 26.0), the rest copied;
+ * one draw per '#'/'@', left to right (Latin-1 templates; others go to the Python method) */
+static PyObject *
+draw_string(Draw *d, PyObject *template)
+{
+    Py_ssize_t n = PyUnicode_GET_LENGTH(template), i;
+    const Py_UCS1 *t = PyUnicode_1BYTE_DATA(template);
+    PyObject *out = PyUnicode_New(n, PyUnicode_MAX_CHAR_VALUE(template));
+    Py_UCS1 *w;
+    double r;
+    if (out == NULL)
+        return NULL;
+    w = PyUnicode_1BYTE_DATA(out);
+    for (i = 0; i < n; i++) {
+        if (t[i] == '#') {
+            if (draw_u(d, &r) < 0)
+                goto fail;
+            w[i] = (Py_UCS1)(long)(48.0 + r * 10.0);
+        } else if (t[i] == '@') {
+            if (draw_u(d, &r) < 0)
+                goto fail;
+            w[i] = (Py_UCS1)(long)(97.0 + r * 26.0);
+        } else
+            w[i] = t[i];
+    }
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
+static PyObject *
+draw_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Draw *d = (Draw *)self;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    long long a, b;
+    double r;
+    int overflow = 0;
+    if (d->kind == KIND_STRING) {
+        if (nargs != 1 || kwnames != NULL || !PyUnicode_Check(args[0]) || PyUnicode_KIND(args[0]) != PyUnicode_1BYTE_KIND)
+            return PyObject_Vectorcall(d->fallback, args, nargsf, kwnames);
+        return draw_string(d, args[0]);
+    }
+    if (nargs != 2 || kwnames != NULL || !PyLong_CheckExact(args[0]) || !PyLong_CheckExact(args[1]))
+        return PyObject_Vectorcall(d->fallback, args, nargsf, kwnames);
+    a = PyLong_AsLongLongAndOverflow(args[0], &overflow);
+    if (!overflow)
+        b = PyLong_AsLongLongAndOverflow(args[1], &overflow);
+    if (overflow || a <= -SMALL || a >= SMALL || b <= -SMALL || b >= SMALL)
+        return PyObject_Vectorcall(d->fallback, args, nargsf, kwnames);
+    if (d->kind == KIND_UNIFORM) {
+        /* int(a + u() * (b - a + 1)) */
+        if (draw_u(d, &r) < 0)
+            return NULL;
+        double x = (double)a + r * (double)(b - a + 1);
+        if (!(fabs(x) < (double)SMALL))
+            return PyLong_FromDouble(x);
+        return PyLong_FromLongLong((long long)x);
+    }
+    /* special: t = b - a; rnd = u(); if rnd * (t * res_mult) < t: int(a + sum * t * iter_mult)
+       else a + int(rnd * (t * pct_mult + 1) + (t / 2 - t * pct_2_mult)) */
+    {
+        long long t = b - a;
+        double td = (double)t;
+        if (draw_u(d, &r) < 0)
+            return NULL;
+        if (r * (td * d->res_mult) < td) {
+            double total = 0.0, x;
+            for (long i = 0; i < d->spec_iter; i++) {
+                if (draw_u(d, &x) < 0)
+                    return NULL;
+                total += x;
+            }
+            double v = (double)a + total * td * d->iter_mult;
+            if (!(fabs(v) < (double)SMALL))
+                return PyLong_FromDouble(v);
+            return PyLong_FromLongLong((long long)v);
+        }
+        return trunc_plus(a, r * (td * d->pct_mult + 1.0) + (td / 2.0 - td * d->pct_2_mult));
+    }
+}
+
+static int
+draw_traverse(Draw *d, visitproc visit, void *arg)
+{
+    Py_VISIT(d->u);
+    Py_VISIT(d->rng);
+    Py_VISIT(d->fallback);
+    return 0;
+}
+
+static int
+draw_clear(Draw *d)
+{
+    Py_CLEAR(d->u);
+    Py_CLEAR(d->rng);
+    Py_CLEAR(d->fallback);
+    return 0;
+}
+
+static void
+draw_dealloc(Draw *d)
+{
+    PyObject_GC_UnTrack(d);
+    draw_clear(d);
+    Py_TYPE(d)->tp_free((PyObject *)d);
+}
+
+/* Draw(kind, u, fallback, spec_iter=1, iter_mult=1.0, pct_mult=0.0, pct_2_mult=0.0, res_mult=0.0, rng=None):
+ * rng, when given, is the random.Random whose random() is u, read directly (see mt_selftest) */
+static PyObject *
+draw_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"kind", "u", "fallback", "spec_iter", "iter_mult", "pct_mult", "pct_2_mult",
+                            "res_mult", "rng", NULL};
+    int kind;
+    PyObject *u, *fallback, *rng = Py_None;
+    long spec_iter = 1;
+    double iter_mult = 1.0, pct_mult = 0.0, pct_2_mult = 0.0, res_mult = 0.0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "iOO|ldddd$O", names, &kind, &u, &fallback, &spec_iter, &iter_mult,
+                                     &pct_mult, &pct_2_mult, &res_mult, &rng))
+        return NULL;
+    if (kind != KIND_UNIFORM && kind != KIND_SPECIAL && kind != KIND_STRING) {
+        PyErr_SetString(PyExc_ValueError, "kind must be 0 (uniform), 1 (special) or 2 (string)");
+        return NULL;
+    }
+    if (rng != Py_None && Py_TYPE(rng)->tp_basicsize < (Py_ssize_t)sizeof(MTObject)) {
+        PyErr_SetString(PyExc_TypeError, "rng must be a random.Random");
+        return NULL;
+    }
+    Draw *d = (Draw *)type->tp_alloc(type, 0);
+    if (d == NULL)
+        return NULL;
+    d->vectorcall = draw_call;
+    d->kind = kind;
+    Py_INCREF(u);
+    d->u = u;
+    Py_INCREF(fallback);
+    d->fallback = fallback;
+    if (rng != Py_None) {
+        Py_INCREF(rng);
+        d->rng = rng;
+    }
+    d->spec_iter = spec_iter;
+    d->iter_mult = iter_mult;
+    d->pct_mult = pct_mult;
+    d->pct_2_mult = pct_2_mult;
+    d->res_mult = res_mult;
+    return (PyObject *)d;
+}
+
+static PyTypeObject DrawType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "pysysbench._native.Draw",
+    .tp_basicsize = sizeof(Draw),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "One of rand.Rand's integer draws (uniform, special) over a uniform-double source.",
+    .tp_new = draw_new,
+    .tp_dealloc = (destructor)draw_dealloc,
+    .tp_traverse = (traverseproc)draw_traverse,
+    .tp_clear = (inquiry)draw_clear,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(Draw, vectorcall),
+};
+
+static PyMethodDef rand_methods[] = {
+    {"mt_selftest", mt_selftest, METH_VARARGS,
+     "mt_selftest(a, b, n): n draws read from a's state equal n calls of b.random() (a, b seeded alike)"},
+    {NULL, NULL, 0, NULL},
+};
+
+int
+rand_init(PyObject *m)
+{
+    if (PyType_Ready(&DrawType) < 0)
+        return -1;
+    Py_INCREF(&DrawType);
+    if (PyModule_AddObject(m, "Draw", (PyObject *)&DrawType) < 0 || PyModule_AddFunctions(m, rand_methods) < 0 ||
+        PyModule_AddIntConstant(m, "UNIFORM", KIND_UNIFORM) < 0 ||
+        PyModule_AddIntConstant(m, "SPECIAL", KIND_SPECIAL) < 0 ||
+        PyModule_AddIntConstant(m, "STRING", KIND_STRING) < 0)
+        return -1;
+    return 0;
+}
