@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from ..errors import UsageError
 from ..files import write_atomic
 from .model import Cell, Run, cells
-from .tables import (TableData, environment_rows, peak_sentence, peaks, reproduce_commands, summary_table,
+from .tables import (TableData, environment_rows, peak_sentence, peaks, reproduce_commands, summary_notes, summary_table,
                      variant_keys, workload_table)
 
 CHART_TITLES = {
@@ -51,6 +51,7 @@ class Report:
     environment: list[tuple[str, str]]
     commands: list[str]
     failed: list[Run]
+    notes: list[str] = field(default_factory=list)      # warnings under the summary
 
 
 def slug(name: str) -> str:
@@ -78,7 +79,7 @@ def build(runs: list[Run], *, title: str | None = None, with_charts: bool = True
     return Report(title=title or default_title(runs), description=_description(runs, all_cells),
                   runs=runs, summary=summary_table(all_cells), sections=sections,
                   environment=environment_rows(ok), commands=reproduce_commands(ok, all_cells),
-                  failed=[r for r in runs if not r.ok])
+                  failed=[r for r in runs if not r.ok], notes=summary_notes(all_cells))
 
 
 def _description(runs: list[Run], all_cells: dict[str, list[Cell]]) -> str:

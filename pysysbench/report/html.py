@@ -31,6 +31,7 @@ nav ul { columns: 2; }
 .better { color: #116329; font-weight: 600; } .worse { color: #a40e26; font-weight: 600; }
 .same { color: #57606a; } .unsure { color: #9a6700; }
 .muted { color: #57606a; font-size: .9rem; }
+.warn { background: #fff8c5; border-left: 4px solid #d4a72c; padding: .4rem .7rem; }
 """
 
 
@@ -70,6 +71,7 @@ def render(report: Report) -> str:
     body += [f'<nav><ul>{toc}<li><a href="#environment">Environment</a></li>'
              f'<li><a href="#commands">Commands to reproduce</a></li></ul></nav>']
     body += ["<h2>Summary</h2>", table(report.summary)]
+    body += [f'<p class="warn">{escape(n)}</p>' for n in report.notes]
     for s in report.sections:
         body += [f'<h2 id="w-{slug(s.workload)}">{escape(s.workload)}</h2>']
         if s.tests != [s.workload]:

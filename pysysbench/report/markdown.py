@@ -37,6 +37,7 @@ def table(t: TableData) -> str:
 def render(report: Report) -> str:
     out = [f"# {escape(report.title)}", "", report.description + ".", ""]
     out += ["## Summary", "", table(report.summary), ""]
+    out += [f"> {escape(n)}\n" for n in report.notes]
     for s in report.sections:
         out += [f"## {s.workload}", ""]
         if s.tests != [s.workload]:

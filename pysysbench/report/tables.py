@@ -11,7 +11,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from ..stats.noise import Sample, margin
+from ..stats.noise import Sample, welch_margin
 from .model import METRICS, TABLE_METRICS, Cell, Metric, Run, Variant, differing_keys, variant_text, variants
 
 SATURATION_MIN_GAIN = 0.05      # as peak finding's default min-gain
@@ -77,38 +77,101 @@ class PeakInfo:
     metric: str
     threads: int
     value: float
-    saturation_threads: int
+    saturation_threads: int         # fewest threads within 5 % of the peak
     p95_ms: float
+    saturation_value: float = 0.0   # mean at saturation_threads
+    noise_threads: int | None = None   # fewest threads not told apart from the peak (Welch 95 %); None: unknown
+    noise_value: float = 0.0
+    noise_margin: float | None = None  # the 95 % margin at noise_threads, relative to the peak
+    repeats: int = 1                # fewest repeats of any cell of this variant
 
 
 def peaks(cell_list: list[Cell], metric: str = "tps") -> list[PeakInfo]:
-    """Per variant: the cell of highest mean throughput, and the fewest threads
-    within noise (or 5 %) of it."""
+    """Per variant: the cell of highest mean throughput; the fewest threads within 5 %
+    of it; and, separately, the fewest threads whose difference from it is within the
+    run-to-run noise (Welch 95 %, unknown with single runs).  With few repeats the noise
+    margin is wide, so the two facts are kept apart: "within noise" is not "as fast"."""
     out = []
     for v in variants(cell_list):
-        mine = [c for c in cell_list if c.variant == v]
+        mine = sorted((c for c in cell_list if c.variant == v), key=lambda c: c.threads)
         top = max(mine, key=lambda c: c.sample(metric).mean)
         best = top.sample(metric)
-        sat = min(c.threads for c in mine
-                  if best.mean - c.sample(metric).mean <= margin(c.sample(metric), best, SATURATION_MIN_GAIN))
-        out.append(PeakInfo(v, metric, top.threads, best.mean, sat, top.sample("p95").mean))
+        near = next(c for c in mine if c.sample(metric).mean >= best.mean * (1 - SATURATION_MIN_GAIN))
+        repeats = min(len(c.runs) for c in mine)
+        noise_cell, noise_margin = None, None
+        if repeats >= 2:
+            for c in mine:
+                m = welch_margin(c.sample(metric), best)
+                if m is not None and best.mean - c.sample(metric).mean <= m:
+                    noise_cell, noise_margin = c, (m / best.mean if best.mean else None)
+                    break
+        out.append(PeakInfo(v, metric, top.threads, best.mean, near.threads, top.sample("p95").mean,
+                            saturation_value=near.sample(metric).mean,
+                            noise_threads=noise_cell.threads if noise_cell else None,
+                            noise_value=noise_cell.sample(metric).mean if noise_cell else 0.0,
+                            noise_margin=noise_margin, repeats=repeats))
     return out
+
+
+def _gap(value: float, peak: float) -> str:
+    return f"{value / peak - 1:+.1%}" if peak else "-"
+
+
+def within_5_text(p: PeakInfo) -> str:
+    if p.saturation_threads == p.threads:
+        return _threads_text(p.threads) + " (the peak)"
+    return f"{_threads_text(p.saturation_threads)} ({_gap(p.saturation_value, p.value)})"
+
+
+def within_noise_text(p: PeakInfo) -> str:
+    if p.noise_threads is None:
+        return "unknown (single runs)"
+    margin = f", noise ±{p.noise_margin:.0%}" if p.noise_margin is not None else ""
+    if p.noise_threads == p.threads:
+        return _threads_text(p.threads) + f" (the peak{margin})"
+    return f"{_threads_text(p.noise_threads)} ({_gap(p.noise_value, p.value)}{margin})"
 
 
 def summary_table(all_cells: dict[str, list[Cell]]) -> TableData:
     vs = variants(c for cl in all_cells.values() for c in cl)
     keys = differing_keys(vs) if len(vs) > 1 else []
-    headers = ["Workload"] + ([", ".join(keys)] if keys else []) + ["Peak TPS", "at threads", "QPS at peak",
-                                                              "95% latency at peak (ms)", "within 5% from"]
+    headers = ["Workload"] + ([", ".join(keys)] if keys else []) + [
+        "Peak TPS", "at threads", "QPS at peak", "95% latency at peak (ms)",
+        f"within {SATURATION_MIN_GAIN:.0%} of peak from", "within noise of peak from"]
     rows = []
     for workload, cl in all_cells.items():
         for p in peaks(cl):
             top = next(c for c in cl if c.variant == p.variant and c.threads == p.threads)
             rows.append([workload] + ([variant_text(p.variant, keys)] if keys else [])
                         + [number(p.value), str(p.threads), number(top.sample("qps").mean), latency(p.p95_ms),
-                           _threads_text(p.saturation_threads)])
-    right = [False] + ([False] if keys else []) + [True] * 5
+                           within_5_text(p), within_noise_text(p)])
+    right = [False] + ([False] if keys else []) + [True] * 6
     return TableData(headers, rows, right)
+
+
+FEW_REPEATS = 3
+
+
+def summary_notes(all_cells: dict[str, list[Cell]]) -> list[str]:
+    """Warnings that belong under the peak summary: with <= 3 repeats per cell the noise
+    is poorly known and "within noise" covers wide ranges."""
+    ps = [p for cl in all_cells.values() for p in peaks(cl)]
+    if not ps:
+        return []
+    notes = []
+    if any(p.repeats == 1 for p in ps):
+        notes.append(f"Warning: some cells have a single run, so their run-to-run noise is unknown: \"within noise\" "
+                     f"cannot be told there, and \"within {SATURATION_MIN_GAIN:.0%}\" compares single measurements. "
+                     "Repeat the runs (5 or more) before calling a thread count saturated.")
+    few = [p for p in ps if 1 < p.repeats <= FEW_REPEATS]
+    if few:
+        margins = [p.noise_margin for p in few if p.noise_margin is not None]
+        wide = f" (up to ±{max(margins):.0%} of the peak here)" if margins else ""
+        notes.append(f"Warning: {min(p.repeats for p in few)} repeats per cell (<= {FEW_REPEATS}): the 95 % noise "
+                     f"margin is wide{wide}, so \"within noise of peak\" may name thread counts well below the peak; "
+                     f"\"within {SATURATION_MIN_GAIN:.0%}\" does not depend on the noise. Use 5 or more repeats for "
+                     "firm statements.")
+    return notes
 
 
 def _threads_text(n: int) -> str:
@@ -117,8 +180,12 @@ def _threads_text(n: int) -> str:
 
 def peak_sentence(p: PeakInfo, keys: list[str]) -> str:
     who = f"{variant_text(p.variant, keys)}: " if keys else ""
-    sat = (f"; within {SATURATION_MIN_GAIN:.0%} / noise of it from {_threads_text(p.saturation_threads)}"
-           if p.saturation_threads != p.threads else "")
+    parts = []
+    if p.saturation_threads != p.threads:
+        parts.append(f"within {SATURATION_MIN_GAIN:.0%} of it from {within_5_text(p)}")
+    if p.noise_threads is not None and p.noise_threads != p.threads:
+        parts.append(f"within noise of it from {within_noise_text(p)}")
+    sat = "; " + "; ".join(parts) if parts else ""
     return f"{who}peak {number(p.value)} TPS at {_threads_text(p.threads)} (p95 {latency(p.p95_ms)} ms){sat}"
 
 
