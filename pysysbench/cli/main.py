@@ -354,6 +354,9 @@ def _save_result(v, argv: list[str], workload: Workload, driver, outcome: RunOut
         if outcome.nodes:   # --ray-address: one entry per client machine
             doc["client"]["nodes"] = outcome.nodes
         doc["connections"] = outcome.connections   # database node (host:port) -> sessions
+        for iv, cpu in zip(doc["intervals"], outcome.interval_cpu_s):
+            iv["client_cpu_s"] = cpu
+        doc["host"] = outcome.host or None
     results.save(v.result_file, doc)
 
 

@@ -214,6 +214,8 @@ def _print_comparison(groups: list[cmp.Group], comparisons: list[cmp.Comparison]
     for c in comparisons:
         for workload in c.rows:
             console.print(comparison_table(c, workload))
+    for note in cmp.notes(groups, comparisons):
+        console.print(note, highlight=False, markup=False)
 
 
 def _write_comparison(out_dir: str, title: str, groups, comparisons, out) -> None:

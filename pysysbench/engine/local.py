@@ -26,6 +26,7 @@ from ..drivers.base import Driver
 from ..errors import ConfigError, DatabaseError, MissingTableError, PySysbenchError, RunAborted
 from ..load.marker import check_complete
 from ..options import Values
+from ..stats import host
 from ..stats.records import IntervalStat, Snapshot, Summary, interval_from, summary_from
 from ..workloads.base import Workload, user_code
 from .group import InProcessGroup, Sample
@@ -63,6 +64,8 @@ class RunOutcome:
     connections: dict[str, int] = field(default_factory=dict)   # database node -> sessions
     nodes: list[dict] = field(default_factory=list)             # per client machine (Ray)
     server_version: str = ""
+    interval_cpu_s: list[float] = field(default_factory=list)   # client CPU seconds of each report interval
+    host: dict = field(default_factory=dict)                    # the client machine over the measured phase
 
 
 def forced_shutdown_s(values: Values) -> float | None:
@@ -117,6 +120,9 @@ class LocalRun:
                                         rate=values.rate, max_events=values.events)
         self.percentile = values.percentile
         self.intervals: list[IntervalStat] = []
+        self.interval_cpu_s: list[float] = []
+        self.host_start: dict = {}
+        self.host_end: dict = {}
         self.base = Snapshot()
         self.t0 = self.checkpoint_t = self.end = 0
         self.forced = False
@@ -230,6 +236,7 @@ class LocalRun:
             await g.wait(warmup_ns / NS)
             self.base = (await g.end_warmup()).snapshot
         self.t0 = self.checkpoint_t = perf_counter_ns()
+        self.host_start = host.snapshot()
         if v.report_interval:
             side.append(asyncio.create_task(self._report()))
         if v.report_checkpoints:
@@ -238,6 +245,7 @@ class LocalRun:
             side.append(asyncio.create_task(self._watchdog(v.time, forced_shutdown_s(v))))
         await g.wait(None)
         self.end = perf_counter_ns()
+        self.host_end = host.snapshot()
         self.measuring = False   # a stop request from now on only marks the outcome
         if self._cut is not None:
             self._cut.cancel()
@@ -250,7 +258,8 @@ class LocalRun:
 
     async def _report(self) -> None:
         every_ns = int(self.v.report_interval * NS)
-        prev, prev_t = (await self.group.sample()).snapshot, self.t0
+        first = await self.group.sample()
+        prev, prev_t, prev_cpu = first.snapshot, self.t0, first.cpu_s
         k = 1
         while True:
             now = perf_counter_ns()
@@ -266,8 +275,9 @@ class LocalRun:
                                queue_length=s.queue_length if rate else None,
                                concurrency=s.inflight if rate else None)
             self.intervals.append(st)
+            self.interval_cpu_s.append(max(0.0, s.cpu_s - prev_cpu))
             self.hooks.interval(st)
-            prev, prev_t = s.snapshot, t
+            prev, prev_t, prev_cpu = s.snapshot, t, s.cpu_s
             k += 1
 
     async def _checkpoints(self) -> None:
@@ -376,7 +386,8 @@ class LocalRun:
                          forced=self.forced, interrupted=self.stop_reason, traceback=self.group.traceback,
                          workers=len(s.per_worker) or self.workers, client_cpu_s=s.cpu_s,
                          per_worker=s.per_worker, connections=s.connections, nodes=s.nodes,
-                         server_version=self.server_version)
+                         server_version=self.server_version, interval_cpu_s=self.interval_cpu_s,
+                         host=host.between(self.host_start, self.host_end) if self.host_start else {})
         fatal = self.fatal or self.group.fatal
         if fatal is not None:
             out.exit_code = getattr(fatal, "exit_code", 1)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from ..errors import UsageError
 from ..files import write_atomic
 from .model import Cell, Run, cells
-from .tables import (TableData, environment_rows, peak_sentence, peaks, reproduce_commands, summary_notes, summary_table,
+from .tables import (TableData, environment_rows, peak_sentence, peaks, reproduce_commands, run_warnings, runs_table, summary_notes, summary_table,
                      variant_keys, workload_table)
 
 CHART_TITLES = {
@@ -39,6 +39,8 @@ class Section:
     table: TableData
     peaks: list[str]
     charts: list[Chart]
+    runs: TableData | None = None          # one row per run: steadiness, saturation, host, server
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -98,7 +100,7 @@ def _section(workload: str, cell_list: list[Cell], keys: list[str], runs: list[R
             charts.append(Chart(kind, f"charts/{slug(workload)}-{kind}.png",
                                 f"{workload}: {CHART_TITLES[kind]}", fn(workload, cell_list, keys)))
     return Section(workload, tests, workload_table(cell_list), [peak_sentence(p, keys) for p in peaks(cell_list)],
-                   charts)
+                   charts, runs_table(cell_list), run_warnings(cell_list, keys))
 
 
 def write(report: Report, out_dir: str, markdown: str, html: str) -> list[str]:

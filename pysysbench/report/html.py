@@ -77,7 +77,11 @@ def render(report: Report) -> str:
         if s.tests != [s.workload]:
             body.append(f"<p>Test: <code>{escape(', '.join(s.tests))}</code></p>")
         body += [table(s.table), "<ul>" + "".join(f"<li>{escape(p)}</li>" for p in s.peaks) + "</ul>"]
+        body += [f'<p class="warn">{escape(w)}</p>' for w in s.warnings]
         body += [figure(c) for c in s.charts]
+        if s.runs is not None:
+            body += ["<details><summary>Runs: steadiness, client saturation, host load, server</summary>",
+                     table(s.runs), "</details>"]
     env = TableData(["Item", "Value"], [[k, v] for k, v in report.environment], [False, False])
     body += ['<h2 id="environment">Environment</h2>', table(env)]
     body += ['<h2 id="commands">Commands to reproduce</h2>', f"<pre>{escape(chr(10).join(report.commands))}</pre>"]
@@ -95,6 +99,7 @@ def render_comparison(title: str, groups: list[cmp.Group], comparisons: list[cmp
             f'<p class="muted">Baseline: <b>{escape(groups[0].name)}</b>. Ratios are group / baseline; verdicts '
             "account for run-to-run noise when repeats exist (Welch 95 %), else say &ldquo;no repeats&rdquo;.</p>",
             table(sizes)]
+    body += [f'<p class="warn">{escape(n)}</p>' for n in cmp.notes(groups, comparisons)]
     for c in comparisons:
         for workload in c.rows:
             data, classes = cmp.table(c, workload)

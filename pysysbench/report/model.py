@@ -18,6 +18,10 @@ from .. import results
 from ..stats.noise import Sample, sample
 from ..errors import DamagedResultFile, UsageError
 from ..stats.histogram import N_BUCKETS
+from ..stats.host import mean_load
+from ..stats.steadiness import of_intervals
+
+SATURATED_BUSY = 0.9        # the run command's warning threshold (engine.local.CLIENT_BUSY_FRACTION)
 
 Variant = tuple[tuple[str, str], ...]
 
@@ -81,6 +85,47 @@ class Run:
     @property
     def intervals(self) -> list[dict[str, Any]]:
         return self.doc.get("intervals") or []
+
+    @property
+    def steadiness(self) -> dict[str, Any]:
+        """Stored by the run; computed from the intervals for older files."""
+        return self.doc.get("steadiness") or of_intervals(self.intervals)
+
+    @property
+    def steady(self) -> bool | None:
+        return self.steadiness.get("steady")
+
+    @property
+    def client(self) -> dict[str, Any]:
+        return self.doc.get("client") or {}
+
+    @property
+    def busy(self) -> float | None:
+        value = self.client.get("busy_fraction")
+        return float(value) if isinstance(value, (int, float)) else None
+
+    @property
+    def cpu_us_per_query(self) -> float | None:
+        value = self.client.get("cpu_s_per_query")
+        return float(value) * 1e6 if isinstance(value, (int, float)) else None
+
+    @property
+    def saturated(self) -> bool:
+        """The client kept its cores busy: the figures may be the client's limit, not the server's.
+        An embedded database (SQLite) runs inside the client, so its CPU is the benchmark's."""
+        return self.busy is not None and self.busy >= SATURATED_BUSY and self.doc.get("driver") != "sqlite"
+
+    @property
+    def host(self) -> dict[str, Any]:
+        return self.doc.get("host") or {}
+
+    @property
+    def load(self) -> float | None:
+        return mean_load(self.host)
+
+    @property
+    def server_context(self) -> dict[str, Any]:
+        return self.doc.get("server_context") or {}
 
 
 def variant_of(doc: dict[str, Any]) -> Variant:

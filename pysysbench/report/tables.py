@@ -278,3 +278,96 @@ def reproduce_commands(runs: list[Run], all_cells: dict[str, list[Cell]]) -> lis
 def variant_keys(all_cells: dict[str, list[Cell]]) -> list[str]:
     vs: list[Variant] = variants(c for cl in all_cells.values() for c in cl)
     return differing_keys(vs) if len(vs) > 1 else []
+
+
+# --- per-run trust figures: steadiness, client saturation, host load, server context ---------------
+
+
+def steadiness_text(r: Run) -> str:
+    st = r.steadiness
+    if st.get("steady") is None:
+        n = st.get("intervals", 0)
+        return f"? ({n} interval{'' if n == 1 else 's'})"
+    change = st.get("change") or 0.0
+    if st["steady"]:
+        return "steady"
+    trend = "climbs" if change > 0 else "falls"
+    return (f"{trend} {change:+.0%} ({number(st['first_third_tps'], 0)} → {number(st['last_third_tps'], 0)} "
+            "TPS)")
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
+def _load_text(r: Run) -> str:
+    h = r.host
+    a, b = h.get("loadavg_start"), h.get("loadavg_end")
+    if not a or not b:
+        return "-"
+    return f"{a[0]:.2f} → {b[0]:.2f}"
+
+
+def _us(value: float | None) -> str:
+    return "-" if value is None else number(value, 1)
+
+
+SERVER_COLUMNS = (("hit_ratio", "Hit ratio", lambda v: f"{v:.2%}"),
+                  ("lock_waits_per_trx", "Lock waits / trx", lambda v: number(v, 3)),
+                  ("server_cpu_us_per_query", "Server CPU / query (µs)", lambda v: number(v, 1)))
+
+
+def run_flags(r: Run) -> list[str]:
+    flags = []
+    if r.steady is False:
+        flags.append("unsteady")
+    if r.saturated:
+        flags.append("client saturated")
+    steal = r.host.get("steal_fraction")
+    if isinstance(steal, (int, float)) and steal >= 0.05:
+        flags.append(f"steal {steal:.0%}")
+    return flags
+
+
+def runs_table(cell_list: list[Cell]) -> TableData:
+    """One row per run: what says whether its mean can be trusted."""
+    vs = variants(cell_list)
+    keys = differing_keys(vs) if len(vs) > 1 else []
+    runs = [r for c in cell_list for r in c.runs]
+    derived = [k for k, _, _ in SERVER_COLUMNS if any(k in (r.server_context.get("derived") or {}) for r in runs)]
+    headers = ([", ".join(keys)] if keys else []) + ["Threads", "Run", "TPS", "Steadiness (first → last third)",
+                                                     "Client busy", "Client CPU / query (µs)",
+                                                     "Host load (1 min)", "Steal"]
+    headers += [title for k, title, _ in SERVER_COLUMNS if k in derived] + ["Flags"]
+    rows = []
+    for c in cell_list:
+        for r in c.runs:
+            row = ([variant_text(c.variant, keys)] if keys else []) + [str(c.threads), f"r{r.repeat}",
+                                                                       number(r.value("tps"))]
+            row += [steadiness_text(r), _pct(r.busy), _us(r.cpu_us_per_query), _load_text(r),
+                    _pct(r.host.get("steal_fraction"))]
+            d = r.server_context.get("derived") or {}
+            row += [fmt(d[k]) if isinstance(d.get(k), (int, float)) else "-" for k, _, fmt in SERVER_COLUMNS
+                    if k in derived]
+            row.append(", ".join(run_flags(r)) or "-")
+            rows.append(row)
+    right = ([False] if keys else []) + [True, False, True, False, True, True, True, True]
+    right += [True] * len(derived) + [False]
+    return TableData(headers, rows, right)
+
+
+def run_warnings(cell_list: list[Cell], keys: list[str]) -> list[str]:
+    """Sentences under a workload's table for the runs whose mean misleads."""
+    out = []
+    for c in cell_list:
+        who = (variant_text(c.variant, keys) + ", " if keys else "") + _threads_text(c.threads)
+        for r in c.runs:
+            tag = f"{who} r{r.repeat}"
+            if r.steady is False:
+                out.append(f"Unsteady: {tag}: TPS {steadiness_text(r)} from the first to the last third of its "
+                           "intervals; its mean describes no moment of the run (warm up longer, or run longer).")
+            if r.saturated:
+                out.append(f"Client saturated: {tag}: the client kept {r.busy:.0%} of its cores busy "
+                           f"({_us(r.cpu_us_per_query)} µs CPU per query): the figure may be the client's limit "
+                           "(add --workers or client machines).")
+    return out
