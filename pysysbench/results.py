@@ -191,7 +191,8 @@ _CLIENT = {"workers": _INT, "cpu_s": _NUMBER, "cpu_s_per_query": _NUMBER, "busy_
 _SERVER_CONTEXT = {"settings": _TABLE, "metrics": _TABLE, "derived": _TABLE, "notes": _LIST,
                    "server_cpu_s": _NUMBER}
 _CAMPAIGN = {"name": _TEXT, "workload": _TEXT, "threads": _INT, "repeat": _INT, "fingerprint": _TEXT,
-             "prepare_commands": _LIST, "sql_before_run": _LIST, "server_settings": _TABLE}
+             "prepare_commands": _LIST, "sql_before_run": _LIST, "server_settings": _TABLE, "variant": _TEXT,
+             "variant_sql": _LIST, "interleaved": _LIST}
 
 
 def _is(value: Any, kind: str) -> bool:
@@ -237,7 +238,7 @@ def _first_problem(doc: dict[str, Any]) -> str | None:
                    or _all("summary.queries", (summary.get("queries") or {}).items(), _INT)
                    or _all("summary.histogram", (summary.get("histogram") or {}).items(), _INT, buckets=True))
     if problem is None and isinstance(campaign, dict):
-        problem = _fields("campaign.", campaign, _CAMPAIGN)
+        problem = _fields("campaign.", campaign, _CAMPAIGN, {"variant"})
     for key, kinds in (("steadiness", _STEADINESS), ("host", _HOST), ("client", _CLIENT),
                        ("server_context", _SERVER_CONTEXT)):
         if problem is None and isinstance(doc.get(key), dict):

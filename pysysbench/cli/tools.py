@@ -118,12 +118,15 @@ def _check(c: spec.Campaign, results_dir: str, out) -> int:
         f"labels: {c.labels or 'none'}; results: {results_dir}")
     if c.prepare:
         out(f"  prepare: pysysbench {' '.join(redact(planner.prepare_argv('prepare')))}")
+    for v in c.variants:
+        out(f"  variant {v.name} (interleaved round by round): labels {v.labels or 'none'}"
+            + (f"; before each of its runs: {'; '.join(v.sql)}" if v.sql else ""))
     for w in c.workloads:
         threads = ", ".join(map(str, w.threads)) if w.threads else f"auto from {w.auto.start} (x{w.auto.factor:g}, " \
                                                                   f"max {w.auto.max}, by {w.auto.metric})"
         out(f"  {w.name}: threads {threads}; {w.repeats} x {w.time_s} s (+{w.warmup_s} s warm-up)")
         first = w.threads[0] if w.threads else w.auto.start
-        out(f"    pysysbench {' '.join(planner.run(w, first, 1, 'list').command_line)}")
+        out(f"    pysysbench {' '.join(planner.run(w, first, 1, 'list', (c.variants or (None,))[0]).command_line)}")
     out("campaign file OK")
     return 0
 

@@ -270,6 +270,9 @@ def reproduce_commands(runs: list[Run], all_cells: dict[str, list[Cell]]) -> lis
             sql = first.campaign.get("sql_before_run") or []
             if sql:
                 lines.append(f"# before each run, on the server: {'; '.join(sql)}")
+            switch = first.campaign.get("variant_sql") or []
+            if switch:
+                lines.append(f"# variant {first.campaign.get('variant')}: before each of its runs: {'; '.join(switch)}")
             text = command_text(list(first.doc.get("command_line") or []))
             lines.append(text + (f"   # {len(c.runs)} repeats" if len(c.runs) > 1 else ""))
     return lines
