@@ -64,6 +64,8 @@ GENERAL_OPTIONS = [
     Option("version", OptType.BOOL, False, "print version and exit", G),
     Option("config-file", OptType.FILE, "", "File containing command line options", G),
     Option("result-file", OptType.STRING, "", "write a JSON document of the run to this file", G),
+    Option("server-context", OptType.BOOL, True, "with --result-file: store the server's key settings and its "
+           "counters' deltas over the measured phase (hit ratio, lock waits, server CPU) in the result file", G),
     Option("lua-bundled", OptType.BOOL, False, "run the bundled test names (oltp_read_write, ...) through the Lua "
            "files of the sysbench package with the Lua engine instead of natively", G),
     Option("test", OptType.STRING, "", "deprecated: the test name or script path", G, show_default=False),

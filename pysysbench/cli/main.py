@@ -291,7 +291,8 @@ def _run_and_report(inv: Invocation, workload: Workload, driver, out: Printer, a
     runs: list[LocalRun] = []
 
     async def go() -> RunOutcome:
-        runs.append(LocalRun(v, workload, driver, hooks, server_version=bool(v.result_file)))
+        runs.append(LocalRun(v, workload, driver, hooks, server_version=bool(v.result_file),
+                             server_context=bool(v.result_file) and bool(v.get("server_context", True))))
         stops.attach(runs[0].interrupt)
         return await runs[0].execute()
 
@@ -357,6 +358,7 @@ def _save_result(v, argv: list[str], workload: Workload, driver, outcome: RunOut
         for iv, cpu in zip(doc["intervals"], outcome.interval_cpu_s):
             iv["client_cpu_s"] = cpu
         doc["host"] = outcome.host or None
+        doc["server_context"] = outcome.server_context
     results.save(v.result_file, doc)
 
 

@@ -66,6 +66,7 @@ class RunOutcome:
     server_version: str = ""
     interval_cpu_s: list[float] = field(default_factory=list)   # client CPU seconds of each report interval
     host: dict = field(default_factory=dict)                    # the client machine over the measured phase
+    server_context: dict | None = None                          # engine/servercontext.py
 
 
 def forced_shutdown_s(values: Values) -> float | None:
@@ -102,7 +103,7 @@ class LocalRun:
     reports what was measured, another stops at once.  The outcome carries the request and its exit code (128 + signal)."""
 
     def __init__(self, values: Values, workload: Workload, driver: Driver, hooks: Hooks,
-                 server_version: bool = False):
+                 server_version: bool = False, server_context: bool = False):
         self.v = values
         self.workload = workload
         self.driver = driver
@@ -137,6 +138,11 @@ class LocalRun:
         self.last = Sample(Snapshot())
         self.fatal: PySysbenchError | None = None   # the run's own verdict (reconnects gave up)
         self._signals: dict[int, object] = {}
+        self.context = None         # engine.servercontext.ServerContext, when asked for and supported
+        if server_context:
+            from .servercontext import ServerContext
+            ctx = ServerContext(driver)
+            self.context = ctx if ctx.supported else None
 
     async def preflight(self) -> None:
         with user_code(self.workload, "required_tables"):
@@ -188,6 +194,8 @@ class LocalRun:
                 await self._measure()
             finally:
                 await self.group.close()
+            if self.context is not None:     # after the sessions ended: PostgreSQL has flushed their counts
+                await self.context.finish()
         finally:
             self._remove_signals()
         return self._outcome(started_at)
@@ -225,6 +233,8 @@ class LocalRun:
     async def _measure(self) -> None:
         v, g = self.v, self.group
         warmup_ns = int((v.warmup_time or 0) * NS)
+        if self.context is not None and not warmup_ns:
+            await self.context.begin()       # before the first event: the deltas are the run's exactly
         start = perf_counter_ns()
         g.start(start + warmup_ns + int(v.time * NS) if v.time else 0, warming=bool(warmup_ns))
         self.measuring = True
@@ -235,6 +245,8 @@ class LocalRun:
             self.hooks.say(f"Warming up for {v.warmup_time:g} seconds...")
             await g.wait(warmup_ns / NS)
             self.base = (await g.end_warmup()).snapshot
+            if self.context is not None:
+                await self.context.begin()
         self.t0 = self.checkpoint_t = perf_counter_ns()
         self.host_start = host.snapshot()
         if v.report_interval:
@@ -246,6 +258,8 @@ class LocalRun:
         await g.wait(None)
         self.end = perf_counter_ns()
         self.host_end = host.snapshot()
+        if self.context is not None:
+            self.context.stop_cpu()
         self.measuring = False   # a stop request from now on only marks the outcome
         if self._cut is not None:
             self._cut.cancel()
@@ -388,6 +402,9 @@ class LocalRun:
                          per_worker=s.per_worker, connections=s.connections, nodes=s.nodes,
                          server_version=self.server_version, interval_cpu_s=self.interval_cpu_s,
                          host=host.between(self.host_start, self.host_end) if self.host_start else {})
+        if self.context is not None and self.context.end:
+            q = summary.reads + summary.writes + summary.others
+            out.server_context = self.context.result(events=summary.events, queries=q)
         fatal = self.fatal or self.group.fatal
         if fatal is not None:
             out.exit_code = getattr(fatal, "exit_code", 1)

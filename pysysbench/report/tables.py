@@ -223,10 +223,18 @@ def environment_rows(runs: list[Run]) -> list[tuple[str, str]]:
         vals = [_option_text(d["options"][name]) for d in docs if name in (d.get("options") or {})]
         if vals:
             rows.append((f"--{name}", _distinct(vals) or "''"))
-    settings = {}
+    settings: dict[str, list[str]] = {}
     for r in runs:
-        settings.update(r.campaign.get("server_settings") or {})
-    rows += [(f"server: {k}", str(v)) for k, v in sorted(settings.items())]
+        merged = dict(r.server_context.get("settings") or {})
+        merged.update(r.campaign.get("server_settings") or {})
+        for k, v in merged.items():
+            settings.setdefault(k, [])
+            if str(v) not in settings[k]:
+                settings[k].append(str(v))
+    rows += [(f"server: {k}", " / ".join(v)) for k, v in sorted(settings.items())]
+    notes = _distinct(n for r in runs for n in r.server_context.get("notes") or [])
+    if notes:
+        rows.append(("Server context notes", notes))
     return rows
 
 
