@@ -150,7 +150,7 @@ def _run(c: spec.Campaign, results_dir: str, args: argparse.Namespace, out) -> i
     out(f"campaign '{c.name}' {manifest['status']}: {counts['ok']} runs executed, {counts['stored']} taken from "
         f"earlier invocations, {counts['failed']} failed; results in {results_dir}")
     if not args.no_report:
-        paths = _render_report([results_dir], os.path.join(results_dir, DEFAULT_REPORT_DIR), None, True)
+        paths = _render_report([results_dir], os.path.join(results_dir, DEFAULT_REPORT_DIR), None, True, out)
         out(f"report: {paths[0]} and {paths[1]}")
     return 0 if counts["failed"] == 0 else 1
 
@@ -158,7 +158,11 @@ def _run(c: spec.Campaign, results_dir: str, args: argparse.Namespace, out) -> i
 # --- report ---------------------------------------------------------------------------------
 
 
-def _render_report(inputs: list[str], out_dir: str, title: str | None, charts: bool) -> list[str]:
+def _render_report(inputs: list[str], out_dir: str, title: str | None, charts: bool, out=None) -> list[str]:
+    if charts and not document.charts_available():
+        charts = False
+        if out is not None:
+            out(document.CHARTS_HINT)
     rep = document.build(load_runs(inputs), title=title, with_charts=charts)
     return document.write(rep, out_dir, markdown.render(rep), html.render(rep))
 
@@ -174,7 +178,7 @@ def report_command(argv: list[str], out) -> int:
     p.add_argument("--title", help="report title (default: from the campaign names)")
     p.add_argument("--no-charts", action="store_true", help="tables only")
     args = _parse(p, argv)
-    paths = _render_report(args.results, args.output, args.title, not args.no_charts)
+    paths = _render_report(args.results, args.output, args.title, not args.no_charts, out)
     out(f"report: {paths[0]} and {paths[1]} ({len(paths) - 2} charts)")
     return 0
 

@@ -103,7 +103,9 @@ def make_groups(args: list[str], *, by: str | None = None, pool_dirs: list[str] 
             if value is None:
                 raise UsageError(f"'{r.path}' has no label '{by}' (labels: {dict(r.variant) or 'none'})")
             values.setdefault(value, []).append(r)
-        groups = [Group(f"{by}={v}", tuple(rs)) for v, rs in values.items()]
+        order = _variant_order(runs) if by == "variant" else []
+        ranked = sorted(values, key=lambda v: order.index(v) if v in order else len(order))
+        groups = [Group(f"{by}={v}", tuple(values[v])) for v in ranked]
     else:
         pool = load_runs(pool_dirs or []) if any(is_selector(a) for a in args) else []
         raw = []
@@ -118,6 +120,15 @@ def make_groups(args: list[str], *, by: str | None = None, pool_dirs: list[str] 
         raise UsageError(f"need at least two groups to compare, got {len(groups)}"
                          + (f" (every run has {by}={groups[0].name.split('=', 1)[-1]})" if by and groups else ""))
     return groups
+
+
+def _variant_order(runs: list[Run]) -> list[str]:
+    """The [[variant]] order of an interleaved campaign (the first is the baseline)."""
+    for r in runs:
+        order = r.campaign.get("interleaved")
+        if order:
+            return [str(v) for v in order]
+    return []
 
 
 def _exists(arg: str) -> bool:

@@ -56,6 +56,18 @@ class Report:
     notes: list[str] = field(default_factory=list)      # warnings under the summary
 
 
+CHARTS_HINT = "charts left out: matplotlib is not installed (pip install 'pysysbench[report]' adds them)"
+
+
+def charts_available() -> bool:
+    """matplotlib is an optional extra (``pysysbench[report]``): tables work without it."""
+    try:
+        import matplotlib.figure  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.+-]+", "_", name).strip("_") or "workload"
 

@@ -129,3 +129,21 @@ def test_interleaved_rounds_are_paired_so_shared_drift_cancels():
     assert unpaired.significant is False            # Welch on the same data: lost in the drift
     assert "paired noise" in cmp.table(c, "oltp_read_write")[0].rows[0][3]
     assert any("interleaved in one campaign" in n for n in cmp.notes([a, b], [c]))
+
+
+# --- light core install: no matplotlib --------------------------------------------------------
+
+def test_report_without_matplotlib_writes_tables_and_says_how_to_add_charts(tmp_path, monkeypatch, capsys):
+    import sys
+    from pathlib import Path
+    from pysysbench.cli.main import main
+    for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")
+                 or m == "pysysbench.report.charts"]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)          # import matplotlib -> ImportError
+    results = Path(__file__).parents[1] / "golden" / "data" / "campaign-results"
+    assert main(["report", str(results), f"--output={tmp_path}"]) == 0
+    out = capsys.readouterr().out
+    assert "charts left out: matplotlib is not installed (pip install 'pysysbench[report]' adds them)" in out
+    assert "(0 charts)" in out
+    assert "| Workload |" in (tmp_path / "report.md").read_text() and not (tmp_path / "charts").exists()
