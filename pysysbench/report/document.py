@@ -19,6 +19,7 @@ from .tables import (TableData, environment_rows, peak_sentence, peaks, reproduc
 
 CHART_TITLES = {
     "scaling": "throughput and 95% latency against threads",
+    "qps": "queries per second against threads",
     "timeseries": "per-interval throughput and latency of every run",
     "percentiles": "latency percentiles (histograms of the repeats merged)",
 }

@@ -80,7 +80,8 @@ def render(report: Report) -> str:
         body += [f'<p class="warn">{escape(w)}</p>' for w in s.warnings]
         body += [figure(c) for c in s.charts]
         if s.runs is not None:
-            body += ["<details><summary>Runs: steadiness, client saturation, host load, server</summary>",
+            body += [f"<details{' open' if s.warnings else ''}><summary>Runs: steadiness, client saturation, host load, "
+                     "server</summary>",
                      table(s.runs), "</details>"]
     env = TableData(["Item", "Value"], [[k, v] for k, v in report.environment], [False, False])
     body += ['<h2 id="environment">Environment</h2>', table(env)]
