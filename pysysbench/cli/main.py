@@ -254,6 +254,13 @@ def command_run(inv: Invocation, workload: Workload, driver, out: Printer, argv:
     v = inv.values
     if v.result_file:
         check_writable(v.result_file)    # before anything runs, not after the measurement
+    if v.get("latency_log"):
+        from ..stats.latencylog import create
+        check_writable(v.latency_log, "latency log")
+        try:
+            create(v.latency_log)
+        except OSError as exc:
+            raise UsageError(f"--latency-log={v.latency_log}: cannot write it ({exc.strerror})") from None
     with Interrupts() as stops:
         try:
             return _run_and_report(inv, workload, driver, out, argv, stops)
