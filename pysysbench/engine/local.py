@@ -138,6 +138,7 @@ class LocalRun:
         self.last = Sample(Snapshot())
         self.fatal: PySysbenchError | None = None   # the run's own verdict (reconnects gave up)
         self._signals: dict[int, object] = {}
+        self.metrics = None         # engine.metrics.RunMetrics (--metrics-addr), started with the threads
         self.context = None         # engine.servercontext.ServerContext, when asked for and supported
         if server_context:
             from .servercontext import ServerContext
@@ -194,6 +195,8 @@ class LocalRun:
                 await self._measure()
             finally:
                 await self.group.close()
+                if self.metrics is not None:
+                    self.metrics.close()
             if self.context is not None:     # after the sessions ended: PostgreSQL has flushed their counts
                 await self.context.finish()
         finally:
@@ -221,6 +224,9 @@ class LocalRun:
             except PySysbenchError:
                 pass   # the pre-flight or the threads report the connection problem
         await self.preflight()
+        if v_addr := self.v.get("metrics_addr"):
+            from .metrics import RunMetrics
+            self.metrics = RunMetrics(v_addr, {"test": self.workload.name})
         await self.group.setup()
         self.hooks.say("Initializing worker threads...\n")
         try:
@@ -241,6 +247,8 @@ class LocalRun:
         if self.stop_reason is not None:   # asked to stop between the start-up and here
             self._stop()
         side: list[asyncio.Task] = [asyncio.create_task(self._watch_reconnects(start))]
+        if self.metrics is not None:
+            side.append(asyncio.create_task(self.metrics.follow(g)))
         if warmup_ns:
             self.hooks.say(f"Warming up for {v.warmup_time:g} seconds...")
             await g.wait(warmup_ns / NS)
