@@ -88,8 +88,9 @@ class Run:
 
     @property
     def steadiness(self) -> dict[str, Any]:
-        """Stored by the run; computed from the intervals for older files."""
-        return self.doc.get("steadiness") or of_intervals(self.intervals)
+        """From the stored intervals (so every file is judged by the same rule, whichever
+        version wrote it); the stored verdict when a file has no intervals."""
+        return of_intervals(self.intervals) if self.intervals else (self.doc.get("steadiness") or {"steady": None})
 
     @property
     def steady(self) -> bool | None:
