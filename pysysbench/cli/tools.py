@@ -197,7 +197,8 @@ def compare_command(argv: list[str], out) -> int:
     p.add_argument("--by", help="split all given results into groups by the value of this label")
     p.add_argument("--from", dest="pool", action="append", default=[],
                    help=f"where label selectors look for results (default: {DEFAULT_RESULTS_ROOT})")
-    p.add_argument("--metric", default="tps,p95", help="comma-separated: tps, qps, p95, p99, avg, errors_per_s")
+    p.add_argument("--metric", default="tps,p95", help="comma-separated: tps, qps, p95, p99, avg, errors_per_s; from the server context: "
+                   "hit_ratio, lock_waits_per_trx, fsyncs_per_trx, server_cpu_us_per_query; client_cpu_us_per_query")
     p.add_argument("--min-effect", type=float, default=cmp.DEFAULT_MIN_EFFECT,
                    help="smallest relative difference called better/worse (default 0.01 = 1%%)")
     p.add_argument("--output", help="also write compare.md and compare.html into this directory")

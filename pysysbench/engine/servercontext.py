@@ -245,6 +245,8 @@ class ServerContext:
                 derived["lock_wait_ms_per_trx"] = m.get("Innodb_row_lock_time", 0) / events
             if "deadlocks" in m:
                 derived["deadlocks_per_trx"] = m["deadlocks"] / events
+            if "Innodb_data_fsyncs" in m:
+                derived["fsyncs_per_trx"] = m["Innodb_data_fsyncs"] / events
         server_cpu = None
         if self.cpu_start is not None and self.cpu_end is not None:
             server_cpu = max(0.0, self.cpu_end - self.cpu_start)

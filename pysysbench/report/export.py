@@ -47,7 +47,7 @@ def run_row(r: Run) -> dict[str, Any]:
     for name in ("min", "avg", "max", "p50", "p90", "p95", "p99", "p99.9"):
         row[f"lat_{name}_ms"] = lat.get(name)
     h = r.host
-    derived = r.server_context.get("derived") or {}
+    derived = r.derived
     row.update(client_busy_fraction=r.busy, client_cpu_us_per_query=r.cpu_us_per_query, steady=r.steady,
                steadiness_change=r.steadiness.get("change"),
                host_load_start=(h.get("loadavg_start") or [None])[0], host_load_end=(h.get("loadavg_end") or [None])[0],

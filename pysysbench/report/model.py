@@ -42,7 +42,14 @@ METRICS = {
     "p99": Metric("p99", "99% latency (ms)", "ms", False),
     "avg": Metric("avg", "avg latency (ms)", "ms", False),
     "errors_per_s": Metric("errors_per_s", "Errors/s", "errors/s", False),
+    # from the run's server context (engine/servercontext.py), for compare --metric=...
+    "hit_ratio": Metric("hit_ratio", "buffer-pool hit ratio", "", True, 4),
+    "lock_waits_per_trx": Metric("lock_waits_per_trx", "lock waits / trx", "", False, 4),
+    "fsyncs_per_trx": Metric("fsyncs_per_trx", "fsyncs / trx", "", False, 3),
+    "server_cpu_us_per_query": Metric("server_cpu_us_per_query", "server CPU / query (µs)", "µs", False, 1),
+    "client_cpu_us_per_query": Metric("client_cpu_us_per_query", "client CPU / query (µs)", "µs", False, 1),
 }
+SERVER_METRICS = ("hit_ratio", "lock_waits_per_trx", "fsyncs_per_trx", "server_cpu_us_per_query")
 TABLE_METRICS = ("tps", "qps", "p95", "p99", "errors_per_s")
 
 
@@ -72,6 +79,10 @@ class Run:
 
     def value(self, metric: str) -> float:
         s = self.summary
+        if metric in SERVER_METRICS:
+            return float(self.derived.get(metric) or 0.0)
+        if metric == "client_cpu_us_per_query":
+            return self.cpu_us_per_query or 0.0
         if metric in ("tps", "qps", "errors_per_s"):
             return float(s.get(metric) or 0.0)
         return float((s.get("latency_ms") or {}).get(metric) or 0.0)
@@ -127,6 +138,17 @@ class Run:
     @property
     def server_context(self) -> dict[str, Any]:
         return self.doc.get("server_context") or {}
+
+    @property
+    def derived(self) -> dict[str, float]:
+        """The server context's derived figures (fsyncs per transaction recomputed from the
+        stored deltas for files written before it was derived)."""
+        out = dict(self.server_context.get("derived") or {})
+        metrics = self.server_context.get("metrics") or {}
+        events = self.summary.get("events") or 0
+        if "fsyncs_per_trx" not in out and events and isinstance(metrics.get("Innodb_data_fsyncs"), (int, float)):
+            out["fsyncs_per_trx"] = metrics["Innodb_data_fsyncs"] / events
+        return out
 
 
 def variant_of(doc: dict[str, Any]) -> Variant:

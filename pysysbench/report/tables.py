@@ -325,6 +325,7 @@ def _us(value: float | None) -> str:
 
 SERVER_COLUMNS = (("hit_ratio", "Hit ratio", lambda v: f"{v:.2%}"),
                   ("lock_waits_per_trx", "Lock waits / trx", lambda v: number(v, 3)),
+                  ("fsyncs_per_trx", "fsyncs / trx", lambda v: number(v, 3)),
                   ("server_cpu_us_per_query", "Server CPU / query (µs)", lambda v: number(v, 1)))
 
 
@@ -345,7 +346,7 @@ def runs_table(cell_list: list[Cell]) -> TableData:
     vs = variants(cell_list)
     keys = differing_keys(vs) if len(vs) > 1 else []
     runs = [r for c in cell_list for r in c.runs]
-    derived = [k for k, _, _ in SERVER_COLUMNS if any(k in (r.server_context.get("derived") or {}) for r in runs)]
+    derived = [k for k, _, _ in SERVER_COLUMNS if any(k in r.derived for r in runs)]
     headers = ([", ".join(keys)] if keys else []) + ["Threads", "Run", "TPS", "Steadiness (first → last third)",
                                                      "Client busy", "Client CPU / query (µs)",
                                                      "Host load (1 min)", "Steal"]
@@ -357,7 +358,7 @@ def runs_table(cell_list: list[Cell]) -> TableData:
                                                                        number(r.value("tps"))]
             row += [steadiness_text(r), _pct(r.busy), _us(r.cpu_us_per_query), _load_text(r),
                     _pct(r.host.get("steal_fraction"))]
-            d = r.server_context.get("derived") or {}
+            d = r.derived
             row += [fmt(d[k]) if isinstance(d.get(k), (int, float)) else "-" for k, _, fmt in SERVER_COLUMNS
                     if k in derived]
             row.append(", ".join(run_flags(r)) or "-")
