@@ -84,7 +84,7 @@ def _mark_flagged(ax, mine: list[Cell], metric: str, labelled: set[str], dodge: 
                                dict(marker="o", s=170, facecolors="none", edgecolors="#c62828", linewidths=2)),
                               ("unsteady run", lambda r: r.steady is False,
                                dict(marker="s", s=120, facecolors="none", edgecolors="#ef6c00", linewidths=1.6))):
-        pts = [(c.threads, c.sample(metric).mean) for c in mine if any(test(r) for r in c.runs)]
+        pts = [(c.threads * dodge, c.sample(metric).mean) for c in mine if any(test(r) for r in c.runs)]
         if pts:
             label = flag if flag not in labelled else None
             labelled.add(flag)
@@ -100,7 +100,7 @@ def _against_threads(workload: str, cell_list: list[Cell], keys: list[str], pane
         mine = sorted((c for c in cell_list if c.variant == v), key=lambda c: c.threads)
         # variants side by side (a small shift, the ticks stay on the thread counts) so that
         # error bars at the same thread count do not hide each other
-        dodge = 1 + 0.025 * (i - (len(vs) - 1) / 2)
+        dodge = 1 + 0.04 * (i - (len(vs) - 1) / 2)
         ts = [c.threads * dodge for c in mine]
         label = variant_text(v, keys) if keys else None
         for ax, (metric, _, _) in zip(axes, panels):
@@ -109,10 +109,13 @@ def _against_threads(workload: str, cell_list: list[Cell], keys: list[str], pane
                         linestyle=LINESTYLES[i % len(LINESTYLES)], label=label)
             if metric in ("tps", "qps"):
                 _mark_flagged(ax, mine, metric, labelled, dodge)
+    threads = sorted({c.threads for c in cell_list})
     for ax, (_, title, unit) in zip(axes, panels):
         ax.set_title(f"{workload}: {title}")
         ax.set_ylabel(unit)
-        _thread_axis(ax, [c.threads for c in cell_list])
+        _thread_axis(ax, threads)
+        if len(threads) == 1:       # one thread count: keep the (dodged) points off the frame
+            ax.set_xlim(threads[0] * 0.85, threads[0] * 1.15)
         ax.set_ylim(bottom=0)
     if keys or labelled:
         axes[0].legend(fontsize="small")

@@ -31,7 +31,8 @@ nav ul { columns: 2; }
 .better { color: #116329; font-weight: 600; } .worse { color: #a40e26; font-weight: 600; }
 .same { color: #57606a; } .unsure { color: #9a6700; }
 .muted { color: #57606a; font-size: .9rem; }
-.warn { background: #fff8c5; border-left: 4px solid #d4a72c; padding: .4rem .7rem; }
+.warn { background: #fff8c5; border-left: 4px solid #d4a72c; padding: .4rem .7rem; margin: .8rem 0; }
+.warn ul { margin: 0; padding-left: 1.2rem; }
 """
 
 
@@ -77,10 +78,12 @@ def render(report: Report) -> str:
         if s.tests != [s.workload]:
             body.append(f"<p>Test: <code>{escape(', '.join(s.tests))}</code></p>")
         body += [table(s.table), "<ul>" + "".join(f"<li>{escape(p)}</li>" for p in s.peaks) + "</ul>"]
-        body += [f'<p class="warn">{escape(w)}</p>' for w in s.warnings]
+        if s.warnings:      # one box, not one per run: a noisy campaign flags many
+            body.append('<div class="warn"><ul>' + "".join(f"<li>{escape(w)}</li>" for w in s.warnings)
+                        + "</ul></div>")
         body += [figure(c) for c in s.charts]
         if s.runs is not None:
-            body += [f"<details{' open' if s.warnings else ''}><summary>Runs: steadiness, client saturation, host load, "
+            body += ["<details open><summary>Runs: steadiness, client saturation, host load, "
                      "server</summary>",
                      table(s.runs), "</details>"]
     env = TableData(["Item", "Value"], [[k, v] for k, v in report.environment], [False, False])

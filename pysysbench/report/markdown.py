@@ -44,7 +44,8 @@ def render(report: Report) -> str:
             out += [f"Test: `{'`, `'.join(s.tests)}`", ""]
         out += [table(s.table), ""]
         out += [f"* {escape(p)}" for p in s.peaks] + [""]
-        out += [f"> {escape(w)}\n" for w in s.warnings]
+        if s.warnings:
+            out += [f"> * {escape(w)}" for w in s.warnings] + [""]
         for c in s.charts:
             out += [f"![{c.alt}]({c.file})", ""]
         if s.runs is not None:
