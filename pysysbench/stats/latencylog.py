@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import random
+import threading
 import time
 from typing import Any
 
@@ -44,6 +45,8 @@ class LoggingRecorder:
         self.epoch_ns = time.time_ns() - time.perf_counter_ns()
         self._random = random.Random().random
         self._inner_record = inner.record
+        # SQLite's threads record from OS threads: the buffer is shared between them
+        self._lock = threading.Lock()
 
     def record(self, tid: int, lat_ns: int) -> None:
         self._inner_record(tid, lat_ns)
@@ -51,15 +54,21 @@ class LoggingRecorder:
         if self.limits.warming or (self.rate < 1.0 and self._random() >= self.rate):
             return
         end = (time.perf_counter_ns() + self.epoch_ns) / 1e9
-        self.buf.append(f"{end:.6f},{tid},{lat_ns / 1000:.1f},{error}\n")
-        if len(self.buf) >= CHUNK:
-            self.flush()
+        line = f"{end:.6f},{tid},{lat_ns / 1000:.1f},{error}\n"
+        with self._lock:
+            self.buf.append(line)
+            if len(self.buf) >= CHUNK:
+                self._flush()
 
     def note_error(self, tid: int, code: Any) -> None:
         """The event of ``tid`` hit an ignorable error and restarts (its line names it)."""
         self.pending[tid] = str(code or "")
 
     def flush(self) -> None:
+        with self._lock:
+            self._flush()
+
+    def _flush(self) -> None:
         if not self.buf:
             return
         if self.fd is None:
