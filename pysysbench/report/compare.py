@@ -17,6 +17,7 @@ compared with the first (the baseline):
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 
@@ -284,6 +285,8 @@ def notes(groups: list[Group], comparisons: list[Comparison]) -> list[str]:
 
 
 def change_text(d: Difference, paired: bool = False) -> str:
+    if d.ratio in (math.inf, -math.inf):
+        return "- (baseline 0)"
     noise = f" ({'paired ' if paired else ''}noise ±{d.noise:.1%})" if d.noise is not None else ""
     return f"{d.ratio:.3f} ({d.change:+.1%}){noise}"
 
