@@ -49,7 +49,7 @@ def postgres():
 
 
 def run(server, tmp_path, *extra) -> dict:
-    proc = cli("oltp_point_select", *server.options, *DATA, "prepare", cwd=tmp_path)
+    proc = cli("oltp_point_select", *server.options, *DATA, "--force", "prepare", cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     path = tmp_path / "r.json"
     proc = cli("oltp_point_select", *server.options, *DATA, "--threads=2", f"--events={EVENTS}", "--time=0",
