@@ -224,10 +224,14 @@ class LocalRun:
             except PySysbenchError:
                 pass   # the pre-flight or the threads report the connection problem
         await self.preflight()
-        if v_addr := self.v.get("metrics_addr"):
-            from .metrics import RunMetrics
-            self.metrics = RunMetrics(v_addr, {"test": self.workload.name})
         await self.group.setup()
+        if v_addr := self.v.get("metrics_addr"):   # after the workers started: its HTTP thread is not theirs
+            from .metrics import RunMetrics
+            try:
+                self.metrics = RunMetrics(v_addr, {"test": self.workload.name})
+            except PySysbenchError:
+                await self.group.close()
+                raise
         self.hooks.say("Initializing worker threads...\n")
         try:
             await asyncio.wait_for(self.group.init(), self.v.thread_init_timeout or None)

@@ -62,8 +62,10 @@ class RunMetrics:
 
         def family(cls, name, doc, extra=()):
             return cls(name, doc, labels=keys + list(extra))
-        if s is None:
-            return
+        if s is None:       # before the first sample: the families exist, at zero
+            from ..stats.records import Snapshot
+            from .group import Sample
+            s = Sample(Snapshot())
         snap = s.snapshot
         events = family(CounterMetricFamily, "pysysbench_events", "transactions (events) completed")
         events.add_metric(values, snap.events)

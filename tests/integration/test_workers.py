@@ -329,8 +329,8 @@ def test_metrics_endpoint_serves_counters_merged_over_worker_processes(run_cli, 
         except OSError:
             return None
         m = re.search(r'^pysysbench_events_total\{test="oltp_point_select"\} ([\d.e+]+)$', text, re.M)
-        assert "pysysbench_latency_seconds_bucket" in text and 'kind="read"' in text
-        return float(m.group(1)) if m else None
+        assert m and "pysysbench_latency_seconds_bucket" in text and 'kind="read"' in text, text[:300]
+        return float(m.group(1))
 
     seen: list[float] = []
     deadline = time.monotonic() + 60

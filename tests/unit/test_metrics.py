@@ -37,6 +37,8 @@ def test_exposition_of_a_merged_sample():
         port = s.getsockname()[1]
     m = metrics.RunMetrics(f"127.0.0.1:{port}", {"test": "oltp_point_select"})
     try:
+        before = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+        assert 'pysysbench_events_total{test="oltp_point_select"} 0.0' in before   # before the first sample
         hist = [0] * 1024
         hist[300] = 7            # ~1 ms
         snap = Snapshot(events=7, reads=70, writes=14, others=0, lat_sum_ns=7_000_000, hist=hist,
