@@ -21,7 +21,7 @@ RUN_COLUMNS = ("file", "campaign", "workload", "test", "threads", "repeat", "dri
                "lat_p50_ms", "lat_p90_ms", "lat_p95_ms", "lat_p99_ms", "lat_p99.9_ms",
                "client_busy_fraction", "client_cpu_us_per_query", "steady", "steadiness_change",
                "host_load_start", "host_load_end", "host_steal_fraction", "server_hit_ratio",
-               "server_lock_waits_per_trx", "server_cpu_us_per_query")
+               "server_lock_waits_per_trx", "server_fsyncs_per_trx", "server_cpu_us_per_query")
 INTERVAL_COLUMNS = ("file", "campaign", "workload", "test", "threads", "repeat", "time_s", "interval_s",
                     "threads_running", "events", "tps", "qps", "reads", "writes", "others", "errors",
                     "reconnects", "latency_pct_ms", "percentile", "client_cpu_s")
@@ -53,6 +53,7 @@ def run_row(r: Run) -> dict[str, Any]:
                host_load_start=(h.get("loadavg_start") or [None])[0], host_load_end=(h.get("loadavg_end") or [None])[0],
                host_steal_fraction=h.get("steal_fraction"), server_hit_ratio=derived.get("hit_ratio"),
                server_lock_waits_per_trx=derived.get("lock_waits_per_trx"),
+               server_fsyncs_per_trx=derived.get("fsyncs_per_trx"),
                server_cpu_us_per_query=derived.get("server_cpu_us_per_query"))
     return row
 
