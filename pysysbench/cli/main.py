@@ -254,6 +254,13 @@ def command_run(inv: Invocation, workload: Workload, driver, out: Printer, argv:
     v = inv.values
     if v.result_file:
         check_writable(v.result_file)    # before anything runs, not after the measurement
+    if v.get("latency_log"):
+        from ..stats.latencylog import create
+        check_writable(v.latency_log, "latency log")
+        try:
+            create(v.latency_log)
+        except OSError as exc:
+            raise UsageError(f"--latency-log={v.latency_log}: cannot write it ({exc.strerror})") from None
     with Interrupts() as stops:
         try:
             return _run_and_report(inv, workload, driver, out, argv, stops)
@@ -291,7 +298,8 @@ def _run_and_report(inv: Invocation, workload: Workload, driver, out: Printer, a
     runs: list[LocalRun] = []
 
     async def go() -> RunOutcome:
-        runs.append(LocalRun(v, workload, driver, hooks, server_version=bool(v.result_file)))
+        runs.append(LocalRun(v, workload, driver, hooks, server_version=bool(v.result_file),
+                             server_context=bool(v.result_file) and bool(v.get("server_context", True))))
         stops.attach(runs[0].interrupt)
         return await runs[0].execute()
 
@@ -354,6 +362,10 @@ def _save_result(v, argv: list[str], workload: Workload, driver, outcome: RunOut
         if outcome.nodes:   # --ray-address: one entry per client machine
             doc["client"]["nodes"] = outcome.nodes
         doc["connections"] = outcome.connections   # database node (host:port) -> sessions
+        for iv, cpu in zip(doc["intervals"], outcome.interval_cpu_s):
+            iv["client_cpu_s"] = cpu
+        doc["host"] = outcome.host or None
+        doc["server_context"] = outcome.server_context
     results.save(v.result_file, doc)
 
 

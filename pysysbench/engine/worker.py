@@ -68,6 +68,10 @@ class Worker:
         self.counters = Counters()
         self.recorder = make_recorder(self.counters, tids)
         self.limits = Limits()
+        if values.get("latency_log"):     # --latency-log: off by default, then the plain recorder runs
+            from ..stats.latencylog import LoggingRecorder
+            self.recorder = LoggingRecorder(self.recorder, values.latency_log,
+                                            float(values.get("latency_log_rate", 1.0) or 1.0), self.limits)
         self.contexts: list[ThreadContext] = []
         self.tasks: list[Strand] = []
         self.inflight = 0
@@ -331,7 +335,10 @@ class Worker:
         connection could not be re-opened before the run ended."""
         restart = self.workload.before_restart
         event = self.workload.event
+        note = getattr(self.recorder, "note_error", None)
         while True:
+            if note is not None:
+                note(ctx.tid, getattr(exc, "code", ""))
             if isinstance(exc, ReconnectError) and not await self._reconnect(ctx):
                 return _GONE
             await restart(ctx, exc)
@@ -375,6 +382,8 @@ class Worker:
         # all at once: with 1000 connections whose sessions wait on row locks, closing
         # them one by one (each up to its timeout) took longer than the run itself
         await asyncio.gather(*(close_one(ctx.conn) for ctx in self.contexts if ctx.conn is not None))
+        if hasattr(self.recorder, "close"):     # the latency log's last rows
+            self.recorder.close()
 
     def snapshot(self) -> Snapshot:
         return self.recorder.snapshot()

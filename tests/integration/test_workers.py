@@ -346,3 +346,44 @@ def test_workers_forked_by_default_and_nothing_printed_twice(tmp_path, start):
     assert stdout.count("Running the test with following options:") == 0   # read by _wait_for_line
     assert stdout.count("Threads started!") == 0 and "General statistics" in stdout
     assert stdout.count("General statistics") == 1 and stdout.count("SQL statistics") == 1
+
+
+@pytest.mark.mysql
+def test_metrics_endpoint_serves_counters_merged_over_worker_processes(run_cli, mysql_opts, tmp_path):
+    """--metrics-addr during a 2-worker run (issue 20 pt 6): the events counter is the
+    workers' sum and keeps increasing while the run goes."""
+    import socket
+    import urllib.request
+    pytest.importorskip("prometheus_client")
+    run_cli.ok("oltp_point_select", *mysql_opts, *PREPARE, "prepare")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = tmp_path / "r.json"
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.Popen([sys.executable, "-m", "pysysbench", "oltp_point_select", *mysql_opts, *PREPARE,
+                             "--threads=4", "--workers=2", "--time=12", f"--metrics-addr=127.0.0.1:{port}",
+                             f"--result-file={out}", "run"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, env=env)
+
+    def events() -> float | None:
+        try:
+            text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+        except OSError:
+            return None
+        m = re.search(r'^pysysbench_events_total\{test="oltp_point_select"\} ([\d.e+]+)$', text, re.M)
+        assert m and "pysysbench_latency_seconds_bucket" in text and 'kind="read"' in text, text[:300]
+        return float(m.group(1))
+
+    seen: list[float] = []
+    deadline = time.monotonic() + 60
+    while len(seen) < 3 and time.monotonic() < deadline and proc.poll() is None:
+        value = events()
+        if value:
+            seen.append(value)
+        time.sleep(1.5)
+    output, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 0, output
+    assert len(seen) == 3 and seen[0] < seen[1] < seen[2], seen
+    doc = _result(out)
+    assert len(doc["client"]["per_worker"]) == 2 and seen[-1] <= doc["summary"]["events"]
