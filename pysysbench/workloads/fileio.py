@@ -19,7 +19,7 @@ import os
 import time
 from typing import Any
 
-from ..errors import ConfigError, RunAborted, UsageError, WorkloadError
+from ..errors import ConfigError, RunAborted, WorkloadError
 from ..options import Option, OptType
 from ..output import text
 from . import builtin_core as core
@@ -205,7 +205,8 @@ class FileIO(BuiltinTest):
     def run_intro(self, say: Say) -> None:
         v = self.values
         if self.mode is None:
-            raise UsageError("FATAL: Missing required argument: --file-test-mode\n\n" + FILEIO_HELP)
+            # sysbench's FATAL line, then the test's options
+            raise ConfigError("Missing required argument: --file-test-mode\n\n" + FILEIO_HELP.rstrip("\n"))
         say(self.flags_line())
         say(f"{self.num} files, {print_size(self.file_size)} each")
         say(f"{print_size(self.file_size * self.num)} total file size")
@@ -248,8 +249,8 @@ class FileIO(BuiltinTest):
             size = os.fstat(fd).st_size
             if size < self.file_size:
                 self.close_files()
-                raise WorkloadError(f"Size of file '{name}' is {print_size(size)}B, but at least "
-                                    f"{print_size(self.file_size)}B is expected.\n"
+                raise WorkloadError(f"Size of file '{name}' is {print_size(size)}, but at least "
+                                    f"{print_size(self.file_size)} is expected.\n"
                                     "WARNING: Did you run 'prepare' with different --file-total-size or "
                                     "--file-num values?")
 
