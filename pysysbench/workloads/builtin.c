@@ -67,6 +67,8 @@ typedef struct {
     char *io_buf;
     long long my_reads, my_writes;
     int done_once;               /* mutex: the thread's one event is done */
+    volatile int slot;           /* the last event's histogram slot */
+    long long left;              /* memory: this thread's events still to do (-1: no limit) */
     volatile unsigned long long sink;
     int err;                     /* errno of a failed event */
     char msg[256];
@@ -143,12 +145,15 @@ ev_memory(BuiltinRunner *r)
     size_t words = (size_t)block / sizeof(size_t), i;
     volatile size_t *buf = b->p[2] ? r->local_buf : b->global_buf;
     size_t tmp = 0;
-    if (__atomic_fetch_add(&b->claimed_bytes, block, __ATOMIC_RELAXED) >= total)
+    (void)total;
+    if (r->left == 0)
         return 1;
+    r->left--;
+    __atomic_fetch_add(&b->claimed_bytes, block, __ATOMIC_RELAXED);
     switch (b->p[3] * 2 + (b->p[4] != 0)) {
     case MEM_WRITE * 2:
         for (i = 0; i < words; i++)
-            buf[i] = tmp;
+            buf[i] = words - i;
         break;
     case MEM_READ * 2:
         for (i = 0; i < words; i++)
@@ -156,7 +161,7 @@ ev_memory(BuiltinRunner *r)
         break;
     case MEM_WRITE * 2 + 1:
         for (i = 0; i < words; i++)
-            buf[(size_t)(rng_double(r) * words)] = tmp;
+            buf[(size_t)(rng_double(r) * words)] = i;
         break;
     case MEM_READ * 2 + 1:
         for (i = 0; i < words; i++)
@@ -402,14 +407,17 @@ runner_batch(BuiltinRunner *r, PyObject *args)
         int n = 0, rc;
         long long limit = max_n - total < LATS ? max_n - total : LATS;
         Py_BEGIN_ALLOW_THREADS
-        long long start = now_ns(), stop_at = start + budget, end;
+        long long now = now_ns(), stop_at = now + budget, start;
+        /* as sysbench's thread loop: the time limit checked before each event, the event
+         * timed on its own (sb_event_start / sb_event_stop), so the latencies and the
+         * "execution time" are the events' and the loop's cost per event is sysbench's */
         while (n < limit) {
-            if (deadline && start >= deadline) {
+            if (deadline && now >= deadline) {
                 finished = 2;                 /* the time is up: no event started */
                 break;
             }
+            start = now_ns();
             rc = run_event(r);
-            end = now_ns();
             if (rc != 0) {
                 if (rc > 0)
                     finished = 1;
@@ -417,9 +425,12 @@ runner_batch(BuiltinRunner *r, PyObject *args)
                     failed = 1;
                 break;
             }
-            r->lat[n++] = end - start;
-            start = end;
-            if (start >= stop_at)
+            r->lat[n] = now_ns() - start;
+            /* sysbench's sb_event_stop computes the histogram slot here (a log) */
+            r->slot = (int)log((double)(r->lat[n] + 1));
+            n++;
+            now = now_ns();
+            if (now >= stop_at)
                 break;
         }
         Py_END_ALLOW_THREADS
@@ -517,6 +528,7 @@ builtin_runner(Builtin *b, PyObject *args)
     r->s[1] = splitmix(&x);
     r->local_buf = NULL;
     r->io_buf = NULL;
+    r->slot = 0;
     r->my_reads = r->my_writes = 0;
     r->done_once = 0;
     r->sink = 0;
@@ -526,10 +538,14 @@ builtin_runner(Builtin *b, PyObject *args)
         Py_DECREF(r);
         return NULL;
     }
+    /* memory: as sysbench 1.0.20, each thread does total / block / threads events */
+    r->left = b->kind == K_MEMORY && b->p[1] > 0 ? b->p[1] / b->p[0] / (b->p[5] > 0 ? b->p[5] : 1) : -1;
     if (b->kind == K_MEMORY && b->p[2]) {
-        r->local_buf = calloc(1, (size_t)b->p[0]);
-        if (r->local_buf == NULL)
+        if (posix_memalign((void **)&r->local_buf, 4096, (size_t)b->p[0]) != 0) {
+            r->local_buf = NULL;
             goto nomem;
+        }
+        memset(r->local_buf, 0, (size_t)b->p[0]);
     }
     if (b->kind == K_FILEIO) {
         size_t n = (size_t)(b->F_REQUEST > b->F_BLOCK ? b->F_REQUEST : b->F_BLOCK);
@@ -623,7 +639,10 @@ builtin_new(PyTypeObject *type, PyObject *args, PyObject *kw)
             PyErr_SetString(PyExc_ValueError, "Builtin: memory block too small");
             goto fail;
         }
-        b->global_buf = calloc(1, (size_t)b->p[0]);
+        if (posix_memalign((void **)&b->global_buf, 4096, (size_t)b->p[0]) != 0)
+            b->global_buf = NULL;
+        else
+            memset(b->global_buf, 0, (size_t)b->p[0]);
         if (b->global_buf == NULL) {
             PyErr_NoMemory();
             goto fail;

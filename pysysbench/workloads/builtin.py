@@ -227,7 +227,7 @@ class Memory(BuiltinTest):
     def params(self) -> dict[str, int]:
         v = self.values
         return {"block_size": self.block, "total_size": self.total, "local": v.memory_scope == "local",
-                "oper": self.OPERS[v.memory_oper], "rnd": v.memory_access_mode == "rnd"}
+                "oper": self.OPERS[v.memory_oper], "rnd": v.memory_access_mode == "rnd", "threads": v.threads}
 
     def run_intro(self, say: Say) -> None:
         v = self.values

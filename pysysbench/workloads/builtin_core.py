@@ -37,7 +37,7 @@ FILE_MODES = {"seqwr": SEQWR, "seqrewr": SEQREWR, "seqrd": SEQRD, "rndrd": RNDRD
 # the order of a test's integer parameters (builtin.c's p[])
 PARAMS = {
     CPU: ("max_prime",),
-    MEMORY: ("block_size", "total_size", "local", "oper", "rnd"),
+    MEMORY: ("block_size", "total_size", "local", "oper", "rnd", "threads"),
     THREADS: ("yields", "locks"),
     MUTEX: ("num", "locks", "loops"),
     FILEIO: ("mode", "file_size", "total_size", "block_size", "request_size", "fsync_freq", "fsync_all",
@@ -140,6 +140,9 @@ class PyRunner:
         self.reads = self.writes = 0
         self.done_once = False
         p = test.p
+        # memory: as sysbench 1.0.20, each thread does total / block / threads events
+        self.left = (p["total_size"] // p["block_size"] // max(1, p["threads"])
+                     if test.kind == MEMORY and p["total_size"] > 0 else -1)
         if test.kind == MEMORY and p["local"]:
             self.local_buf = [0] * (p["block_size"] // WORD)
         if test.kind == FILEIO:
@@ -151,19 +154,20 @@ class PyRunner:
 
     def batch(self, record: Callable[[int, int], Any], max_n: int, deadline: int, budget: int) -> tuple[int, bool]:
         n = 0
-        start = perf_counter_ns()
-        stop_at = start + budget
+        clock = perf_counter_ns
+        now = clock()
+        stop_at = now + budget
         event, tid = self.event, self.tid
         while n < max_n:
-            if deadline and start >= deadline:
+            if deadline and now >= deadline:
                 return n, False
+            start = clock()
             if event():
                 return n, True
-            end = perf_counter_ns()
-            record(tid, end - start)
+            record(tid, clock() - start)
             n += 1
-            start = end
-            if start >= stop_at:
+            now = clock()
+            if now >= stop_at:
                 break
         return n, False
 
@@ -194,24 +198,24 @@ class PyRunner:
         t = self.test
         p = t.p
         block = p["block_size"]
-        with t.lock:
-            claimed = t.claimed_bytes
-            t.claimed_bytes += block
-        if claimed >= p["total_size"]:
+        if self.left == 0:
             return True
+        self.left -= 1
+        with t.lock:
+            t.claimed_bytes += block
         buf = self.local_buf if p["local"] else t.global_buf
         words = block // WORD
         tmp = 0
         if p["rnd"] and p["oper"] in (MEM_READ, MEM_WRITE):
             d = self.rng.double
             if p["oper"] == MEM_WRITE:
-                for _ in range(words):
-                    buf[int(d() * words)] = tmp
+                for i in range(words):
+                    buf[int(d() * words)] = i
             else:
                 for _ in range(words):
                     tmp = buf[int(d() * words)]
         elif p["oper"] == MEM_WRITE:
-            buf[:] = [tmp] * words
+            buf[:] = range(words, 0, -1)
         elif p["oper"] == MEM_READ:
             for tmp in buf:
                 pass
