@@ -279,7 +279,7 @@ def _run_and_report(inv: Invocation, workload: Workload, driver, out: Printer, a
         intro(out)
     custom = getattr(workload, "reports", None)   # a Lua script's or built-in test's report hooks
     if hasattr(custom, "attach"):
-        custom.attach(out)
+        custom.attach(out, text.summary_block)
     sql = (lambda counts: True) if custom is None else custom.sql   # False: sysbench's generic reports
 
     def interval(st) -> None:

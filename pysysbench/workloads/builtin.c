@@ -295,6 +295,27 @@ fsync:
     return OP_FSYNC;
 }
 
+/* pwrite all of it: a short write is followed by another, which says why (ENOSPC, EFBIG) */
+static ssize_t
+full_pwrite(int fd, const char *buf, size_t n, off_t pos)
+{
+    size_t done = 0;
+    while (done < n) {
+        ssize_t w = pwrite(fd, buf + done, n - done, pos + (off_t)done);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (w == 0) {
+            errno = ENOSPC;
+            return -1;
+        }
+        done += (size_t)w;
+    }
+    return (ssize_t)done;
+}
+
 static int
 ev_fileio(BuiltinRunner *r)
 {
@@ -311,7 +332,7 @@ ev_fileio(BuiltinRunner *r)
             memcpy(b->maps[file] + pos, r->io_buf, (size_t)size);
             got = (ssize_t)size;
         } else {
-            got = pwrite(b->fds[file], r->io_buf, (size_t)size, (off_t)pos);
+            got = full_pwrite(b->fds[file], r->io_buf, (size_t)size, (off_t)pos);
         }
         if (got != (ssize_t)size) {
             r->err = got < 0 ? errno : ENOSPC;

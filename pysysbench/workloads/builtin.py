@@ -23,7 +23,6 @@ from typing import Any, Callable
 
 from ..errors import ConfigError, UsageError
 from ..options import Option, OptType
-from ..output import text
 from . import builtin_core as core
 from .base import Env, ThreadContext, Workload, register
 
@@ -48,6 +47,11 @@ def print_size(value: float) -> str:
     return f"{value:.5g}{UNITS[i]}"
 
 
+def timestamp(time_s: float) -> str:
+    """sysbench's log_timestamp() prefix: ``[ 3s ] ``."""
+    return "[ %.0fs ] " % time_s
+
+
 def thread_seed(values: Any, tid: int) -> int:
     seed = values.rand_seed
     if seed:
@@ -62,8 +66,10 @@ class Reports:
         self.test = test
         self.say: Say = print
 
-    def attach(self, say: Say) -> None:
+    def attach(self, say: Say, summary_block: Callable[..., str]) -> None:
+        """The CLI's printer and its sysbench summary renderer (output/text.py, a layer above)."""
         self.say = say
+        self.test.summary_block = summary_block
 
     def sql(self, counts: Any) -> bool:
         return False       # sysbench's generic reports: events per second, no "SQL statistics"
@@ -93,6 +99,7 @@ class BuiltinTest(Workload):
     os_threads = True       # an OS thread per benchmark thread, one process
     own_event_limit = False  # True: --events does not apply (the test counts its own)
     help_text = ""
+    summary_block: Callable[..., str] | None = None   # output/text.py's, given by the CLI (Reports.attach)
 
     def __init__(self, values, driver):
         super().__init__(values, driver)
@@ -143,7 +150,8 @@ class BuiltinTest(Workload):
         return False        # the generic "[ 1s ] thds: 1 eps: ... lat (ms,95%): ..." line
 
     def report_cumulative(self, s: Any, say: Say) -> None:
-        say(text.summary_block(s, False).rstrip("\n") + "\n")
+        if self.summary_block is not None:
+            say(self.summary_block(s, False).rstrip("\n") + "\n")
 
 
 def _need(values: Any, name: str) -> Any:
@@ -246,7 +254,7 @@ class Memory(BuiltinTest):
 
     def report_intermediate(self, st: Any, say: Say) -> bool:
         done = self._bytes(st.events)
-        say(f"{text._timestamp(st.time_s)}{done / 1048576 / st.interval_s if st.interval_s else 0.0:4.2f} MiB/sec")
+        say(f"{timestamp(st.time_s)}{done / 1048576 / st.interval_s if st.interval_s else 0.0:4.2f} MiB/sec")
         return True
 
     def report_cumulative(self, s: Any, say: Say) -> None:

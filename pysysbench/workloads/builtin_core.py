@@ -146,7 +146,9 @@ class PyRunner:
         if test.kind == MEMORY and p["local"]:
             self.local_buf = [0] * (p["block_size"] // WORD)
         if test.kind == FILEIO:
-            self.io_buf = bytes(max(p["request_size"], p["block_size"]))
+            # one buffer for reads and writes, as sysbench's per-thread buffer: a write after a
+            # read writes what was read
+            self.io_buf = bytearray(max(p["request_size"], p["block_size"]))
         self.event: Callable[[], bool] = {CPU: self._cpu, MEMORY: self._memory, THREADS: self._threads,
                                           MUTEX: self._mutex, FILEIO: self._fileio}[test.kind]
 
@@ -313,10 +315,13 @@ class PyRunner:
         if op == WRITE:
             try:
                 if t.maps is not None:
-                    t.maps[f][pos:pos + size] = self.io_buf[:size]
+                    t.maps[f][pos:pos + size] = bytes(self.io_buf[:size])
                     got = size
                 else:
-                    got = os.pwrite(t.fds[f], self.io_buf[:size], pos)
+                    view = memoryview(self.io_buf)
+                    got = 0
+                    while got < size:    # a short write: the next one says why (ENOSPC, EFBIG)
+                        got += os.pwrite(t.fds[f], view[got:size], pos + got)
             except OSError as exc:
                 raise OSError(exc.errno, f"Failed to write file! file: {t.fds[f]} pos: {pos}") from None
             if got != size:
@@ -329,10 +334,9 @@ class PyRunner:
                 t.bytes_written += size
         elif op == READ:
             try:
-                if t.maps is not None:
-                    got = len(t.maps[f][pos:pos + size])
-                else:
-                    got = len(os.pread(t.fds[f], size, pos))
+                data = t.maps[f][pos:pos + size] if t.maps is not None else os.pread(t.fds[f], size, pos)
+                got = len(data)
+                self.io_buf[:got] = data
             except OSError as exc:
                 raise OSError(exc.errno, f"Failed to read file! file: {t.fds[f]} pos: {pos}") from None
             if got != size:

@@ -21,10 +21,9 @@ from typing import Any
 
 from ..errors import ConfigError, RunAborted, WorkloadError
 from ..options import Option, OptType
-from ..output import text
 from . import builtin_core as core
 from .base import Env, ThreadContext, register
-from .builtin import BuiltinTest, Say, print_size, sysbench_size
+from .builtin import BuiltinTest, Say, print_size, sysbench_size, timestamp
 
 MIB = 1024.0 * 1024.0
 G = "fileio options"
@@ -167,9 +166,11 @@ class FileIO(BuiltinTest):
                     say(f"Creating file {name}")
                 # O_DIRECT wants an aligned buffer: an anonymous mapping is page-aligned
                 buf = mmap.mmap(-1, self.block) if self.extra & FLAGS["direct"] else block
+                view = memoryview(buf)
                 while offset < self.file_size:
-                    if os.write(fd, buf) != self.block:
-                        raise OSError(28, "short write")
+                    done = 0
+                    while done < self.block:      # a short write: the next one says why (ENOSPC, EFBIG)
+                        done += os.write(fd, view[done:])
                     written += self.block
                     offset += self.block
                 os.fsync(fd)
@@ -294,7 +295,7 @@ class FileIO(BuiltinTest):
         _, _, fsyncs, rbytes, wbytes = self._delta()
         sec = st.interval_s or float("nan")
         pct = st.latency_pct_ms if st.percentile > 0 else 0.0
-        say(f"{text._timestamp(st.time_s)}reads: {rbytes / MIB / sec:4.2f} MiB/s writes: {wbytes / MIB / sec:4.2f} "
+        say(f"{timestamp(st.time_s)}reads: {rbytes / MIB / sec:4.2f} MiB/s writes: {wbytes / MIB / sec:4.2f} "
             f"MiB/s fsyncs: {fsyncs / sec:4.2f}/s latency (ms,{st.percentile}%): {pct:4.3f}")
         return True
 
