@@ -98,6 +98,7 @@ class BuiltinTest(Workload):
     batched = True          # engine/worker.py: _batch_loop
     os_threads = True       # an OS thread per benchmark thread, one process
     own_event_limit = False  # True: --events does not apply (the test counts its own)
+    logs_messages = True    # prepare/cleanup lines are sysbench log lines (the sysbench face: --verbosity applies)
     help_text = ""
     summary_block: Callable[..., str] | None = None   # output/text.py's, given by the CLI (Reports.attach)
 
