@@ -213,6 +213,9 @@ def dispatch(argv: list[str], out: Printer) -> int:
 
 
 def print_workload_help(cls: type[Workload], out: Printer) -> int:
+    if getattr(cls, "help_text", ""):   # a built-in test (workloads/builtin.py): sysbench's own text
+        out(cls.help_text)
+        return 0
     if not cls.options:
         raise WorkloadError(f"'{cls.name}' test does not implement the 'help' command.")
     out.raw(help_block(f"{cls.name} options:", list(cls.options), sort=True) + "\n")
@@ -278,7 +281,12 @@ def _run_and_report(inv: Invocation, workload: Workload, driver, out: Printer, a
         for line in old.banner(v, forced_shutdown_s(v)):
             out(line)
 
-    custom = getattr(workload, "reports", None)   # a Lua script's report hooks
+    intro = getattr(workload, "run_intro", None)   # a built-in test's mode lines and checks
+    if intro is not None:
+        intro(out)
+    custom = getattr(workload, "reports", None)   # a Lua script's or built-in test's report hooks
+    if hasattr(custom, "attach"):
+        custom.attach(out, text.summary_block)
     sql = (lambda counts: True) if custom is None else custom.sql   # False: sysbench's generic reports
 
     def interval(st) -> None:

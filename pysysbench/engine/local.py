@@ -109,7 +109,8 @@ class LocalRun:
         self.driver = driver
         self.hooks = hooks
         self.threads = values.threads
-        self.workers = worker_count(values, driver)
+        # a built-in test's shared state (workloads/builtin.py) lives in this process
+        self.workers = 1 if getattr(workload, "os_threads", False) else worker_count(values, driver)
         if values.get("ray_address"):   # actors on a Ray cluster (optional extra, imported lazily)
             from .raygroup import RayGroup
             self.group = RayGroup(values, workload.source, driver.name, self.threads, driver.caps.blocking)
@@ -218,7 +219,7 @@ class LocalRun:
             raise RunAborted(f"interrupted ({self.stop_reason}) before the benchmark started", self.stop_exit)
 
     async def _start_up_steps(self) -> None:
-        if self.want_version:
+        if self.want_version and self.workload.connects:
             try:
                 self.server_version = await self.driver.server_version()
             except PySysbenchError:
