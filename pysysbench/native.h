@@ -8,8 +8,8 @@
  *   rand.c                    sysbench's uniform / special / string draws            (rand.py)
  *   stats/recorder.c          the latency recorder                                   (stats/recorder.py)
  *   drivers/wire.c            the lean wire's core: WireCore, Statement, Pending     (drivers/wire.py)
- *   drivers/mysql/wire.c      MySQL's scanner and COM_STMT_EXECUTE packets           (drivers/wirescan.py, wire.py)
- *   drivers/pgsql/wire.c      PostgreSQL's scanner and Bind messages                 (drivers/wirescan.py, wire.py)
+ *   drivers/mysql/wire.c      MySQL's scanner and COM_STMT_EXECUTE packets           (drivers/mysql/scan.py, wire.py)
+ *   drivers/pgsql/wire.c      PostgreSQL's scanner and Bind messages                 (drivers/pgsql/scan.py, wire.py)
  *   engine/strand.c           the strand's driving half                              (engine/strand.py)
  *   engine/event_loop.c       the time-limited loop of the bundled OLTP events       (engine/worker.py)
  *
