@@ -35,6 +35,7 @@ from ..errors import PySysbenchError, RunAborted
 from ..options import Values
 from .channel import Channel, open_channel, send_blocking
 from .group import InProcessGroup, Sample, merged_sample, split
+from .outside import Origin, bring_in, origins
 
 HEARTBEAT_S = 1.0
 WORKER_TIMEOUT_S = 15.0      # a child silent this long is stopped or hung (a starved one: 1.3 s at most, see _WorkerEnd)
@@ -49,7 +50,7 @@ EXIT_TIMEOUT_S = 10.0
 
 
 def _child_main(values: Values, test: str, driver_name: str, first_tid: int, last_tid: int, threads: int,
-                rate: float, max_events: int, sock: socket.socket) -> None:
+                rate: float, max_events: int, sock: socket.socket, carried: tuple[Origin, ...] = ()) -> None:
     """Entry point of a worker process (spawned: imports everything afresh)."""
     restore_environment()
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent decides how to stop
@@ -62,7 +63,7 @@ def _child_main(values: Values, test: str, driver_name: str, first_tid: int, las
         runner = asyncio.run
     try:
         runner(_child_async(values, test, driver_name, range(first_tid, last_tid), threads, rate, max_events,
-                            sock))
+                            sock, carried))
     except Exception as exc:   # never a silent death: the parent reports it
         try:
             send_blocking(sock, ("error", _failure(exc), 1))
@@ -100,11 +101,11 @@ def worker_payload(group: InProcessGroup) -> dict[str, Any]:
 
 
 async def _child_async(values: Values, test: str, driver_name: str, tids: range, threads: int, rate: float,
-                       max_events: int, sock: socket.socket) -> None:
+                       max_events: int, sock: socket.socket, carried: tuple[Origin, ...] = ()) -> None:
     end = _WorkerEnd()
     link = end.link = await open_channel(sock, end.on_message, end.on_lost)
     try:
-        group = await _init_group(values, test, driver_name, tids, threads, rate, max_events, link)
+        group = await _init_group(values, test, driver_name, tids, threads, rate, max_events, link, carried)
         if group is not None:
             end.group = group
             link.send(("ready",))
@@ -119,12 +120,14 @@ async def _child_async(values: Values, test: str, driver_name: str, tids: range,
 
 
 async def _init_group(values: Values, test: str, driver_name: str, tids: range, threads: int, rate: float,
-                      max_events: int, link: Channel) -> InProcessGroup | None:
-    """The worker's threads, connected; None once a start-up error is sent."""
+                      max_events: int, link: Channel, carried: tuple[Origin, ...] = ()) -> InProcessGroup | None:
+    """The worker's threads, connected; None once a start-up error is sent.  ``carried``: the
+    parent's drivers and workloads registered from outside the package (:mod:`.outside`)."""
     from ..drivers import REGISTRY as DRIVERS
     from ..workloads import find_workload
 
     try:
+        bring_in(carried)
         driver = DRIVERS[driver_name](values)
         workload = find_workload(test)(values, driver)
         group = InProcessGroup(values, workload, driver, tids, threads, rate=rate, max_events=max_events)
@@ -236,6 +239,7 @@ class ProcessGroup:
         self._all_done = asyncio.Event()
         ctx = mp.get_context("spawn")
         v = self.values
+        carried = origins()     # what the children must import beside pysysbench
         first = 0
         try:
             for i in range(self.workers):
@@ -244,7 +248,7 @@ class ProcessGroup:
                 proc = ctx.Process(target=_child_main, name=f"pysysbench-worker-{i}", daemon=True,
                                    args=(v, self.test, self.driver_name, first, first + n, self.threads,
                                          v.rate / self.workers if v.rate else 0.0,
-                                         split(v.events, self.workers, i) if v.events else 0, theirs))
+                                         split(v.events, self.workers, i) if v.events else 0, theirs, carried))
                 child = _Child(i, proc, range(first, first + n), ready=loop.create_future())
                 self.children.append(child)
                 with parent_import_path():   # the parent's pysysbench and stdlib, not the cwd's
