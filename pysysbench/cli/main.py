@@ -213,6 +213,9 @@ def dispatch(argv: list[str], out: Printer) -> int:
 
 
 def print_workload_help(cls: type[Workload], out: Printer) -> int:
+    if getattr(cls, "help_text", ""):   # a built-in test (workloads/builtin.py): sysbench's own text
+        out(cls.help_text)
+        return 0
     if not cls.options:
         raise WorkloadError(f"'{cls.name}' test does not implement the 'help' command.")
     out.raw(help_block(f"{cls.name} options:", list(cls.options), sort=True) + "\n")
@@ -254,6 +257,13 @@ def command_run(inv: Invocation, workload: Workload, driver, out: Printer, argv:
     v = inv.values
     if v.result_file:
         check_writable(v.result_file)    # before anything runs, not after the measurement
+    if v.get("latency_log"):
+        from ..stats.latencylog import create
+        check_writable(v.latency_log, "latency log")
+        try:
+            create(v.latency_log)
+        except OSError as exc:
+            raise UsageError(f"--latency-log={v.latency_log}: cannot write it ({exc.strerror})") from None
     with Interrupts() as stops:
         try:
             return _run_and_report(inv, workload, driver, out, argv, stops)
@@ -271,7 +281,12 @@ def _run_and_report(inv: Invocation, workload: Workload, driver, out: Printer, a
         for line in old.banner(v, forced_shutdown_s(v)):
             out(line)
 
-    custom = getattr(workload, "reports", None)   # a Lua script's report hooks
+    intro = getattr(workload, "run_intro", None)   # a built-in test's mode lines and checks
+    if intro is not None:
+        intro(out)
+    custom = getattr(workload, "reports", None)   # a Lua script's or built-in test's report hooks
+    if hasattr(custom, "attach"):
+        custom.attach(out, text.summary_block)
     sql = (lambda counts: True) if custom is None else custom.sql   # False: sysbench's generic reports
 
     def interval(st) -> None:
@@ -291,7 +306,8 @@ def _run_and_report(inv: Invocation, workload: Workload, driver, out: Printer, a
     runs: list[LocalRun] = []
 
     async def go() -> RunOutcome:
-        runs.append(LocalRun(v, workload, driver, hooks, server_version=bool(v.result_file)))
+        runs.append(LocalRun(v, workload, driver, hooks, server_version=bool(v.result_file),
+                             server_context=bool(v.result_file) and bool(v.get("server_context", True))))
         stops.attach(runs[0].interrupt)
         return await runs[0].execute()
 
@@ -354,6 +370,10 @@ def _save_result(v, argv: list[str], workload: Workload, driver, outcome: RunOut
         if outcome.nodes:   # --ray-address: one entry per client machine
             doc["client"]["nodes"] = outcome.nodes
         doc["connections"] = outcome.connections   # database node (host:port) -> sessions
+        for iv, cpu in zip(doc["intervals"], outcome.interval_cpu_s):
+            iv["client_cpu_s"] = cpu
+        doc["host"] = outcome.host or None
+        doc["server_context"] = outcome.server_context
     results.save(v.result_file, doc)
 
 

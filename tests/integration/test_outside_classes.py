@@ -1,7 +1,7 @@
 """A driver registered from outside the package, on a real server and in worker processes
 (engine/outside.py): a user's module subclasses the bundled MySQL / PostgreSQL driver
 under a name of its own and registers it; a run with ``--workers=2`` must find it in every
-worker, which imports that module from the name the parent's start carries."""
+spawned worker, which imports that module from the name the parent's start carries."""
 
 from __future__ import annotations
 
@@ -35,7 +35,8 @@ RUN = "import sys, user_drivers; from pysysbench.cli.main import main; sys.exit(
 
 
 def _run(tmp_path, *args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(REPO)]))
+    # spawned workers: a forked one inherits the parent's registry (nothing to bring in)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(REPO)]), PYSYSBENCH_WORKER_START="spawn")
     return subprocess.run([sys.executable, "-c", RUN, *args], capture_output=True, text=True, cwd=tmp_path,
                           env=env, timeout=180)
 

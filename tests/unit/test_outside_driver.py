@@ -124,9 +124,11 @@ def test_a_taken_name_is_refused():
 
 # --- worker processes (and Ray actors) bring the outside classes in (engine/outside.py) ---
 
-def test_worker_processes_import_the_module_that_registered_it(capsys):
-    """--workers=2: each worker is a fresh interpreter; it imports this module (named in the
-    child's start) and registers the driver before looking it up."""
+@pytest.mark.parametrize("start", ["spawn", "fork"])
+def test_worker_processes_import_the_module_that_registered_it(capsys, monkeypatch, start):
+    """--workers=2: a spawned worker is a fresh interpreter; it imports this module (named in
+    the child's start) and registers the driver before looking it up (a forked one has it)."""
+    monkeypatch.setenv("PYSYSBENCH_WORKER_START", start)
     rc = main(["oltp_point_select", "--db-driver=tally", "--tables=2", "--table-size=500", "--threads=2",
                "--workers=2", "--events=40", "--time=0", "run"])
     out = capsys.readouterr().out
@@ -175,13 +177,15 @@ if __name__ == "__main__":      # registered in the parent only: spawn's copy of
 def test_classes_of_the_main_script_reach_the_workers(tmp_path):
     """A driver and a workload defined in the user's script and registered under its
     ``__main__`` guard: the workers find them in their copy of the script."""
+    import os
     import subprocess
     import sys
     script = tmp_path / "bench_it.py"
     script.write_text(SCRIPT)
+    env = dict(os.environ, PYSYSBENCH_WORKER_START="spawn")     # a forked worker would inherit them
     proc = subprocess.run([sys.executable, str(script), "script_points", "--db-driver=script_tally", "--tables=1",
                            "--table-size=100", "--threads=2", "--workers=2", "--events=30", "--time=0", "run"],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
+                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert summary(proc.stdout, "transactions") == 30, proc.stdout
 
