@@ -16,7 +16,8 @@ from .. import native
 from ..version import __version__
 from ..drivers import REGISTRY as DRIVERS
 from ..errors import PySysbenchError, UsageError, WorkloadError
-from ..engine.local import CLIENT_BUSY_FRACTION, Hooks, LocalRun, RunOutcome, client_busy, forced_shutdown_s
+from ..engine.local import CLIENT_BUSY_FRACTION, Hooks, LocalRun, RunOutcome, client_busy
+from ..engine.options import forced_shutdown_s
 from ..files import check_writable
 from ..options import help_block
 from ..output import text
@@ -243,7 +244,7 @@ def banner(inv: Invocation, out: Printer) -> None:
         out(f"Warmup time: {v.warmup_time}s")
     if not v.time and not v.events:
         out("WARNING: Both event and time limits are disabled, running an endless test")
-    grace = forced_shutdown_s(v)
+    grace = forced_shutdown_s(v.forced_shutdown, v.time)
     if grace is not None:
         out(f"Forcing shutdown in {int(v.time + grace)} seconds\n")   # replaces the blank (Appendix A.7)
     else:
@@ -268,7 +269,7 @@ def _run_and_report(inv: Invocation, workload: Workload, driver, out: Printer, a
     if old is None:
         banner(inv, out)
     else:
-        for line in old.banner(v, forced_shutdown_s(v)):
+        for line in old.banner(v, forced_shutdown_s(v.forced_shutdown, v.time)):
             out(line)
 
     custom = getattr(workload, "reports", None)   # a Lua script's report hooks

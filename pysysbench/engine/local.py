@@ -29,6 +29,7 @@ from ..options import Values
 from ..stats.records import IntervalStat, Snapshot, Summary, interval_from, summary_from
 from ..workloads.base import Workload, user_code
 from .group import InProcessGroup, Sample
+from .options import checkpoints_s, forced_shutdown_s
 from .reconnects import CHECK_EVERY_S, ReconnectWatch
 from .worker import NS
 
@@ -63,22 +64,6 @@ class RunOutcome:
     connections: dict[str, int] = field(default_factory=dict)   # database node -> sessions
     nodes: list[dict] = field(default_factory=list)             # per client machine (Ray)
     server_version: str = ""
-
-
-def forced_shutdown_s(values: Values) -> float | None:
-    """--forced-shutdown: 'off', N seconds, N% of --time, or '' = 5% (spec 5.9)."""
-    raw = values.forced_shutdown
-    if raw in ("off", None) or not values.time:
-        return None
-    text = raw.strip()
-    try:
-        if text == "":
-            return values.time * 0.05
-        if text.endswith("%"):
-            return values.time * float(text[:-1]) / 100
-        return float(text)
-    except ValueError:
-        raise ConfigError(f"Invalid value for --forced-shutdown: '{raw}'") from None
 
 
 def worker_count(values: Values, driver: Driver) -> int:
@@ -235,7 +220,7 @@ class LocalRun:
         if v.report_checkpoints:
             side.append(asyncio.create_task(self._checkpoints()))
         if v.time:
-            side.append(asyncio.create_task(self._watchdog(v.time, forced_shutdown_s(v))))
+            side.append(asyncio.create_task(self._watchdog(v.time, forced_shutdown_s(v.forced_shutdown, v.time))))
         await g.wait(None)
         self.end = perf_counter_ns()
         self.measuring = False   # a stop request from now on only marks the outcome
@@ -271,7 +256,7 @@ class LocalRun:
             k += 1
 
     async def _checkpoints(self) -> None:
-        for at in sorted(float(x) for x in self.v.report_checkpoints):
+        for at in checkpoints_s(self.v.report_checkpoints):
             delay = self.t0 / NS + at - perf_counter_ns() / NS
             if delay > 0:
                 await asyncio.sleep(delay)
