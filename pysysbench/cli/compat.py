@@ -209,7 +209,7 @@ def _apply_aliases(inv: Invocation) -> None:
 
 
 # workload options named mysql_* that do not imply the MySQL driver
-ENGINE_OPTIONS = ("mysql_storage_engine", "mysql_table_engine", "mysql_table_options", "mysql_create_options",
+STORAGE_ENGINE_OPTIONS = ("mysql_storage_engine", "mysql_table_engine", "mysql_table_options", "mysql_create_options",
                   "mysql_engine_trx")
 
 
@@ -222,7 +222,7 @@ def choose_driver(values: Values) -> str:
             raise ConfigError(f"invalid database driver name: '{name}' (available: {', '.join(DRIVERS)})")
         return name
     prefixes = {p: n for p, n in by_option_prefix().items() if n != name}
-    given = sorted({p for key in values.explicit if key not in ENGINE_OPTIONS
+    given = sorted({p for key in values.explicit if key not in STORAGE_ENGINE_OPTIONS
                     for p in prefixes if key.startswith(p.replace("-", "_") + "_")})
     if len(given) > 1:
         raise ConfigError(f"both --{given[0]}-* and --{given[1]}-* options were given: choose one with --db-driver")
