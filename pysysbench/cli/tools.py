@@ -21,7 +21,7 @@ import os
 import sys
 
 from ..campaign import executor, spec
-from ..campaign.plan import Planner, redact
+from ..campaign.plan import Planner
 from ..errors import RunAborted, UsageError
 from ..files import write_atomic
 from ..report import compare as cmp
@@ -117,7 +117,7 @@ def _check(c: spec.Campaign, results_dir: str, out) -> int:
     out(f"campaign '{c.name}': {len(c.workloads)} workloads, {'' if exact else 'about '}{total} runs; "
         f"labels: {c.labels or 'none'}; results: {results_dir}")
     if c.prepare:
-        out(f"  prepare: pysysbench {' '.join(redact(planner.prepare_argv('prepare')))}")
+        out(f"  prepare: pysysbench {' '.join(planner.prepare_request('prepare').command_line)}")
     for w in c.workloads:
         threads = ", ".join(map(str, w.threads)) if w.threads else f"auto from {w.auto.start} (x{w.auto.factor:g}, " \
                                                                   f"max {w.auto.max}, by {w.auto.metric})"

@@ -77,5 +77,7 @@ def forced_shutdown_s(raw: str | None, time_s: float) -> float | None:
 
 
 def validate_engine(values) -> None:
-    """The engine's checks after parsing (the bounds are checked with every option's)."""
+    """The engine's checks after parsing (the bounds are checked with every option's);
+    a bad --forced-shutdown is refused here, before anything runs, as sysbench does."""
     checkpoints_s(values.report_checkpoints)
+    forced_shutdown_s(values.forced_shutdown, values.time)

@@ -32,15 +32,13 @@ from typing import Any
 
 from ..childenv import parent_import_path, restore_environment
 from ..errors import PySysbenchError, RunAborted
-from ..options import Values
 from .channel import Channel, open_channel, send_blocking
-from .group import InProcessGroup, Sample, merged_sample, split
+from .group import InProcessGroup, Sample, Share, merged_sample, share_group, shares
+from .spec import RunSpec
 
 HEARTBEAT_S = 1.0
 WORKER_TIMEOUT_S = 15.0      # a child silent this long is stopped or hung (a starved one: 1.3 s at most, see _WorkerEnd)
 CANCEL_TIMEOUT_S = 2.0       # a child not ended this long after a cancel is stopped or hung
-THREADS_PER_EXTRA_WORKER = 64   # default --workers: one process per this many threads, up to the cores
-MIN_WORKERS = 2                  # ... but at least two (see default_workers)
 START_TIMEOUT_S = 120.0      # spawning + importing + connecting, beyond --thread-init-timeout
 EXIT_TIMEOUT_S = 10.0
 
@@ -48,12 +46,11 @@ EXIT_TIMEOUT_S = 10.0
 # --- child side ------------------------------------------------------------------------
 
 
-def _child_main(values: Values, test: str, driver_name: str, first_tid: int, last_tid: int, threads: int,
-                rate: float, max_events: int, sock: socket.socket) -> None:
+def _child_main(spec: RunSpec, share: Share, sock: socket.socket) -> None:
     """Entry point of a worker process (spawned: imports everything afresh)."""
     restore_environment()
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent decides how to stop
-    if values.get("worker_sessions", True):
+    if spec.worker_sessions:
         own_session()
     try:
         import uvloop
@@ -61,8 +58,7 @@ def _child_main(values: Values, test: str, driver_name: str, first_tid: int, las
     except ImportError:
         runner = asyncio.run
     try:
-        runner(_child_async(values, test, driver_name, range(first_tid, last_tid), threads, rate, max_events,
-                            sock))
+        runner(_child_async(spec, share, sock))
     except Exception as exc:   # never a silent death: the parent reports it
         try:
             send_blocking(sock, ("error", _failure(exc), 1))
@@ -99,12 +95,11 @@ def worker_payload(group: InProcessGroup) -> dict[str, Any]:
             "exit_code": getattr(fatal, "exit_code", 1) if fatal is not None else 0}
 
 
-async def _child_async(values: Values, test: str, driver_name: str, tids: range, threads: int, rate: float,
-                       max_events: int, sock: socket.socket) -> None:
+async def _child_async(spec: RunSpec, share: Share, sock: socket.socket) -> None:
     end = _WorkerEnd()
     link = end.link = await open_channel(sock, end.on_message, end.on_lost)
     try:
-        group = await _init_group(values, test, driver_name, tids, threads, rate, max_events, link)
+        group = await _init_group(spec, share, link)
         if group is not None:
             end.group = group
             link.send(("ready",))
@@ -118,16 +113,10 @@ async def _child_async(values: Values, test: str, driver_name: str, tids: range,
         await link.close()     # what is still buffered (the last report) reaches the parent first
 
 
-async def _init_group(values: Values, test: str, driver_name: str, tids: range, threads: int, rate: float,
-                      max_events: int, link: Channel) -> InProcessGroup | None:
+async def _init_group(spec: RunSpec, share: Share, link: Channel) -> InProcessGroup | None:
     """The worker's threads, connected; None once a start-up error is sent."""
-    from ..drivers import REGISTRY as DRIVERS
-    from ..workloads import find_workload
-
     try:
-        driver = DRIVERS[driver_name](values)
-        workload = find_workload(test)(values, driver)
-        group = InProcessGroup(values, workload, driver, tids, threads, rate=rate, max_events=max_events)
+        group = share_group(spec, share)
         await group.init()
     except PySysbenchError as exc:
         link.send(("error", str(exc), exc.exit_code))
@@ -210,12 +199,9 @@ class _Child:
 class ProcessGroup:
     """The threads of one run split over ``workers`` processes."""
 
-    def __init__(self, values: Values, test: str, driver_name: str, threads: int, workers: int):
-        self.values = values
-        self.test = test
-        self.driver_name = driver_name
-        self.threads = threads
-        self.workers = workers
+    def __init__(self, spec: RunSpec):
+        self.spec = spec
+        self.workers = spec.workers
         self.children: list[_Child] = []
         self.fatal: BaseException | None = None
         self.traceback = None
@@ -235,26 +221,20 @@ class ProcessGroup:
         loop = asyncio.get_running_loop()
         self._all_done = asyncio.Event()
         ctx = mp.get_context("spawn")
-        v = self.values
-        first = 0
         try:
-            for i in range(self.workers):
-                n = split(self.threads, self.workers, i)
+            for i, share in enumerate(shares(self.spec, self.workers)):
                 mine, theirs = socket.socketpair()
                 proc = ctx.Process(target=_child_main, name=f"pysysbench-worker-{i}", daemon=True,
-                                   args=(v, self.test, self.driver_name, first, first + n, self.threads,
-                                         v.rate / self.workers if v.rate else 0.0,
-                                         split(v.events, self.workers, i) if v.events else 0, theirs))
-                child = _Child(i, proc, range(first, first + n), ready=loop.create_future())
+                                   args=(self.spec, share, theirs))
+                child = _Child(i, proc, share.tids, ready=loop.create_future())
                 self.children.append(child)
                 with parent_import_path():   # the parent's pysysbench and stdlib, not the cwd's
                     proc.start()
                 theirs.close()
                 child.link = await open_channel(mine, lambda msg, c=child: self._on_message(c, msg),
                                                 lambda c=child: self._on_death(c))
-                first += n
             await asyncio.wait_for(asyncio.gather(*(c.ready for c in self.children)),
-                                   (v.thread_init_timeout or START_TIMEOUT_S) + START_TIMEOUT_S)
+                                   (self.spec.thread_init_timeout_s or START_TIMEOUT_S) + START_TIMEOUT_S)
         except BaseException:
             await self.close()
             raise
@@ -429,20 +409,3 @@ class ProcessGroup:
                 c.proc.join(2)
             if c.link is not None:
                 c.link.abort()
-
-
-def default_workers(threads: int, blocking: bool) -> int:
-    """Two processes from 2 threads up (one more per 64 threads, up to the cores).
-
-    One event loop is a single point every response must pass: when a server
-    process it just woke preempts it, no connection gets its next statement until
-    it runs again.  Measured on 2 cores, oltp_point_select at 8 threads on
-    PostgreSQL: 72,748 involuntary context switches of the client in 6 s (MariaDB:
-    2,261), 9-15 % idle CPU, 0.63-0.77x sysbench's QPS with one process and
-    0.77-0.98x with two; MariaDB and the other workloads within the noise either
-    way.  SQLite stays in one process: its threads work at once on OS threads of
-    their own there, and its writers queue for the one write lock in any case."""
-    if blocking:
-        return 1
-    cores = os.cpu_count() or 1
-    return max(1, min(cores, threads, max(MIN_WORKERS, threads // THREADS_PER_EXTRA_WORKER)))

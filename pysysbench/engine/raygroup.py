@@ -46,10 +46,10 @@ from .. import native
 from ..version import __version__
 from ..drivers.base import password_envs
 from ..errors import ConfigError, ConnectError, PySysbenchError, RunAborted
-from ..options import Values
 from ..stats.histogram import percentile_ms
 from ..stats.records import Snapshot
-from .group import InProcessGroup, Sample, merge_counts, merged_sample, split
+from .group import InProcessGroup, Sample, Share, merge_counts, merged_sample, share_group, shares
+from .spec import RunSpec
 from .procs import worker_payload
 
 
@@ -125,9 +125,9 @@ def plan_actors(nodes: list[RayNode], threads: int) -> list[RayNode]:
 class RayWorker:
     """One worker actor; Ray runs its async methods on the actor's event loop."""
 
-    def __init__(self, values: Values, test: str, driver_name: str, first_tid: int, last_tid: int,
-                 threads: int, rate: float, max_events: int):
-        self.args = (values, test, driver_name, range(first_tid, last_tid), threads, rate, max_events)
+    def __init__(self, spec: RunSpec, share: Share):
+        self.spec = spec
+        self.share = share
         self.group: InProcessGroup | None = None
         self.started = asyncio.Event()
         self.seq = 0
@@ -141,15 +141,10 @@ class RayWorker:
 
     async def init_threads(self) -> dict[str, Any] | None:
         """Connect this actor's threads; an error comes back as data, not a Ray exception."""
-        from ..drivers import REGISTRY as DRIVERS
-        from ..workloads import find_workload
-
-        values, test, driver_name, tids, threads, rate, max_events = self.args
         try:
-            driver = DRIVERS[driver_name](values)
-            workload = find_workload(test)(values, driver)
+            group = share_group(self.spec, self.share)
             self.wall0 = time.monotonic()
-            self.group = InProcessGroup(values, workload, driver, tids, threads, rate=rate, max_events=max_events)
+            self.group = group
             await self.group.init()
         except PySysbenchError as exc:
             return {"error": str(exc), "exit_code": exc.exit_code}
@@ -221,18 +216,17 @@ class _Actor:
 class RayGroup:
     """The threads of one run split over Ray actors on the nodes of a Ray cluster."""
 
-    def __init__(self, values: Values, test: str, driver_name: str, threads: int, embedded: bool = False):
-        if embedded:
+    def __init__(self, spec: RunSpec):
+        if spec.blocking:
             raise ConfigError("--ray-address needs a database server: an embedded database (SQLite) cannot be "
                               "shared by several client machines; use --mysql-* or --pgsql-* options")
+        values = spec.values
         self.per_node = values.get("ray_workers_per_node", 0) or 0     # >= 0: the option's bounds
         self.ray = import_ray()
-        self.values = values
-        self.address = values.ray_address
+        self.spec = spec
+        self.address = spec.ray_address
         self.resource = values.get("ray_resource", "") or ""
-        self.test = test
-        self.driver_name = driver_name
-        self.threads = threads
+        self.threads = spec.threads
         self.actors: list[_Actor] = []
         self.fatal: BaseException | None = None
         self.traceback = None
@@ -325,21 +319,15 @@ class RayGroup:
     def _place(self, slots: list[RayNode]) -> None:
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-        v = self.values
         actor_cls = self.ray.remote(RayWorker)
         env = {k: os.environ[k] for k in pass_env() if os.environ.get(k)}
-        first = 0
-        for i, node in enumerate(slots):
-            n = split(self.threads, len(slots), i)
+        for i, (node, share) in enumerate(zip(slots, shares(self.spec, len(slots)))):
             opts: dict[str, Any] = {"num_cpus": 0, "max_restarts": 0, "max_task_retries": 0,
                                     "scheduling_strategy": NodeAffinitySchedulingStrategy(node.node_id, soft=False)}
             if env:
                 opts["runtime_env"] = {"env_vars": env}
-            handle = actor_cls.options(**opts).remote(
-                v, self.test, self.driver_name, first, first + n, self.threads,
-                v.rate / len(slots) if v.rate else 0.0, split(v.events, len(slots), i) if v.events else 0)
-            self.actors.append(_Actor(i, node, range(first, first + n), handle))
-            first += n
+            handle = actor_cls.options(**opts).remote(self.spec, share)
+            self.actors.append(_Actor(i, node, share.tids, handle))
 
     def _check_versions(self, a: _Actor) -> None:
         mine = (__version__, platform.python_version())
@@ -523,7 +511,7 @@ class RayGroup:
             cpus = group[0].info.get("cpus", 1)
             cores = min(len(group), cpus)
             node = group[0].node
-            pct = self.values.percentile
+            pct = self.spec.percentile
             out.append({
                 "node": node.address, "node_id": node.node_id, "hostname": group[0].info.get("hostname", node.hostname),
                 "actors": len(group), "threads": sum(len(a.tids) for a in group), "ray_cpus": node.ray_cpus,

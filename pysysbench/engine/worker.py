@@ -22,12 +22,12 @@ from time import perf_counter_ns
 
 from ..drivers.base import Counters, Driver
 from ..errors import DatabaseError, IgnorableError, PySysbenchError, ReconnectError, RunAborted
-from ..options import Values
 from ..stats.recorder import CRecorder, make_recorder
 from ..stats.records import Snapshot
 from ..workloads.base import ThreadContext, Workload, raised, user_code
-from ..workloads.oltp_common import make_rand
+from ..rand import Rand
 from ..rand_compat import compat_streams
+from .spec import RunSpec
 from .strand import Strand
 from .threadstrand import SharedQueue, ThreadStrands
 
@@ -59,8 +59,9 @@ class Limits:
 class Worker:
     """Runs threads ``tids`` of one benchmark on the current event loop."""
 
-    def __init__(self, values: Values, workload: Workload, driver: Driver, tids: range, threads: int):
-        self.values = values
+    def __init__(self, spec: RunSpec, workload: Workload, driver: Driver, tids: range):
+        self.spec = spec
+        threads = spec.threads
         self.workload = workload
         self.driver = driver
         self.tids = tids
@@ -77,16 +78,12 @@ class Worker:
         self.os_threads: ThreadStrands | None = None           # a blocking driver's, made by init_threads()
         self.fatal: BaseException | None = None
         self.traceback: BaseException | None = None   # shown with --debug
-        self.reconnect_every = values.get("reconnect", 0) or 0
-        self.compat = compat_streams(values, threads)   # --rand-compat=sysbench, else None
+        self.reconnect_every = spec.reconnect_every
+        self.compat = compat_streams(spec.values, threads)   # --rand-compat=sysbench, else None
         self._connections: dict[str, int] | None = None
         self._counted = 0
 
     # --- start-up ---------------------------------------------------------------
-
-    def _seed(self, tid: int) -> int | None:
-        seed = self.values.rand_seed
-        return None if not seed else seed * 1_000_003 + tid
 
     async def init_threads(self) -> None:
         """Connect and run ``thread_init`` for every thread, a few at a time."""
@@ -96,8 +93,8 @@ class Worker:
             async with gate:
                 conn = await self.driver.connect(self.counters, index=tid) if self.workload.connects else None
                 ctx = ThreadContext(tid=tid, threads=self.threads, conn=conn,
-                                    rand=make_rand(self.values, self._seed(tid)), counters=self.counters,
-                                    values=self.values, driver=self.driver, engine=self)
+                                    rand=Rand.from_options(self.spec.values, self.spec.thread_seed(tid)),
+                                    counters=self.counters, values=self.spec.values, driver=self.driver, engine=self)
                 if self.compat is not None:
                     self.compat.attach(ctx)
                 self.contexts.append(ctx)
@@ -143,7 +140,7 @@ class Worker:
         thread is part of its latency; the event loop's timer granularity (up to
         a millisecond) is not."""
         q = self.arrivals
-        seed = self.values.rand_seed
+        seed = self.spec.rand_seed
         rng = random.Random(None if not seed else seed * 7919 + self.tids.start)
         mean_ns = NS / rate
         due = perf_counter_ns()
