@@ -33,7 +33,8 @@ from typing import Any
 from ..childenv import parent_import_path, restore_environment
 from ..errors import PySysbenchError, RunAborted
 from .channel import Channel, open_channel, send_blocking
-from .group import InProcessGroup, Sample, Share, merged_sample, share_group, shares
+from .group import InProcessGroup, Share, share_group, shares
+from .remote import RemoteGroup
 from .spec import RunSpec
 
 HEARTBEAT_S = 1.0
@@ -196,21 +197,16 @@ class _Child:
     pending: dict[int, asyncio.Future] = field(default_factory=dict)
 
 
-class ProcessGroup:
+class ProcessGroup(RemoteGroup):
     """The threads of one run split over ``workers`` processes."""
 
     def __init__(self, spec: RunSpec):
-        self.spec = spec
+        super().__init__(spec)
         self.workers = spec.workers
-        self.children: list[_Child] = []
-        self.fatal: BaseException | None = None
-        self.traceback = None
+        self.children: list[_Child] = self.members
         self._rid = 0
-        self._all_done: asyncio.Event | None = None
-        self._heartbeat: asyncio.Task | None = None
         self._cancel_check: asyncio.TimerHandle | None = None
         self._closing = False
-        self._cpu0 = time.process_time()
 
     # -- start-up --
 
@@ -294,15 +290,6 @@ class ProcessGroup:
             pass
         self._on_death(child, f"{why} and was killed (stopped or hung?)")
 
-    def _set_fatal(self, exc: BaseException) -> None:
-        if self.fatal is None:
-            self.fatal = exc
-        self.stop()
-
-    def _check_all_done(self) -> None:
-        if all(c.done or c.dead for c in self.children) and self._all_done is not None:
-            self._all_done.set()
-
     # -- control --
 
     def _live(self) -> list[_Child]:
@@ -311,6 +298,9 @@ class ProcessGroup:
     def _send(self, msg: tuple) -> None:
         for c in self._live():
             c.link.send(msg)
+
+    def _tell(self, kind: str) -> None:
+        self._send((kind,))
 
     def start(self, deadline_ns: int, warming: bool) -> None:
         now = time.monotonic()
@@ -352,39 +342,14 @@ class ProcessGroup:
         if futs:
             await asyncio.wait(futs)
 
-    def _merge(self) -> Sample:
-        payloads = [c.last for c in self.children if c.last is not None]
-        alive = [c.last for c in self.children if c.last is not None and not c.dead]
-        return merged_sample(payloads, alive, time.process_time() - self._cpu0,
-                             per_worker=[{"worker": c.index, "pid": c.proc.pid, "threads": len(c.tids),
-                                          "cpu_s": (c.last or {}).get("cpu_s", 0.0), "died": c.dead,
-                                          "events": c.last["snapshot"].events if c.last else 0}
-                                         for c in self.children])
-
-    async def sample(self) -> Sample:
-        await self._request("sample")
-        return self._merge()
-
-    async def end_warmup(self) -> Sample:
-        await self._request("end_warmup")
-        return self._merge()
-
-    async def checkpoint(self) -> Sample:
-        await self._request("checkpoint")
-        return self._merge()
-
-    async def wait(self, timeout: float | None) -> bool:
-        try:
-            await asyncio.wait_for(self._all_done.wait(), timeout)
-        except asyncio.TimeoutError:
-            return False
-        return True
-
-    def stop(self) -> None:
-        self._send(("stop",))
+    @staticmethod
+    def _worker_entry(c: _Child) -> dict[str, Any]:
+        return {"worker": c.index, "pid": c.proc.pid, "threads": len(c.tids),
+                "cpu_s": (c.last or {}).get("cpu_s", 0.0), "died": c.dead,
+                "events": c.last["snapshot"].events if c.last else 0}
 
     def cancel(self) -> None:
-        self._send(("cancel",))
+        self._tell("cancel")
         if self._cancel_check is None:
             self._cancel_check = asyncio.get_running_loop().call_later(CANCEL_TIMEOUT_S, self._check_cancelled)
 

@@ -48,7 +48,8 @@ from ..drivers.base import password_envs
 from ..errors import ConfigError, ConnectError, PySysbenchError, RunAborted
 from ..stats.histogram import percentile_ms
 from ..stats.records import Snapshot
-from .group import InProcessGroup, Sample, Share, merge_counts, merged_sample, share_group, shares
+from .group import InProcessGroup, Share, merge_counts, share_group, shares
+from .remote import RemoteGroup
 from .spec import RunSpec
 from .procs import worker_payload
 
@@ -213,7 +214,7 @@ class _Actor:
     watch: asyncio.Task | None = None
 
 
-class RayGroup:
+class RayGroup(RemoteGroup):
     """The threads of one run split over Ray actors on the nodes of a Ray cluster."""
 
     def __init__(self, spec: RunSpec):
@@ -223,19 +224,14 @@ class RayGroup:
         values = spec.values
         self.per_node = values.get("ray_workers_per_node", 0) or 0     # >= 0: the option's bounds
         self.ray = import_ray()
-        self.spec = spec
+        super().__init__(spec)
         self.address = spec.ray_address
         self.resource = values.get("ray_resource", "") or ""
         self.threads = spec.threads
-        self.actors: list[_Actor] = []
-        self.fatal: BaseException | None = None
-        self.traceback = None
+        self.actors: list[_Actor] = self.members
         self._connected = False
         self._stdout = sys.stdout
         self._closed = False
-        self._all_done: asyncio.Event | None = None
-        self._heartbeat: asyncio.Task | None = None
-        self._cpu0 = time.process_time()
 
     @property
     def workers(self) -> int:
@@ -433,46 +429,11 @@ class RayGroup:
         except Exception:    # the cluster itself is unreachable: the node is as good as dead
             return False
 
-    def _set_fatal(self, exc: BaseException) -> None:
-        if self.fatal is None:
-            self.fatal = exc
-        self.stop()
-
-    def _check_all_done(self) -> None:
-        if self._all_done is not None and all(a.done or a.dead for a in self.actors):
-            self._all_done.set()
-
-    async def sample(self) -> Sample:
-        await self._request("sample")
-        return self._merge()
-
-    async def end_warmup(self) -> Sample:
-        await self._request("end_warmup")
-        return self._rebase()
-
-    async def checkpoint(self) -> Sample:
-        await self._request("checkpoint")
-        return self._rebase()
-
-    def _rebase(self) -> Sample:
+    def _rebase(self) -> None:
         """The figures restart here (end of warm-up, checkpoint): per-node figures too."""
         for a in self.actors:
             if a.last is not None:
                 a.base = a.last["snapshot"]
-        return self._merge()
-
-    async def wait(self, timeout: float | None) -> bool:
-        try:
-            await asyncio.wait_for(self._all_done.wait(), timeout)
-        except asyncio.TimeoutError:
-            return False
-        return True
-
-    def stop(self) -> None:
-        self._tell("stop")
-
-    def cancel(self) -> None:
-        self._tell("cancel")
 
     def _tell(self, method: str) -> None:
         for a in self.actors:
@@ -484,11 +445,8 @@ class RayGroup:
 
     # -- results --
 
-    def _merge(self) -> Sample:
-        have = [a for a in self.actors if a.last is not None]
-        return merged_sample([a.last for a in have], [a.last for a in have if not a.dead],
-                             time.process_time() - self._cpu0,
-                             per_worker=[self._worker_entry(a) for a in self.actors], nodes=self._nodes())
+    def _extra(self) -> dict[str, Any]:
+        return {"nodes": self._nodes()}
 
     def _worker_entry(self, a: _Actor) -> dict[str, Any]:
         p = a.last or {}
