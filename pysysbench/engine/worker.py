@@ -216,33 +216,35 @@ class Worker:
                 # an event without a statement would never yield
                 if any(count and calls for _, _, count, _, calls in steps):
                     return self._c_loop(ctx, parts, steps)
-            return self._timed_loop(ctx)
-        return self._general_loop(ctx)
+        return self._python_loop(ctx)
 
-    async def _general_loop(self, ctx: ThreadContext) -> None:
+    async def _python_loop(self, ctx: ThreadContext) -> None:
+        """The thread's events in Python (spec 5.1, step 6).  What a run does not use
+        costs one test of a local per event: no event limit, no rate-mode arrival,
+        no compat histogram draw, no periodic reconnect in the usual run."""
         lim = self.limits
+        deadline = lim.deadline_ns      # set before the threads start
+        counted = lim.max_events        # --events: every thread counts what it starts
         event = self.workload.event
         record = self.recorder.record
         tid = ctx.tid
+        clock = perf_counter_ns
         arrivals = self.arrivals
         reconnect_every = self.reconnect_every
         after_event = ctx.after_event
         done = 0
         while not lim.stop:
-            now = perf_counter_ns()   # the deadline check's clock is the event's start
-            if lim.deadline_ns and now >= lim.deadline_ns:
+            start = clock()   # the deadline check's clock is the event's start
+            if deadline and start >= deadline:
                 break
-            if lim.max_events and not lim.warming:
-                if lim.issued >= lim.max_events:
+            if counted and not lim.warming:
+                if lim.issued >= counted:
                     break
                 lim.issued += 1
             if arrivals is not None:
-                due = await arrivals.get()
-                if due is None:
+                start = await arrivals.get()   # stamped when it arrived (rate mode)
+                if start is None:
                     break
-                start = due
-            else:
-                start = now
             self.inflight += 1
             try:
                 result = await event(ctx)
@@ -254,48 +256,22 @@ class Worker:
             self.inflight -= 1
             if result:               # sysbench does not count the event that stops its thread
                 break
-            record(tid, perf_counter_ns() - start)
+            record(tid, clock() - start)
             if after_event is not None:
                 after_event()
-            done += 1
-            if reconnect_every and done % reconnect_every == 0:
-                self.counters.reconnects += 1
-                if not await self._reconnect(ctx):
-                    return
-
-    async def _timed_loop(self, ctx: ThreadContext) -> None:
-        """``_loop`` for the usual run (a time limit, no event limit, no rate, no
-        periodic reconnect, no compat histogram draw): the same steps with the
-        checks that cannot apply left out -- it is the client's per-event cost."""
-        lim = self.limits
-        deadline = lim.deadline_ns
-        event = self.workload.event
-        record = self.recorder.record
-        tid = ctx.tid
-        clock = perf_counter_ns
-        while not lim.stop:
-            start = clock()   # the deadline check's clock is the event's start
-            if deadline and start >= deadline:
-                break
-            self.inflight += 1
-            try:
-                result = await event(ctx)
-            except (IgnorableError, ReconnectError) as exc:
-                result = await self._restarted(ctx, exc)
-                if result is _GONE:
-                    self.inflight -= 1
-                    return
-            self.inflight -= 1
-            if result:
-                break
-            record(tid, clock() - start)
+            if reconnect_every:
+                done += 1
+                if done % reconnect_every == 0:
+                    self.counters.reconnects += 1
+                    if not await self._reconnect(ctx):
+                        return
 
     async def _c_loop(self, ctx: ThreadContext, parts: tuple[str, ...], steps: list[tuple]) -> None:
-        """``_timed_loop`` for a bundled OLTP event (its ``event`` function lists its
+        """``_python_loop`` for a time-limited bundled OLTP event (its ``event`` function lists its
         parts in ``event.steps``): the loop and the event run in C
         (engine/event_loop.c's ``EventLoop``), the same statements, draws and recording; an event
         that fails with an ignorable error is restarted here in Python, as in
-        ``_timed_loop``, and the C loop goes on after it."""
+        ``_python_loop``, and the C loop goes on after it."""
         lim = self.limits
         w = self.workload
         rec = self.recorder
