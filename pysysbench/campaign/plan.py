@@ -32,11 +32,11 @@ def secret_keys() -> set[str]:
     return {o.key for drv in DRIVERS.values() for o in drv.options if o.secret}
 
 
-def redact(argv: Iterable[str]) -> list[str]:
-    """The argv with secret option values masked (for manifests, fingerprints, messages)."""
+def redact(words: Iterable[str]) -> list[str]:
+    """A command line with secret option values masked (for manifests, fingerprints, messages)."""
     secret = secret_keys()
     out = []
-    for arg in argv:
+    for arg in words:
         if arg.startswith("--") and "=" in arg and option_key(arg[2:].split("=", 1)[0]) in secret:
             arg = f"--{arg[2:].split('=', 1)[0]}={MASK}"
         out.append(arg)

@@ -313,30 +313,8 @@ def _run_and_report(spec: RunSpec, workload: Workload, driver, out: Printer, arg
         if custom is None or not custom.checkpoint(summary):
             out.raw(text.summary_block(summary, sql(summary)) if old is None else old.summary_block(summary))
 
-    runs: list[LocalRun] = []
-
-    def control(run: LocalRun) -> None:
-        runs.append(run)
-        stops.attach(run.interrupt)
-
-    hooks = Hooks(say=out, interval=interval, checkpoint=checkpoint, control=control)
-
-    # until the measurement is over, a closed stdout stops the run (the banner's lines count too)
-    out.on_closed = lambda: stops.request("stdout closed", EXIT_STDOUT_CLOSED)
-    if out.closed:
-        out.on_closed()
-    try:
-        outcome = run_async(run_engine(spec, hooks, workload=workload, driver=driver))
-    except PySysbenchError as exc:
-        if v.result_file:   # nothing was measured, but say so where the results were expected
-            try:
-                _save_result(v, argv, workload, driver, None, exit_code=exc.exit_code, error=str(exc),
-                             interrupted=runs[0].stop_reason if runs else stops.first[0])
-            except UsageError as failed:   # the run's own error is the one to report on stdout
-                print(str(failed), file=sys.stderr)
-        raise
-    finally:
-        stops.target = out.on_closed = None
+    hooks = Hooks(say=out, interval=interval, checkpoint=checkpoint)
+    outcome = _measure(spec, workload, driver, hooks, out, argv, stops)
     busy = client_busy(outcome)
     # an embedded database runs inside the client: its CPU is not client overhead
     if busy >= CLIENT_BUSY_FRACTION and outcome.error is None and not driver.caps.blocking:
@@ -360,6 +338,36 @@ def _run_and_report(spec: RunSpec, workload: Workload, driver, out: Printer, arg
         _save_result(v, argv, workload, driver, outcome, exit_code=exit_code, error=outcome.error,
                      interrupted=outcome.interrupted or reason)
     return exit_code
+
+
+def _measure(spec: RunSpec, workload: Workload, driver, hooks: Hooks, out: Printer, argv: list[str],
+             stops: Interrupts) -> RunOutcome:
+    """The run itself (``engine.run``), with the stop requests passed on to it; when
+    it fails before measuring anything, the result file says so."""
+    runs: list[LocalRun] = []
+
+    def control(run: LocalRun) -> None:
+        runs.append(run)
+        stops.attach(run.interrupt)
+
+    hooks.control = control
+    # until the measurement is over, a closed stdout stops the run (the banner's lines count too)
+    out.on_closed = lambda: stops.request("stdout closed", EXIT_STDOUT_CLOSED)
+    if out.closed:
+        out.on_closed()
+    v = spec.values
+    try:
+        return run_async(run_engine(spec, hooks, workload=workload, driver=driver))
+    except PySysbenchError as exc:
+        if v.result_file:   # nothing was measured, but say so where the results were expected
+            try:
+                _save_result(v, argv, workload, driver, None, exit_code=exc.exit_code, error=str(exc),
+                             interrupted=runs[0].stop_reason if runs else stops.first[0])
+            except UsageError as failed:   # the run's own error is the one to report on stdout
+                print(str(failed), file=sys.stderr)
+        raise
+    finally:
+        stops.target = out.on_closed = None
 
 
 def _save_result(v, argv: list[str], workload: Workload, driver, outcome: RunOutcome | None, *, exit_code: int,
