@@ -87,11 +87,7 @@ def shares(spec: RunSpec, parts: int) -> list[Share]:
 
 def share_group(spec: RunSpec, share: Share) -> "InProcessGroup":
     """A remote worker's group: the driver and workload made afresh from the spec there."""
-    from ..drivers import REGISTRY as DRIVERS
-    from ..workloads import find_workload
-
-    driver = DRIVERS[spec.driver](spec.values)
-    workload = find_workload(spec.test)(spec.values, driver)
+    workload, driver = spec.parts()
     return InProcessGroup(spec, workload, driver, share.tids, rate=share.rate, max_events=share.max_events)
 
 

@@ -221,12 +221,11 @@ class RayGroup(RemoteGroup):
         if spec.blocking:
             raise ConfigError("--ray-address needs a database server: an embedded database (SQLite) cannot be "
                               "shared by several client machines; use --mysql-* or --pgsql-* options")
-        values = spec.values
-        self.per_node = values.get("ray_workers_per_node", 0) or 0     # >= 0: the option's bounds
+        self.per_node = spec.ray_workers_per_node
         self.ray = import_ray()
         super().__init__(spec)
         self.address = spec.ray_address
-        self.resource = values.get("ray_resource", "") or ""
+        self.resource = spec.ray_resource
         self.threads = spec.threads
         self.actors: list[_Actor] = self.members
         self._connected = False

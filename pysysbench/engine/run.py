@@ -13,26 +13,12 @@ from __future__ import annotations
 import asyncio
 
 from ..results import RunOutcome
-from ..workloads.base import user_code
 from .local import Hooks, LocalRun
 from .spec import RunSpec
 
 
-def make_parts(spec: RunSpec, workload=None, driver=None):
-    """The run's driver and workload: the given ones, or made from the registries."""
-    if driver is None:
-        from ..drivers import REGISTRY as DRIVERS
-        driver = DRIVERS[spec.driver](spec.values)
-    if workload is None:
-        from ..workloads import find_workload
-        cls = find_workload(spec.test)
-        with user_code(cls, "configure"):
-            workload = cls(spec.values, driver)
-    return workload, driver
-
-
 async def run_async(spec: RunSpec, hooks: Hooks | None = None, *, workload=None, driver=None) -> RunOutcome:
-    workload, driver = make_parts(spec, workload, driver)
+    workload, driver = spec.parts(workload, driver)
     local = LocalRun(spec, workload, driver, hooks or Hooks())
     local.hooks.control(local)
     return await local.execute()

@@ -47,6 +47,8 @@ class RunSpec:
     workers: int                    # worker processes (or actors' share: Ray decides its own)
     worker_sessions: bool
     ray_address: str
+    ray_workers_per_node: int       # 0: one per CPU the node offers Ray (or the --ray-resource amount)
+    ray_resource: str
     server_version: bool            # ask the server's version (for the result file)
 
     @classmethod
@@ -65,7 +67,22 @@ class RunSpec:
                    rand_seed=values.rand_seed or 0,
                    workers=worker_count(values.get("workers", 0) or 0, threads, driver.caps.blocking),
                    worker_sessions=values.get("worker_sessions", True), ray_address=values.get("ray_address", ""),
-                   server_version=server_version)
+                   ray_workers_per_node=values.get("ray_workers_per_node", 0) or 0,
+                   ray_resource=values.get("ray_resource", "") or "", server_version=server_version)
+
+    def parts(self, workload=None, driver=None):
+        """The run's workload and driver: the given ones, or made afresh from the
+        registries (in a worker process, a Ray actor, a library call)."""
+        if driver is None:
+            from ..drivers import REGISTRY as DRIVERS
+            driver = DRIVERS[self.driver](self.values)
+        if workload is None:
+            from ..workloads import find_workload
+            from ..workloads.base import user_code
+            cls = find_workload(self.test)
+            with user_code(cls, "configure"):
+                workload = cls(self.values, driver)
+        return workload, driver
 
     def thread_seed(self, tid: int) -> int | None:
         """Thread ``tid``'s random seed (None: from the OS), the same in every process."""
