@@ -19,7 +19,6 @@ from ..errors import PySysbenchError, UsageError, WorkloadError
 from ..engine.local import CLIENT_BUSY_FRACTION, Hooks, LocalRun
 from ..engine.run import run_async as run_engine
 from ..engine.spec import RunSpec
-from ..load.sizing import derived_options
 from ..results import RunOutcome, client_busy
 from ..files import check_writable
 from ..options import help_block
@@ -232,7 +231,7 @@ def configure(inv: Invocation):
     validate(v)
     driver = DRIVERS[choose_driver(v)](v)
     driver.check()
-    v.freeze(derived_options(v, driver))
+    v.freeze(inv.workload_cls.derived_options(v, driver))
     with user_code(inv.workload_cls, "configure"):
         workload = inv.workload_cls(v, driver)
     return workload, driver

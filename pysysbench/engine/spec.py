@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ..load.sizing import derived_options
 from ..options import Values
 from .options import checkpoints_s, forced_shutdown_s
 
@@ -53,8 +52,11 @@ class RunSpec:
 
     @classmethod
     def build(cls, values: Values, test: str, driver, *, server_version: bool = False) -> "RunSpec":
-        """Freeze ``values`` (deriving what the options imply) and read the engine's options."""
-        values.freeze(derived_options(values, driver))
+        """Freeze ``values`` (unless parsing did: with what the test's options imply,
+        ``Workload.derived_options``) and read the engine's options."""
+        if not values.frozen:
+            from ..workloads import find_workload
+            values.freeze(find_workload(test).derived_options(values, driver))
         threads = values.threads
         time_s = values.time
         return cls(values=values, test=test, driver=driver.name, blocking=driver.caps.blocking, threads=threads,

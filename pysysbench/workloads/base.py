@@ -88,6 +88,12 @@ class Workload:
         self.driver = driver
         self.configure()
 
+    @classmethod
+    def derived_options(cls, values: Values, driver: Driver) -> dict[str, Any]:
+        """Values the options imply beyond themselves, derived once when the options are
+        frozen (``Values.freeze``) and seen as those options from then on."""
+        return {}
+
     def configure(self) -> None:
         """Read options into attributes once (the hot path never parses)."""
 

@@ -16,7 +16,7 @@ from typing import Any
 from ..errors import DataCheckError, TableExistsError, listing
 from ..load.marker import drop_existing
 from ..load.options import INSERT
-from ..load.sizing import table_size_for
+from ..load.sizing import derived_options, table_size_for
 from ..options import COUNT, INT32_MAX, Bounds, Option, OptType, Values
 from ..rand import C_TEMPLATE, PAD_TEMPLATE, Rand
 from .base import Env, Workload
@@ -164,6 +164,10 @@ class OltpBase(Workload):
     commands = ("prepare", "prewarm", "run", "cleanup", "help", "check")   # sysbench's order, then ours
     prepare_table_size: int | None = None   # oltp_insert overrides for auto_inc=off
     row_count_rule = EXACT                  # what running this workload does to the row count
+
+    @classmethod
+    def derived_options(cls, values: Values, driver) -> dict[str, Any]:
+        return derived_options(values, driver)     # --data-size: the table size it asks for
 
     def configure(self) -> None:
         v = self.values
