@@ -5,8 +5,16 @@ Same local server, same tables, same options; the two tools alternate, several
 rounds per case, and for each case the script prints the median over rounds of
 QPS (both), the ratio pysysbench / sysbench, client CPU microseconds per query
 (user + system time of the client's whole process tree, start-up included,
-divided by the queries it reported), and peak client RSS (the sum over the
-process tree, sampled every 50 ms).
+divided by the queries it reported), peak client RSS (the sum over the
+process tree, sampled every 50 ms), and the server's CPU per query: the server's
+own CPU time (MariaDB's mariadbd; PostgreSQL's postmaster with its backends, live
+and reaped) over the run, divided by the same queries.  From that, the client-free
+limit of this machine: cores / (server CPU per query), the QPS the server would
+reach if the client cost nothing and it had every core; each tool's QPS is shown
+as a share of it.
+
+    .venv/bin/python bench/compare_sysbench.py --long          # 60-s runs: the steady state, not the start-up
+    .venv/bin/python bench/compare_sysbench.py --startup       # client CPU of --time=1 runs at 8 threads
 
     .venv/bin/python bench/compare_sysbench.py                 # all cases (about 25 min with 5 rounds)
     .venv/bin/python bench/compare_sysbench.py --rounds=1 --time=5 --cases=point_select:8:mysql
@@ -70,10 +78,62 @@ class Measure:
     queries: int
     cpu_s: float
     rss_mb: float
+    server_cpu_s: float = float("nan")
 
     @property
     def cpu_us_per_query(self) -> float:
         return self.cpu_s / self.queries * 1e6 if self.queries else float("nan")
+
+    @property
+    def server_us_per_query(self) -> float:
+        return self.server_cpu_s / self.queries * 1e6 if self.queries else float("nan")
+
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+SERVER_PID_SQL = {
+    "mysql": ["mysql", "-uroot", "-N", "-e", "SELECT @@pid_file"],
+    "pgsql": ["psql", "-h", "127.0.0.1", "-U", "postgres", "-Atc", "SHOW data_directory"],
+}
+
+
+def server_pid(server: str) -> int | None:
+    """The server's main process when it runs on this host (its pid file), else None."""
+    out = subprocess.run(SERVER_PID_SQL[server], capture_output=True, text=True).stdout.strip()
+    path = Path(out) / "postmaster.pid" if server == "pgsql" else Path(out)
+    try:
+        pid = int(path.read_text().split()[0])
+        os.kill(pid, 0)
+    except (OSError, ValueError, IndexError):
+        return None
+    return pid
+
+
+def _cpu_ticks(pid: int, reaped: bool) -> int:
+    """utime + stime of ``pid`` (all its threads), plus cutime + cstime (the children
+    it has waited for) when ``reaped``."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    # fields[0] is the state (field 3): utime..cstime are fields 14-17
+    ticks = int(fields[11]) + int(fields[12])
+    return ticks + (int(fields[13]) + int(fields[14]) if reaped else 0)
+
+
+def server_cpu_s(server: str, pid: int | None) -> float:
+    """CPU seconds the server has used so far: mariadbd's threads; for PostgreSQL the
+    postmaster, its reaped backends, and the live ones (children not yet reaped)."""
+    if pid is None:
+        return float("nan")
+    try:
+        total = _cpu_ticks(pid, reaped=server == "pgsql")
+    except OSError:
+        return float("nan")
+    if server == "pgsql":
+        for child in _children(pid):
+            try:
+                total += _cpu_ticks(child, reaped=True)
+            except OSError:
+                continue
+    return total / CLK_TCK
 
 
 PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
@@ -117,9 +177,11 @@ def tree_rss_kb(root: int) -> int:
     return total
 
 
-def measure(cmd: list[str], limit_s: float) -> Measure | str:
+def measure(cmd: list[str], limit_s: float, server: str = "", pid: int | None = None) -> Measure | str:
     """One run, or why there is no figure: it had not finished ``limit_s`` seconds
-    after it started, or it failed (its last line)."""
+    after it started, or it failed (its last line).  ``server``/``pid``: the server
+    whose CPU time over the run is recorded too."""
+    server_before = server_cpu_s(server, pid) if server else float("nan")
     # a session of its own, so the watchdog kills the whole tree (pysysbench's worker
     # processes hold the output pipe open: killing the parent alone left read() waiting)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPO,
@@ -148,6 +210,7 @@ def measure(cmd: list[str], limit_s: float) -> Measure | str:
     proc.returncode = os.waitstatus_to_exitcode(status)
     done.set()
     t.join()
+    server_used = (server_cpu_s(server, pid) if server else float("nan")) - server_before
     if not watchdog.is_alive():
         return f"did not finish within {limit_s:.0f} s"
     watchdog.cancel()
@@ -159,7 +222,7 @@ def measure(cmd: list[str], limit_s: float) -> Measure | str:
         print(f"# failed (exit {proc.returncode}): {' '.join(cmd)}: {last[0].strip()}", file=sys.stderr, flush=True)
         return f"failed: {last[0].strip()}"
     # wait4's usage covers the child and every descendant it waited for
-    return Measure(float(m.group(2)), int(m.group(1)), usage.ru_utime + usage.ru_stime, peak[0] / 1024)
+    return Measure(float(m.group(2)), int(m.group(1)), usage.ru_utime + usage.ru_stime, peak[0] / 1024, server_used)
 
 
 LUA_SCRIPTS = "/usr/share/sysbench"
@@ -226,10 +289,72 @@ def parse_case(text: str) -> tuple[str, str, str]:
     return parts[0].removeprefix("oltp_"), parts[1], parts[2]
 
 
+LONG_S = 60
+STARTUP_CASES = ("point_select:8:mysql", "point_select:8:pgsql")
+
+
+def rounds_of(sb_cmd: list[str], py_cmd: list[str], rounds: int, limit_s: float, server: str,
+              pid: int | None) -> tuple[list, list]:
+    """``rounds`` runs of each tool; they alternate, and so does which one goes first."""
+    sb, py = [], []
+    for r in range(rounds):
+        order = ((sb_cmd, sb), (py_cmd, py)) if r % 2 == 0 else ((py_cmd, py), (sb_cmd, sb))
+        for cmd, out in order:
+            wait_quiet(server)
+            out.append(measure(cmd, limit_s, server, pid))
+    return sb, py
+
+
+def fmt(value: float, spec: str) -> str:
+    return "n/a" if value != value else format(value, spec)   # NaN: the server is not on this host
+
+
+def case_row(name: str, rows: int, sb: list[Measure], py: list[Measure]) -> str:
+    med = statistics.median
+    pairs = list(zip(sb, py))
+    rounds = ", ".join(f"{p.qps / s.qps:.2f}" for s, p in pairs)
+    s_qps, p_qps = med(m.qps for m in sb), med(m.qps for m in py)
+    s_cpu, p_cpu = med(m.cpu_us_per_query for m in sb), med(m.cpu_us_per_query for m in py)
+    # the server's CPU per query, whichever tool drove it: the limit is the hardware's, not a tool's
+    srv = med(m.server_us_per_query for m in sb + py)
+    limit = (os.cpu_count() or 1) / srv * 1e6 if srv == srv and srv > 0 else float("nan")
+    return (f"| {name} | {rows:,} | {s_qps:,.0f} | {p_qps:,.0f} | {p_qps / s_qps:.2f} "
+            f"| {s_cpu:.1f} | {p_cpu:.1f} | {p_cpu / s_cpu:.2f} | {max(m.rss_mb for m in sb):.0f} "
+            f"| {max(m.rss_mb for m in py):.0f} | {fmt(srv, '.1f')} | {fmt(limit, ',.0f')} "
+            f"| {fmt(s_qps / limit, '.2f')} | {fmt(p_qps / limit, '.2f')} | {rounds} |")
+
+
+def startup(args: argparse.Namespace, lua: bool) -> int:
+    """Client CPU seconds of ``--time=1`` runs at 8 threads (start-up, connections and one
+    second of load), each tool, alternating; pysysbench's minus sysbench's per round."""
+    print("| case | sysbench CPU s | pysysbench CPU s | difference s | difference per round |")
+    print("|---|---:|---:|---:|---|")
+    for workload, threads, server in [parse_case(c) for c in (args.cases or ",".join(STARTUP_CASES)).split(",") if c]:
+        rows = table_size(int(threads), args.table_size)
+        prepare(server, rows)
+        sb_cmd, py_cmd = run_cmds(workload, int(threads), server, 1, rows, lua)
+        sb, py = rounds_of(sb_cmd, py_cmd, args.rounds, RUN_LIMIT_EXTRA_S, server, None)
+        pairs = [(s, p) for s, p in zip(sb, py) if isinstance(s, Measure) and isinstance(p, Measure)]
+        if not pairs:
+            print(f"| {workload} {threads} thr {server} | no figure: {next(m for m in sb + py if isinstance(m, str))} |")
+            continue
+        med = statistics.median
+        s_cpu, p_cpu = med(s.cpu_s for s, _ in pairs), med(p.cpu_s for _, p in pairs)
+        per = ", ".join(f"{p.cpu_s - s.cpu_s:+.2f}" for s, p in pairs)
+        print(f"| {workload} {threads} thr {server} | {s_cpu:.2f} | {p_cpu:.2f} | {p_cpu - s_cpu:+.2f} | {per} |",
+              flush=True)
+    return 0
+
+
 def main(lua: bool = False, workloads: tuple[str, ...] = WORKLOADS, doc: str | None = None) -> int:
     ap = argparse.ArgumentParser(description=(doc or __doc__).splitlines()[0])
     ap.add_argument("--rounds", type=int, default=5, help="rounds per case (default: 5)")
-    ap.add_argument("--time", type=int, default=10, help="seconds per run")
+    ap.add_argument("--time", type=int, default=10, help="seconds per run (default: 10)")
+    ap.add_argument("--long", action="store_true",
+                    help=f"{LONG_S}-s runs (the seeds run 60 s to 20 min): the steady state, not the start-up")
+    ap.add_argument("--startup", action="store_true",
+                    help="client CPU of --time=1 runs at 8 threads instead (start-up cost; "
+                         f"default cases: {', '.join(STARTUP_CASES)})")
     ap.add_argument("--cases", default="", help="comma list of workload:threads:server (default: all)")
     ap.add_argument("--table-size", type=int, default=0,
                     help=f"rows per table for every case (default: {ROWS_PER_THREAD} per thread, "
@@ -237,19 +362,29 @@ def main(lua: bool = False, workloads: tuple[str, ...] = WORKLOADS, doc: str | N
     args = ap.parse_args()
     if args.table_size < 0:
         ap.error("--table-size must be positive")
-    cases = [parse_case(c) for c in args.cases.split(",") if c] or \
-        [(w, str(t), s) for s in SERVERS for t in THREADS for w in workloads]
+    if args.rounds < 1 or args.time < 1:
+        ap.error("--rounds and --time must be at least 1")
+    if args.long:
+        args.time = LONG_S
     ensure_database()
     # byte-code as a pip-installed package has it (pip compiles at install time); with
     # PYTHONDONTWRITEBYTECODE set, as on CI machines, every run would compile its own
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "pysysbench")], check=False)
     print(f"# machine: {platform.node()} {platform.machine()}, {os.cpu_count()} cores, "
-          f"Python {platform.python_version()}; {TABLES} tables, {args.time} s per run, "
-          f"{args.rounds} rounds, tools alternating")
+          f"Python {platform.python_version()}; {TABLES} tables, "
+          f"{1 if args.startup else args.time} s per run, {args.rounds} rounds, tools alternating; "
+          f"load average at start {os.getloadavg()[0]:.2f}")
     print(f"# command: {' '.join([Path(sys.executable).name, 'bench/' + Path(sys.argv[0]).name, *sys.argv[1:]])}")
+    if args.startup:
+        return startup(args, lua)
+    cases = [parse_case(c) for c in args.cases.split(",") if c] or \
+        [(w, str(t), s) for s in SERVERS for t in THREADS for w in workloads]
+    print("# server CPU us/q: the server's CPU time over the run / queries (median over both tools' runs); "
+          f"limit QPS: {os.cpu_count()} cores / server CPU per query (no client cost); share: QPS / limit")
     print("| case | rows/table | sysbench QPS | pysysbench QPS | ratio | sysbench CPU us/q | pysysbench CPU us/q | CPU ratio "
-          "| sysbench RSS MB | pysysbench RSS MB | QPS ratio per round |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+          "| sysbench RSS MB | pysysbench RSS MB | server CPU us/q | limit QPS | sysbench share | pysysbench share "
+          "| QPS ratio per round |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     prepared: dict[str, int] = {}
     for workload, threads, server in cases:
         rows = table_size(int(threads), args.table_size)
@@ -257,14 +392,8 @@ def main(lua: bool = False, workloads: tuple[str, ...] = WORKLOADS, doc: str | N
             prepare(server, rows)
             prepared[server] = rows
         sb_cmd, py_cmd = run_cmds(workload, int(threads), server, args.time, rows, lua)
-        sb, py = [], []
         limit_s = args.time * RUN_LIMIT_FACTOR + RUN_LIMIT_EXTRA_S
-        for r in range(args.rounds):
-            # the tools alternate, and so does which one goes first
-            order = ((sb_cmd, sb), (py_cmd, py)) if r % 2 == 0 else ((py_cmd, py), (sb_cmd, sb))
-            for cmd, out in order:
-                wait_quiet(server)
-                out.append(measure(cmd, limit_s))
+        sb, py = rounds_of(sb_cmd, py_cmd, args.rounds, limit_s, server, server_pid(server))
         pairs = [(s_m, p_m) for s_m, p_m in zip(sb, py) if isinstance(s_m, Measure) and isinstance(p_m, Measure)]
         name = f"{workload} {threads} thr {server}"
         if not pairs:
@@ -272,14 +401,7 @@ def main(lua: bool = False, workloads: tuple[str, ...] = WORKLOADS, doc: str | N
             tool = "sysbench" if any(not isinstance(m, Measure) for m in sb) else "pysysbench"
             print(f"| {name} | {rows:,} | {tool}: {why} |", flush=True)
             continue
-        sb, py = [p[0] for p in pairs], [p[1] for p in pairs]
-        rounds = ", ".join(f"{p.qps / s.qps:.2f}" for s, p in pairs)
-        med = statistics.median
-        s_qps, p_qps = med(m.qps for m in sb), med(m.qps for m in py)
-        s_cpu, p_cpu = med(m.cpu_us_per_query for m in sb), med(m.cpu_us_per_query for m in py)
-        print(f"| {name} | {rows:,} | {s_qps:,.0f} | {p_qps:,.0f} | {p_qps / s_qps:.2f} "
-              f"| {s_cpu:.1f} | {p_cpu:.1f} | {p_cpu / s_cpu:.2f} | {max(m.rss_mb for m in sb):.0f} "
-              f"| {max(m.rss_mb for m in py):.0f} | {rounds} |", flush=True)
+        print(case_row(name, rows, [p[0] for p in pairs], [p[1] for p in pairs]), flush=True)
     return 0
 
 

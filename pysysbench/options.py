@@ -9,7 +9,7 @@ test name is known and the workload has registered its own options -- the rest.
 Precedence: defaults < config file < command line, where a config file counts at
 the position of ``--config-file`` on the command line (later options win).
 
-Deliberate deviations from sysbench 1.0.20, documented in the README:
+Deliberate deviations from sysbench 1.0.20, documented in docs/deviations.md:
 * workload options given in a config file take effect (sysbench silently resets them);
 * a boolean option in a config file honours its value (``histogram=off`` is off);
 * numeric workload options reject garbage instead of silently reading 0.

@@ -238,6 +238,9 @@ def configure(inv: Invocation):
 
 
 def print_workload_help(cls: type[Workload], out: Printer) -> int:
+    if getattr(cls, "help_text", ""):   # a built-in test (workloads/builtin.py): sysbench's own text
+        out(cls.help_text)
+        return 0
     if not cls.options:
         raise WorkloadError(f"'{cls.name}' test does not implement the 'help' command.")
     out.raw(help_block(f"{cls.name} options:", list(cls.options), sort=True) + "\n")
@@ -277,9 +280,17 @@ def banner(spec: RunSpec, out: Printer) -> None:
 
 def command_run(inv: Invocation, workload: Workload, driver, out: Printer, argv: list[str]) -> int:
     v = inv.values
-    spec = RunSpec.build(v, workload.source, driver, server_version=bool(v.result_file))
+    spec = RunSpec.build(v, workload.source, driver, workload=workload, server_version=bool(v.result_file),
+                         server_context=bool(v.result_file) and bool(v.get("server_context", True)))
     if v.result_file:
         check_writable(v.result_file)    # before anything runs, not after the measurement
+    if v.get("latency_log"):
+        from ..stats.latencylog import create
+        check_writable(v.latency_log, "latency log")
+        try:
+            create(v.latency_log)
+        except OSError as exc:
+            raise UsageError(f"--latency-log={v.latency_log}: cannot write it ({exc.strerror})") from None
     with Interrupts() as stops:
         try:
             return _run_and_report(spec, workload, driver, out, argv, stops)
@@ -297,7 +308,12 @@ def _run_and_report(spec: RunSpec, workload: Workload, driver, out: Printer, arg
         for line in old.banner(v, spec.forced_shutdown_s):
             out(line)
 
-    custom = getattr(workload, "reports", None)   # a Lua script's report hooks
+    intro = getattr(workload, "run_intro", None)   # a built-in test's mode lines and checks
+    if intro is not None:
+        intro(out)
+    custom = getattr(workload, "reports", None)   # a Lua script's or built-in test's report hooks
+    if hasattr(custom, "attach"):
+        custom.attach(out, text.summary_block)
     sql = (lambda counts: True) if custom is None else custom.sql   # False: sysbench's generic reports
 
     def interval(st) -> None:

@@ -4,7 +4,7 @@ A driver builds one :class:`TLS` from its options when it is created and hands i
 context to every connection it opens (prepare, run, check, cleanup, the lean wire,
 which takes over the library's TLS transport); worker processes build the same one
 from the same options.  The drivers decide *which* files to use and *whether* to
-verify (README "Security": sysbench / libmariadb for MySQL, libpq for PostgreSQL);
+verify (docs/security.md: sysbench / libmariadb for MySQL, libpq for PostgreSQL);
 this module loads them, says in one line which option or file cannot be used, and
 explains a failed handshake.
 """

@@ -24,6 +24,7 @@ from typing import Callable
 from ..drivers.base import Driver
 from ..errors import ConfigError, DatabaseError, PySysbenchError, RunAborted
 from ..results import RunOutcome
+from ..stats import host
 from ..stats.records import IntervalStat, Snapshot, Summary, interval_from, summary_from
 from ..workloads.base import Workload, user_code
 from .group import InProcessGroup, Sample
@@ -73,6 +74,9 @@ class LocalRun:
             self.group = InProcessGroup(spec, workload, driver, range(self.threads), rate=spec.rate,
                                         max_events=spec.events)
         self.percentile = spec.percentile
+        self.interval_cpu_s: list[float] = []
+        self.host_start: dict = {}
+        self.host_end: dict = {}
         self.intervals: list[IntervalStat] = []
         self.base = Snapshot()
         self.t0 = self.checkpoint_t = self.end = 0
@@ -88,6 +92,12 @@ class LocalRun:
         self.last = Sample(Snapshot())
         self.fatal: PySysbenchError | None = None   # the run's own verdict (reconnects gave up)
         self._signals: dict[int, object] = {}
+        self.metrics = None         # engine.metrics.RunMetrics (--metrics-addr), started with the threads
+        self.context = None         # engine.servercontext.ServerContext, when asked for and supported
+        if spec.server_context:
+            from .servercontext import ServerContext
+            ctx = ServerContext(driver)
+            self.context = ctx if ctx.supported else None
 
     async def preflight(self) -> None:
         with user_code(self.workload, "required_tables"):
@@ -135,6 +145,10 @@ class LocalRun:
                 await self._measure()
             finally:
                 await self.group.close()
+                if self.metrics is not None:
+                    self.metrics.close()
+            if self.context is not None:     # after the sessions ended: PostgreSQL has flushed their counts
+                await self.context.finish()
         finally:
             self._remove_signals()
         return self._outcome(started_at)
@@ -154,13 +168,20 @@ class LocalRun:
             raise RunAborted(f"interrupted ({self.stop_reason}) before the benchmark started", self.stop_exit)
 
     async def _start_up_steps(self) -> None:
-        if self.want_version:
+        if self.want_version and self.workload.connects:
             try:
                 self.server_version = await self.driver.server_version()
             except PySysbenchError:
                 pass   # the pre-flight or the threads report the connection problem
         await self.preflight()
         await self.group.setup()
+        if v_addr := self.spec.metrics_addr:   # after the workers started: its HTTP thread is not theirs
+            from .metrics import RunMetrics
+            try:
+                self.metrics = RunMetrics(v_addr, {"test": self.workload.name})
+            except PySysbenchError:
+                await self.group.close()
+                raise
         self.hooks.say("Initializing worker threads...\n")
         try:
             await asyncio.wait_for(self.group.init(), self.spec.thread_init_timeout_s or None)
@@ -172,17 +193,24 @@ class LocalRun:
     async def _measure(self) -> None:
         spec, g = self.spec, self.group
         warmup_ns = int(spec.warmup_s * NS)
+        if self.context is not None and not warmup_ns:
+            await self.context.begin()       # before the first event: the deltas are the run's exactly
         start = perf_counter_ns()
         g.start(start + warmup_ns + int(spec.time_s * NS) if spec.time_s else 0, warming=bool(warmup_ns))
         self.measuring = True
         if self.stop_reason is not None:   # asked to stop between the start-up and here
             self._stop()
         side: list[asyncio.Task] = [asyncio.create_task(self._watch_reconnects(start))]
+        if self.metrics is not None:
+            side.append(asyncio.create_task(self.metrics.follow(g)))
         if warmup_ns:
             self.hooks.say(f"Warming up for {spec.warmup_s:g} seconds...")
             await g.wait(warmup_ns / NS)
             self.base = (await g.end_warmup()).snapshot
+            if self.context is not None:
+                await self.context.begin()
         self.t0 = self.checkpoint_t = perf_counter_ns()
+        self.host_start = host.snapshot()
         if spec.report_interval_s:
             side.append(asyncio.create_task(self._report()))
         if spec.checkpoints_s:
@@ -191,6 +219,9 @@ class LocalRun:
             side.append(asyncio.create_task(self._watchdog(spec.time_s, spec.forced_shutdown_s)))
         await g.wait(None)
         self.end = perf_counter_ns()
+        self.host_end = host.snapshot()
+        if self.context is not None:
+            self.context.stop_cpu()
         self.measuring = False   # a stop request from now on only marks the outcome
         if self._cut is not None:
             self._cut.cancel()
@@ -203,7 +234,8 @@ class LocalRun:
 
     async def _report(self) -> None:
         every_ns = int(self.spec.report_interval_s * NS)
-        prev, prev_t = (await self.group.sample()).snapshot, self.t0
+        first = await self.group.sample()
+        prev, prev_t, prev_cpu = first.snapshot, self.t0, first.cpu_s
         k = 1
         while True:
             now = perf_counter_ns()
@@ -219,8 +251,9 @@ class LocalRun:
                                queue_length=s.queue_length if rate else None,
                                concurrency=s.inflight if rate else None)
             self.intervals.append(st)
+            self.interval_cpu_s.append(max(0.0, s.cpu_s - prev_cpu))
             self.hooks.interval(st)
-            prev, prev_t = s.snapshot, t
+            prev, prev_t, prev_cpu = s.snapshot, t, s.cpu_s
             k += 1
 
     async def _checkpoints(self) -> None:
@@ -329,7 +362,11 @@ class LocalRun:
                          forced=self.forced, interrupted=self.stop_reason, traceback=self.group.traceback,
                          workers=len(s.per_worker) or self.workers, client_cpu_s=s.cpu_s,
                          per_worker=s.per_worker, connections=s.connections, nodes=s.nodes,
-                         server_version=self.server_version)
+                         server_version=self.server_version, interval_cpu_s=self.interval_cpu_s,
+                         host=host.between(self.host_start, self.host_end) if self.host_start else {})
+        if self.context is not None and self.context.end:
+            q = summary.reads + summary.writes + summary.others
+            out.server_context = self.context.result(events=summary.events, queries=q)
         fatal = self.fatal or self.group.fatal
         if fatal is not None:
             out.exit_code = getattr(fatal, "exit_code", 1)

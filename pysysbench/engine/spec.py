@@ -49,9 +49,12 @@ class RunSpec:
     ray_workers_per_node: int       # 0: one per CPU the node offers Ray (or the --ray-resource amount)
     ray_resource: str
     server_version: bool            # ask the server's version (for the result file)
+    server_context: bool            # measure the server's context (engine/servercontext.py)
+    metrics_addr: str               # --metrics-addr: serve live metrics (engine/metrics.py)
 
     @classmethod
-    def build(cls, values: Values, test: str, driver, *, server_version: bool = False) -> "RunSpec":
+    def build(cls, values: Values, test: str, driver, *, workload=None, server_version: bool = False,
+              server_context: bool = False) -> "RunSpec":
         """Freeze ``values`` (unless parsing did: with what the test's options imply,
         ``Workload.derived_options``) and read the engine's options."""
         if not values.frozen:
@@ -67,10 +70,13 @@ class RunSpec:
                    reconnect_timeout_s=values.get("reconnect_timeout", 0) or 0,
                    reconnect_every=values.get("reconnect", 0) or 0, percentile=values.percentile,
                    rand_seed=values.rand_seed or 0,
-                   workers=worker_count(values.get("workers", 0) or 0, threads, driver.caps.blocking),
+                   # a built-in test's shared state (workloads/builtin.py) lives in this process
+                   workers=1 if getattr(workload, "os_threads", False) else
+                   worker_count(values.get("workers", 0) or 0, threads, driver.caps.blocking),
                    worker_sessions=values.get("worker_sessions", True), ray_address=values.get("ray_address", ""),
                    ray_workers_per_node=values.get("ray_workers_per_node", 0) or 0,
-                   ray_resource=values.get("ray_resource", "") or "", server_version=server_version)
+                   ray_resource=values.get("ray_resource", "") or "", server_version=server_version,
+                   server_context=server_context, metrics_addr=values.get("metrics_addr", "") or "")
 
     def parts(self, workload=None, driver=None):
         """The run's workload and driver: the given ones, or made afresh from the
