@@ -17,9 +17,11 @@ from typing import Any, Iterable, Mapping
 from ..engine import run as engine
 from ..engine.local import Hooks
 from ..engine.spec import RunSpec
+from ..drivers import REGISTRY as DRIVERS
 from ..errors import UsageError, WorkloadError
 from ..results import RunOutcome
-from .compat import Invocation, parse
+from ..workloads.base import user_code
+from .compat import COMMANDS, Invocation, choose_driver, parse, validate
 
 
 def option_items(options: Mapping[str, Any] | Iterable[str]) -> list[str]:
@@ -40,10 +42,34 @@ def parse_request(test: str, command: str, options: Mapping[str, Any] | Iterable
     return parse([test, *option_items(options), command])
 
 
+def check_command(inv: Invocation) -> None:
+    """The command is one the test has (sysbench's messages)."""
+    cls = inv.workload_cls
+    if inv.command is None:
+        raise WorkloadError("Command is required. Supported commands: " + ", ".join(cls.commands))
+    if inv.command not in COMMANDS and inv.command not in cls.commands:
+        raise UsageError(f"Unknown command: {inv.command}")
+    if inv.command not in cls.commands and inv.command != "help":
+        raise WorkloadError(f"'{cls.name}' test does not implement the '{inv.command}' command "
+                            f"(it supports: {', '.join(cls.commands)})")
+
+
+def configure(inv: Invocation):
+    """After parsing: sysbench's checks, the driver, the options frozen (with what
+    they imply derived once: ``--data-size``'s table size) and the workload."""
+    v = inv.values
+    validate(v)
+    driver = DRIVERS[choose_driver(v)](v)
+    driver.check()
+    v.freeze(inv.workload_cls.derived_options(v, driver))
+    with user_code(inv.workload_cls, "configure"):
+        workload = inv.workload_cls(v, driver)
+    return workload, driver
+
+
 def run(test: str, options: Mapping[str, Any] | Iterable[str] = (), hooks: Hooks | None = None) -> RunOutcome:
     """Run ``test`` with ``options``; its :class:`RunOutcome` (``error`` and
     ``exit_code`` say how it ended)."""
-    from .main import check_command, configure
     inv = parse_request(test, "run", options)
     if getattr(inv.workload_cls, "runs_own_commands", False):
         raise WorkloadError(f"'{test}' is a Lua script: it runs through the command line only "

@@ -14,7 +14,6 @@ from typing import Any, Callable, Coroutine
 
 from .. import native
 from ..version import __version__
-from ..drivers import REGISTRY as DRIVERS
 from ..errors import PySysbenchError, UsageError, WorkloadError
 from ..engine.local import CLIENT_BUSY_FRACTION, Hooks, LocalRun
 from ..engine.run import run_async as run_engine
@@ -26,7 +25,8 @@ from ..output import text
 from ..output.legacy_text import report_format
 from ..workloads.base import Env, Workload, user_code
 from . import subcommands
-from .compat import COMMANDS, Invocation, choose_driver, general_help, header, parse, validate
+from .library import check_command, configure
+from .compat import Invocation, choose_driver, general_help, header, parse
 
 
 EXIT_STDOUT_CLOSED = 128 + signal.SIGPIPE   # what a shell shows for sysbench killed by SIGPIPE
@@ -210,31 +210,6 @@ def execute(inv: Invocation, out: Printer, command_line: list[str]) -> int:
             return 0
         run_async(getattr(workload, inv.command)(env))
     return 0
-
-
-def check_command(inv: Invocation) -> None:
-    """The command is one the test has (sysbench's messages)."""
-    cls = inv.workload_cls
-    if inv.command is None:
-        raise WorkloadError("Command is required. Supported commands: " + ", ".join(cls.commands))
-    if inv.command not in COMMANDS and inv.command not in cls.commands:
-        raise UsageError(f"Unknown command: {inv.command}")
-    if inv.command not in cls.commands and inv.command != "help":
-        raise WorkloadError(f"'{cls.name}' test does not implement the '{inv.command}' command "
-                            f"(it supports: {', '.join(cls.commands)})")
-
-
-def configure(inv: Invocation):
-    """After parsing: sysbench's checks, the driver, the options frozen (with what
-    they imply derived once: ``--data-size``'s table size) and the workload."""
-    v = inv.values
-    validate(v)
-    driver = DRIVERS[choose_driver(v)](v)
-    driver.check()
-    v.freeze(inv.workload_cls.derived_options(v, driver))
-    with user_code(inv.workload_cls, "configure"):
-        workload = inv.workload_cls(v, driver)
-    return workload, driver
 
 
 def print_workload_help(cls: type[Workload], out: Printer) -> int:
