@@ -1,5 +1,31 @@
-"""pysysbench: a sysbench-compatible OLTP benchmark."""
+"""pysysbench: a sysbench-compatible OLTP benchmark.
+
+As a library: ``pysysbench.run(test, options, hooks=None)`` runs one benchmark
+and returns its outcome (see :mod:`pysysbench.cli.library`); ``Hooks`` says what
+to do with its lines, intervals and checkpoints, ``RunSpec`` is the frozen run
+specification the engine runs.
+"""
 
 from .version import __version__
 
-__all__ = ["__version__"]
+__all__ = ["Hooks", "RunOutcome", "RunSpec", "__version__", "run"]
+
+
+def run(test, options=(), hooks=None):
+    """Run ``test`` (a bundled name or a ``.py`` file) with ``options`` (a mapping
+    or ``--name=value`` items); the run's :class:`RunOutcome`."""
+    from .cli.library import run as library_run
+    return library_run(test, options, hooks)
+
+
+def __getattr__(name):
+    if name == "Hooks":
+        from .engine.local import Hooks
+        return Hooks
+    if name == "RunSpec":
+        from .engine.spec import RunSpec
+        return RunSpec
+    if name == "RunOutcome":
+        from .results import RunOutcome
+        return RunOutcome
+    raise AttributeError(f"module 'pysysbench' has no attribute {name!r}")

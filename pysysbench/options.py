@@ -23,7 +23,8 @@ import re
 import shlex
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Iterable, Iterator
+from types import MappingProxyType
+from typing import Any, Iterable, Iterator, Mapping
 
 from .errors import ConfigError, InvalidOption, UsageError
 
@@ -273,20 +274,36 @@ def help_block(title: str | None, options: list[Option], *, sort: bool = False) 
 # --- values -----------------------------------------------------------------------
 
 
+class FrozenOptionsError(TypeError):
+    """Something tried to change options after parsing (a bug: the run's options are
+    fixed once parsed, and values derived from them are derived once, at freeze time)."""
+
+
+def _new_unique_seed() -> int:
+    """The run's random.unique() seed: picked once per parsed command line, so worker
+    processes and Ray actors (which get these values) draw from one permutation.
+    From the OS, like Debian's sysbench: a second run without a new prepare does not
+    repeat the first run's ids."""
+    return int.from_bytes(os.urandom(8), "little")
+
+
 @dataclass
 class Values:
     """Parsed option values with attribute access (``values.table_size``).
 
     ``explicit`` records which keys the user set (command line or config file),
     which the driver auto-selection and the deprecated-alias warnings need.
+    :meth:`freeze` ends the parse: from then on nothing can change them.
     """
 
     registry: Registry
     data: dict[str, Any] = field(default_factory=dict)
     explicit: set[str] = field(default_factory=set)
+    unique_seed: int = field(default_factory=_new_unique_seed)
+    frozen: bool = False
 
     def __getattr__(self, name: str) -> Any:
-        if name in ("registry", "data", "explicit"):
+        if name in ("registry", "data", "explicit", "unique_seed", "frozen"):
             raise AttributeError(name)
         key = canonical(name)
         if key in self.data:
@@ -296,6 +313,11 @@ class Values:
             raise AttributeError(f"no option named {name!r}")
         return opt.default
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        if self.__dict__.get("frozen"):
+            raise FrozenOptionsError(f"options are frozen once parsed: cannot set {name!r}")
+        object.__setattr__(self, name, value)
+
     def get(self, name: str, default: Any = None) -> Any:
         try:
             return getattr(self, name)
@@ -303,11 +325,35 @@ class Values:
             return default
 
     def set(self, opt: Option, value: Any) -> None:
+        if self.frozen:
+            raise FrozenOptionsError(f"options are frozen once parsed: cannot set --{opt.name}")
         self.data[opt.key] = value
         self.explicit.add(opt.key)
 
     def is_set(self, name: str) -> bool:
         return canonical(name) in self.explicit
+
+    def freeze(self, derived: Mapping[str, Any] | None = None) -> "Values":
+        """End of parsing: the values become read-only (``data`` a read-only mapping,
+        ``explicit`` a frozenset, :meth:`set` and attribute writes raise
+        :class:`FrozenOptionsError`).  ``derived`` are values computed once from the
+        options (``--data-size``'s table size): visible as those options, not marked
+        as given.  Freezing twice is harmless when nothing new is derived."""
+        if self.frozen:
+            if derived and any(self.data.get(canonical(k)) != v for k, v in derived.items()):
+                raise FrozenOptionsError("options are frozen once parsed: cannot derive new values")
+            return self
+        data = dict(self.data)
+        data.update((canonical(k), v) for k, v in (derived or {}).items())
+        object.__setattr__(self, "data", MappingProxyType(data))
+        object.__setattr__(self, "explicit", frozenset(self.explicit))
+        object.__setattr__(self, "frozen", True)
+        return self
+
+    def __reduce__(self):
+        """Pickled as plain state (worker processes, Ray actors) and frozen again there."""
+        return (_rebuild_values, (self.registry, dict(self.data), set(self.explicit), self.unique_seed,
+                                  self.frozen))
 
     def public(self) -> dict[str, Any]:
         """Effective options with secrets removed, for result files."""
@@ -317,6 +363,11 @@ class Values:
                 continue
             out[opt.name] = self.get(opt.key)
         return out
+
+
+def _rebuild_values(registry: Registry, data: dict, explicit: set, unique_seed: int, frozen: bool) -> Values:
+    values = Values(registry, data, explicit, unique_seed)
+    return values.freeze() if frozen else values
 
 
 # --- command line -------------------------------------------------------------------

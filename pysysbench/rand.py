@@ -23,11 +23,11 @@ Bounds are integers with ``a <= b`` that fit in uint32, as in sysbench.
 from __future__ import annotations
 
 import itertools
-import os
 import math
 import random
 import struct
 from collections.abc import Callable
+from typing import Any
 
 __all__ = [
     "C_TEMPLATE",
@@ -157,6 +157,13 @@ class Rand:
         self._init_zipfian(zipf_exp)
         self.rand_type = rand_type
         self.set_source(self._rng.random)
+
+    @classmethod
+    def from_options(cls, values: Any, seed: int | None) -> "Rand":
+        """A generator with the ``--rand-*`` options' distribution (``values``: parsed options)."""
+        return cls(seed, rand_type=values.rand_type, spec_iter=values.rand_spec_iter,
+                   spec_pct=values.rand_spec_pct, spec_res=values.rand_spec_res,
+                   pareto_h=values.rand_pareto_h, zipf_exp=values.rand_zipfian_exp)
 
     @property
     def _u(self) -> Callable[[], float]:
@@ -453,20 +460,8 @@ class Unique:
         return self
 
 
-UNIQUE_SEED_KEY = "_unique_seed"   # Values.data: the run's random.unique() seed (not an option)
-
-
-def share_unique_seed(values) -> None:
-    """Pick the run's random.unique() seed once, in the process that reads the command
-    line: ``values`` travel to worker processes and Ray actors, so all draw from one
-    permutation.  Seeded from the OS, like Debian's sysbench, so a second run without
-    a new prepare does not repeat the first run's ids."""
-    values.data.setdefault(UNIQUE_SEED_KEY, int.from_bytes(os.urandom(8), "little"))
-
-
 def thread_unique(values, tid: int, threads: int) -> Unique:
     """Thread ``tid``'s share of the run's permutation (indexes tid, tid + threads, ...):
     ids never collide across threads, worker processes or client machines."""
-    share_unique_seed(values)
-    seed = values.data[UNIQUE_SEED_KEY]
+    seed = values.unique_seed   # picked once per parsed command line (options.Values)
     return Unique(seed >> 32, seed & _UINT32_MASK, start=tid, step=max(1, threads))

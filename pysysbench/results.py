@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from .errors import DamagedResultFile, UsageError
@@ -30,6 +31,41 @@ FORMAT = "pysysbench-result"
 FORMAT_VERSION = 1
 RESULT_PERCENTILES = (50, 90, 95, 99, 99.9)
 MASK = "***"
+
+
+@dataclass
+class RunOutcome:
+    """What one run measured and how it ended: what ``engine.run`` returns (the
+    library call's answer) and what the result document is built from."""
+
+    summary: Summary
+    intervals: list[IntervalStat] = field(default_factory=list)
+    started_at: str = ""
+    exit_code: int = 0
+    error: str | None = None
+    forced: bool = False
+    interrupted: str | None = None       # what stopped the run early: "SIGINT", "SIGTERM", "stdout closed"
+    traceback: BaseException | None = None
+    workers: int = 1
+    client_cpu_s: float = 0.0
+    per_worker: list[dict] = field(default_factory=list)
+    connections: dict[str, int] = field(default_factory=dict)   # database node -> sessions
+    nodes: list[dict] = field(default_factory=list)             # per client machine (Ray)
+    server_version: str = ""
+    interval_cpu_s: list[float] = field(default_factory=list)   # client CPU seconds of each report interval
+    host: dict = field(default_factory=dict)                    # the client machine over the measured phase
+    server_context: dict | None = None                          # engine/servercontext.py
+
+
+def client_busy(outcome: RunOutcome) -> float:
+    """Share of the worker processes' cores the client kept busy (0..1)."""
+    if outcome.nodes:   # several client machines: the busiest one decides
+        return max(n["busy_fraction"] for n in outcome.nodes)
+    elapsed = outcome.summary.total_time_s
+    if elapsed <= 0:
+        return 0.0
+    cores = min(outcome.workers, os.cpu_count() or 1)
+    return outcome.client_cpu_s / (elapsed * cores)
 
 
 def _rate(count: int, seconds: float) -> float:
@@ -123,6 +159,30 @@ def build(*, values: Values, argv: list[str], test: str, command: str, driver: s
         "labels": dict(labels or {}),
         "campaign": campaign,
     }
+
+
+def from_outcome(outcome: RunOutcome | None, *, values: Values, argv: list[str], test: str, driver: str,
+                 exit_code: int, error: str | None, interrupted: str | None, version: str) -> dict[str, Any]:
+    """The result document of a ``run`` (``outcome`` None: it never started)."""
+    doc = build(values=values, argv=argv, test=test, command="run", driver=driver,
+                server_version=outcome.server_version if outcome else "",
+                started_at=outcome.started_at if outcome else "",
+                summary=outcome.summary if outcome else None,
+                intervals=outcome.intervals if outcome else [], exit_code=exit_code, error=error,
+                interrupted=interrupted, version=version)
+    if outcome is not None:
+        queries = outcome.summary.reads + outcome.summary.writes + outcome.summary.others
+        doc["client"].update(workers=outcome.workers, cpu_s=outcome.client_cpu_s,
+                             cpu_s_per_query=outcome.client_cpu_s / queries if queries else None,
+                             busy_fraction=client_busy(outcome), per_worker=outcome.per_worker)
+        if outcome.nodes:   # --ray-address: one entry per client machine
+            doc["client"]["nodes"] = outcome.nodes
+        doc["connections"] = outcome.connections   # database node (host:port) -> sessions
+        for iv, cpu in zip(doc["intervals"], outcome.interval_cpu_s):
+            iv["client_cpu_s"] = cpu
+        doc["host"] = outcome.host or None
+        doc["server_context"] = outcome.server_context
+    return doc
 
 
 def annotate(doc: dict[str, Any], *, labels: dict[str, str], campaign: dict[str, Any]) -> dict[str, Any]:

@@ -1,8 +1,8 @@
 """Campaign execution: check, SQL hooks, data set, runs, peaks, manifest, resume.
 
 Role: run a :class:`Campaign` step by step through a :class:`Backend` (the CLI
-provides one that executes each sysbench argv in-process, through the same code
-path as ``pysysbench TEST run``), store every run's result file (annotated with
+provides one that hands each :class:`Request` to the library in-process, the
+code ``pysysbench TEST run`` calls), store every run's result file (annotated with
 the campaign's labels and the run's identity) and keep ``manifest.json``
 current after every step.
 
@@ -29,7 +29,7 @@ from .. import results
 from ..errors import PySysbenchError, RunAborted, UsageError
 from . import manifest as mf
 from .peak import Peak, find_peak
-from .plan import PlannedRun, Planner, fingerprint, redact
+from .plan import PlannedRun, Planner, Request, fingerprint
 from .spec import Campaign, MemorySizing, WorkloadSpec, option_key
 
 EXIT_INTERRUPTED = 128 + signal.SIGINT
@@ -47,16 +47,16 @@ class CommandOutcome:
 class Backend(Protocol):
     """How a campaign reaches the benchmark (the CLI implements it in-process)."""
 
-    def check(self, argv: list[str]) -> None:
-        """Parse and validate a sysbench argv without connecting; raise on a bad option."""
+    def check(self, request: Request) -> None:
+        """Parse and validate a request's options without connecting; raise on a bad option."""
 
-    def command(self, argv: list[str], log_path: str) -> CommandOutcome:
+    def command(self, request: Request, log_path: str) -> CommandOutcome:
         """Execute prepare / cleanup / prewarm / run; the text output goes to ``log_path``."""
 
-    def sql(self, connection_argv: list[str], statements: list[str]) -> None:
+    def sql(self, connection: list[str], statements: list[str]) -> None:
         """Execute statements on one connection of the configured driver."""
 
-    def rows(self, connection_argv: list[str], query: str) -> list[tuple]:
+    def rows(self, connection: list[str], query: str) -> list[tuple]:
         """Rows of one query on the configured driver."""
 
 
@@ -156,17 +156,17 @@ class CampaignRun:
         """Every command line parses before anything touches the database."""
         size = self.c.table_size
         planner = Planner(self.c, self.dir, 1 if isinstance(size, MemorySizing) else size)
-        argvs = [planner.prepare_argv("prepare")] if self.c.prepare else []
+        requests = [planner.prepare_request("prepare")] if self.c.prepare else []
         for w in self.c.workloads:
             first = w.threads[0] if w.threads else w.auto.start
             for v in self.c.variants or (None,):
-                argvs.append(list(planner.run(w, first, 1, "check", v).argv))
-        for argv in argvs:
+                requests.append(planner.run(w, first, 1, "check", v).request)
+        for request in requests:
             try:
-                self.backend.check(argv)
+                self.backend.check(request)
             except PySysbenchError as exc:
                 raise UsageError(f"campaign file '{self.c.path}': {exc} (in: pysysbench "
-                                 f"{' '.join(redact(argv))})") from None
+                                 f"{' '.join(request.command_line)})") from None
 
     # --- data set -----------------------------------------------------------------
 
@@ -224,24 +224,24 @@ class CampaignRun:
         commands.append("prepare")
         if self.c.prepare.prewarm:
             commands.append("prewarm")
-        argvs = [self.planner.prepare_argv(cmd) for cmd in commands]
-        fp = fingerprint([a for argv in argvs for a in argv])
+        requests = [self.planner.prepare_request(cmd) for cmd in commands]
+        fp = fingerprint([a for r in requests for a in r.words()])
         prior = self.manifest["prepare"]
         if prior.get("status") == "done" and prior.get("fingerprint") == fp:
             self.events.phase("data set already prepared (skipping prepare)")
         else:
-            for argv in argvs:
-                self._prepare_step(argv)
+            for request in requests:
+                self._prepare_step(request)
             self.manifest["prepare"] = {"status": "done", "fingerprint": fp,
-                                        "commands": [redact(a) for a in argvs]}
+                                        "commands": [r.command_line for r in requests]}
             mf.save(self.dir, self.manifest)
         self._sql("after-prepare", self.c.sql.after_prepare)
 
-    def _prepare_step(self, argv: list[str]) -> None:
-        command = argv[-1]
-        self.events.phase(f"{command}: pysysbench {' '.join(redact(argv))}")
+    def _prepare_step(self, request: Request) -> None:
+        command = request.command
+        self.events.phase(f"{command}: pysysbench {' '.join(request.command_line)}")
         log = os.path.join(self.dir, "logs", f"{command}.log")
-        outcome = self.backend.command(argv, log)
+        outcome = self.backend.command(request, log)
         if outcome.exit_code != 0:
             self.manifest["prepare"] = {"status": "failed", "error": outcome.error}
             raise RunAborted(f"{command} failed: {outcome.error or f'exit code {outcome.exit_code}'} "
@@ -313,7 +313,7 @@ class CampaignRun:
             self._switch(run)
         if os.path.exists(run.result_path):
             os.remove(run.result_path)      # a stale file must not pass for this run's result
-        outcome = self.backend.command(list(run.argv), run.log_path)
+        outcome = self.backend.command(run.request, run.log_path)
         doc = self._annotate(run, w)
         error = outcome.error or (doc or {}).get("error") or f"exit code {outcome.exit_code}"
         if outcome.exit_code in INTERRUPTED_EXIT_CODES:

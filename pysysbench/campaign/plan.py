@@ -1,8 +1,10 @@
-"""From a :class:`Campaign` to concrete sysbench command lines.
+"""From a :class:`Campaign` to concrete requests of the library.
 
-Role: every run of a campaign is an ordinary ``pysysbench TEST ... run`` argv
-(so it can be reproduced by hand, and it goes through exactly the CLI's code
-path), with a deterministic result-file name and a fingerprint of its options.
+Role: every step of a campaign is a :class:`Request` -- a test, a command and its
+options -- that the backend hands to the library (the same code the CLI calls,
+no command-line round trip); it stands for the ordinary ``pysysbench TEST ...
+run`` command line it records (so it can be reproduced by hand), with a
+deterministic result-file name and a fingerprint of its options.
 Resuming compares fingerprints: a stored result only counts when it was
 produced by the same command line.  Secrets are masked before anything is
 hashed or stored.
@@ -30,11 +32,11 @@ def secret_keys() -> set[str]:
     return {o.key for drv in DRIVERS.values() for o in drv.options if o.secret}
 
 
-def redact(argv: Iterable[str]) -> list[str]:
-    """The argv with secret option values masked (for manifests, fingerprints, messages)."""
+def redact(words: Iterable[str]) -> list[str]:
+    """A command line with secret option values masked (for manifests, fingerprints, messages)."""
     secret = secret_keys()
     out = []
-    for arg in argv:
+    for arg in words:
         if arg.startswith("--") and "=" in arg and option_key(arg[2:].split("=", 1)[0]) in secret:
             arg = f"--{arg[2:].split('=', 1)[0]}={MASK}"
         out.append(arg)
@@ -74,10 +76,33 @@ class RunKey:
 
 
 @dataclass(frozen=True)
+class Request:
+    """One command for the library: ``test``, ``command`` and the options as
+    ``--name=value`` items (campaign order: connection, data, run, workload)."""
+
+    test: str
+    command: str
+    options: tuple[str, ...]
+
+    def words(self) -> list[str]:
+        """The command line this request stands for (``pysysbench WORDS``); fingerprints
+        and stored campaigns are keyed by it, so it keeps the order they always had."""
+        return [self.test, *self.options, self.command]
+
+    @property
+    def command_line(self) -> list[str]:
+        return redact(self.words())
+
+    @property
+    def fingerprint(self) -> str:
+        return fingerprint(self.words())
+
+
+@dataclass(frozen=True)
 class PlannedRun:
     key: RunKey
     test: str
-    argv: tuple[str, ...]
+    request: Request
     result_path: str
     log_path: str
     fingerprint: str
@@ -87,11 +112,11 @@ class PlannedRun:
 
     @property
     def command_line(self) -> list[str]:
-        return redact(self.argv)
+        return self.request.command_line
 
 
 class Planner:
-    """Builds argv lists for one campaign and results directory."""
+    """Builds the requests of one campaign and results directory."""
 
     def __init__(self, campaign: Campaign, results_dir: str, table_size: int | None):
         self.c = campaign
@@ -136,25 +161,26 @@ class Planner:
 
     # --- command lines ------------------------------------------------------------
 
-    def prepare_argv(self, command: str) -> list[str]:
+    def prepare_request(self, command: str) -> Request:
         p = self.c.prepare
         assert p is not None
-        return [self.test_path(p.test), *self._args(self.c.connection, self.data_options(), p.options),
-                f"--threads={p.threads}", command]
+        return Request(self.test_path(p.test), command,
+                       (*self._args(self.c.connection, self.data_options(), p.options), f"--threads={p.threads}"))
 
     def run(self, w: WorkloadSpec, threads: int, repeat: int, phase: str,
             variant: Variant | None = None) -> PlannedRun:
         key = RunKey(w.name, threads, repeat, variant.name if variant else None)
         result_path = os.path.join(self.results_dir, key.stem + ".json")
         v_conn, v_opts = (variant.connection, variant.options) if variant else ({}, {})
-        argv = [self.test_path(w.test),
-                *self._args(self.c.connection, v_conn, self.data_options(), self.c.run.options, w.options, v_opts),
-                f"--threads={threads}", f"--time={w.time_s}", f"--warmup-time={w.warmup_s}",
-                f"--report-interval={self.c.run.report_interval_s}", f"--result-file={result_path}", "run"]
-        return PlannedRun(key=key, test=w.test, argv=tuple(argv), result_path=result_path,
+        request = Request(self.test_path(w.test), "run",
+                          (*self._args(self.c.connection, v_conn, self.data_options(), self.c.run.options, w.options,
+                                       v_opts),
+                           f"--threads={threads}", f"--time={w.time_s}", f"--warmup-time={w.warmup_s}",
+                           f"--report-interval={self.c.run.report_interval_s}", f"--result-file={result_path}"))
+        return PlannedRun(key=key, test=w.test, request=request, result_path=result_path,
                           log_path=os.path.join(self.results_dir, "logs", key.stem + ".log"),
-                          fingerprint=fingerprint(list(argv) + list(variant.sql if variant else ())), phase=phase,
-                          expected_s=w.time_s + w.warmup_s, variant=variant)
+                          fingerprint=fingerprint(request.words() + list(variant.sql if variant else ())),
+                          phase=phase, expected_s=w.time_s + w.warmup_s, variant=variant)
 
     def fixed_runs(self, w: WorkloadSpec) -> list[PlannedRun]:
         """Repeats are whole sweeps (r1: all thread counts, then r2, ...), so slow drift
@@ -165,8 +191,8 @@ class Planner:
         return [self.run(w, t, r, "list", v) for r in range(1, w.repeats + 1) for t in w.threads for v in vs]
 
 
-def fingerprint(argv: Iterable[str]) -> str:
+def fingerprint(words: Iterable[str]) -> str:
     """Identity of a run's options (result-file excluded, secrets masked)."""
-    kept = [a for a in redact(argv) if option_key(a[2:].split("=", 1)[0]) != "result_file"
+    kept = [a for a in redact(words) if option_key(a[2:].split("=", 1)[0]) != "result_file"
             or not a.startswith("--")]
     return hashlib.sha256("\0".join(kept).encode()).hexdigest()[:16]

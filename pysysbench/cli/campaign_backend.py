@@ -1,8 +1,9 @@
 """The campaign backend of the CLI: every campaign step runs in-process through
-the same code path as a typed command.
+the library, the code a typed command runs.
 
-Role: ``command(argv)`` calls ``cli.main.dispatch`` exactly as ``pysysbench
-ARGV`` would (parse -> driver -> workload -> engine -> result file), with its
+Role: ``command(request)`` parses the :class:`Request`'s options
+(``library.parse_request``) and executes it (``cli.main.execute``: driver ->
+frozen options -> workload -> ``engine.run`` -> result file), with its
 sysbench-format text going to a per-run log file instead of the terminal;
 ``sql``/``rows`` open one connection of the configured driver
 (``drivers.REGISTRY[name](values)``) for the campaign's SQL hooks.  Nothing is
@@ -13,13 +14,15 @@ from __future__ import annotations
 
 import os
 import shlex
+import sys
 from typing import Callable
 
 from ..campaign.executor import CommandOutcome
-from ..campaign.plan import redact
+from ..campaign.plan import Request
 from ..drivers import REGISTRY as DRIVERS
 from ..errors import PySysbenchError, UsageError, WorkloadError
-from .compat import choose_driver, parse, validate
+from .compat import choose_driver, header, validate
+from .library import parse_request
 
 # A test that accepts every data-set option, so a config file naming them parses.
 CONNECTION_TEST = "oltp_common"
@@ -55,8 +58,8 @@ class InProcessBackend:
     def __init__(self, on_line: Callable[[str], None] | None = None):
         self.on_line = on_line
 
-    def check(self, argv: list[str]) -> None:
-        inv = parse(list(argv))
+    def check(self, request: Request) -> None:
+        inv = parse_request(request.test, request.command, request.options)
         if inv.test is None or inv.command is None:
             raise UsageError("a test name and a command are required")
         if inv.command not in inv.workload_cls.commands:
@@ -64,28 +67,36 @@ class InProcessBackend:
         validate(inv.values)
         DRIVERS[choose_driver(inv.values)](inv.values).check()
 
-    def command(self, argv: list[str], log_path: str) -> CommandOutcome:
-        from .main import Printer, dispatch     # cli.main imports this package's registrations
+    def command(self, request: Request, log_path: str) -> CommandOutcome:
+        from .main import Printer, execute     # cli.main imports this package's registrations
         os.makedirs(os.path.dirname(log_path) or ".", exist_ok=True)
         with open(log_path, "w", encoding="utf-8") as fh:
-            fh.write(f"$ pysysbench {shlex.join(redact(argv))}\n")
+            fh.write(f"$ pysysbench {shlex.join(request.command_line)}\n")
             stream = LogStream(fh, self.on_line)
+            out = Printer(stream)
             try:
-                return CommandOutcome(dispatch(list(argv), Printer(stream)))
+                try:
+                    inv = parse_request(request.test, request.command, request.options)
+                except WorkloadError:
+                    out(header())      # as the command line: the first line before the test is looked for
+                    raise
+                for line in inv.stderr_warnings:
+                    print(line, file=sys.stderr)
+                return CommandOutcome(execute(inv, out, request.words()))
             except PySysbenchError as exc:
                 stream.write(f"FATAL: {exc}\n")
                 return CommandOutcome(exc.exit_code, str(exc))
 
-    def _driver(self, connection_argv: list[str]):
-        inv = parse([*connection_argv, CONNECTION_TEST, CONNECTION_COMMAND])
+    def _driver(self, connection: list[str]):
+        inv = parse_request(CONNECTION_TEST, CONNECTION_COMMAND, connection)
         validate(inv.values)
         driver = DRIVERS[choose_driver(inv.values)](inv.values)
         driver.check()
         return driver
 
-    def sql(self, connection_argv: list[str], statements: list[str]) -> None:
+    def sql(self, connection: list[str], statements: list[str]) -> None:
         from .main import run_async
-        driver = self._driver(connection_argv)
+        driver = self._driver(connection)
 
         async def go() -> None:
             conn = await driver.connect()
@@ -97,9 +108,9 @@ class InProcessBackend:
 
         run_async(go())
 
-    def rows(self, connection_argv: list[str], query: str) -> list[tuple]:
+    def rows(self, connection: list[str], query: str) -> list[tuple]:
         from .main import run_async
-        driver = self._driver(connection_argv)
+        driver = self._driver(connection)
 
         async def go() -> list[tuple]:
             conn = await driver.connect()

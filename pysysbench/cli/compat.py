@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from ..version import __version__
 from ..drivers import DB_OPTIONS, REGISTRY as DRIVERS
 from ..drivers.base import by_option_prefix
+from ..engine.options import ENGINE_OPTIONS, validate_engine
 from ..engine.ray_options import RAY_OPTIONS
-from ..engine.reconnects import RECONNECT_TIMEOUT_S
 from ..errors import ConfigError, InvalidOption, UsageError
 from ..load.options import GROUP as LOAD_GROUP, LOAD_OPTIONS
-from ..options import (NON_NEGATIVE, PERCENT, THREADS, Bounds, Option, OptType, RawOption, Registry, Values,
+from ..options import (PERCENT, Bounds, Option, OptType, RawOption, Registry, Values,
                        apply_options, canonical, check_bounds, help_block, split_argv)
 from ..output.legacy_text import OUTPUT_OPTIONS
 from ..rand import DISTRIBUTIONS
@@ -30,34 +30,7 @@ G = "General options"
 R = "Pseudo-Random Numbers Generator options"
 L = "Log options"
 
-GENERAL_OPTIONS = [
-    Option("threads", OptType.INT, 1, "number of threads to use", G, bounds=THREADS),
-    Option("events", OptType.INT, 0, "limit for total number of events", G, bounds=NON_NEGATIVE),
-    Option("time", OptType.INT, 10, "limit for total execution time in seconds", G, bounds=NON_NEGATIVE),
-    Option("warmup-time", OptType.INT, 0, "execute events for this many seconds with statistics disabled "
-           "before the actual benchmark run with statistics enabled", G, bounds=NON_NEGATIVE),
-    Option("forced-shutdown", OptType.STRING, "off", "number of seconds to wait after the --time limit before "
-           "forcing shutdown, or 'off' to disable", G),
-    Option("thread-stack-size", OptType.SIZE, 64 * 1024, "size of stack per thread (accepted, unused)", G,
-           show_default=False),
-    Option("thread-init-timeout", OptType.INT, 30, "wait time in seconds for worker threads to initialize", G,
-           bounds=NON_NEGATIVE),
-    Option("reconnect-timeout", OptType.INT, RECONNECT_TIMEOUT_S, "give up when re-opening lost connections "
-           "(--mysql-ignore-errors / --pgsql-ignore-errors) has failed for this many seconds with no event "
-           "completed; 0 = retry until the run ends", G, bounds=NON_NEGATIVE),
-    Option("rate", OptType.INT, 0, "average transactions rate. 0 for unlimited rate", G, bounds=NON_NEGATIVE),
-    Option("workers", OptType.INT, 0, "client worker processes, each running one event loop that owns a share "
-           "of the threads. 0 = two from 2 threads on, one more per 64 threads, at most one per CPU core "
-           "(SQLite: 1)", G, bounds=NON_NEGATIVE),
-    Option("worker-sessions", OptType.BOOL, True, "run each worker process in a session of its own, so that "
-           "Linux's per-session CPU sharing (autogroup) does not starve the client behind a server on the "
-           "same host", G),
-    Option("report-interval", OptType.INT, 0, "periodically report intermediate statistics with a specified "
-           "interval in seconds. 0 disables intermediate reports", G, bounds=NON_NEGATIVE),
-    Option("report-checkpoints", OptType.LIST, [], "dump full statistics and reset all counters at specified "
-           "points in time. The argument is a list of comma-separated values representing the amount of time "
-           "in seconds elapsed from start of test when report checkpoint(s) must be performed. Report "
-           "checkpoints are off by default.", G),
+GENERAL_OPTIONS = ENGINE_OPTIONS + [   # the engine's first, in sysbench's order
     Option("debug", OptType.BOOL, False, "print more debugging info (and tracebacks)", G),
     Option("validate", OptType.BOOL, False, "perform validation checks where possible", G),
     Option("help", OptType.BOOL, False, "print help and exit", G),
@@ -244,7 +217,7 @@ def _apply_aliases(inv: Invocation) -> None:
 
 
 # workload options named mysql_* that do not imply the MySQL driver
-ENGINE_OPTIONS = ("mysql_storage_engine", "mysql_table_engine", "mysql_table_options", "mysql_create_options",
+STORAGE_ENGINE_OPTIONS = ("mysql_storage_engine", "mysql_table_engine", "mysql_table_options", "mysql_create_options",
                   "mysql_engine_trx")
 
 
@@ -257,7 +230,7 @@ def choose_driver(values: Values) -> str:
             raise ConfigError(f"invalid database driver name: '{name}' (available: {', '.join(DRIVERS)})")
         return name
     prefixes = {p: n for p, n in by_option_prefix().items() if n != name}
-    given = sorted({p for key in values.explicit if key not in ENGINE_OPTIONS
+    given = sorted({p for key in values.explicit if key not in STORAGE_ENGINE_OPTIONS
                     for p in prefixes if key.startswith(p.replace("-", "_") + "_")})
     if len(given) > 1:
         raise ConfigError(f"both --{given[0]}-* and --{given[1]}-* options were given: choose one with --db-driver")
@@ -272,12 +245,7 @@ def validate(values: Values) -> None:
         raise ConfigError("--histogram cannot be used with --percentile=0")
     if values.rand_type not in DISTRIBUTIONS:
         raise ConfigError(f"Invalid random numbers distribution: {values.rand_type}.")
-    for x in values.report_checkpoints:
-        try:
-            if float(x) <= 0:
-                raise ValueError
-        except ValueError:
-            raise ConfigError(f"Invalid value for --report-checkpoints: '{x}' (seconds > 0)") from None
+    validate_engine(values)
 
 
 def general_help() -> str:

@@ -14,16 +14,19 @@ from typing import Any, Callable, Coroutine
 
 from .. import native
 from ..version import __version__
-from ..drivers import REGISTRY as DRIVERS
 from ..errors import PySysbenchError, UsageError, WorkloadError
-from ..engine.local import CLIENT_BUSY_FRACTION, Hooks, LocalRun, RunOutcome, client_busy, forced_shutdown_s
+from ..engine.local import CLIENT_BUSY_FRACTION, Hooks, LocalRun
+from ..engine.run import run_async as run_engine
+from ..engine.spec import RunSpec
+from ..results import RunOutcome, client_busy
 from ..files import check_writable
 from ..options import help_block
 from ..output import text
 from ..output.legacy_text import report_format
 from ..workloads.base import Env, Workload, user_code
 from . import subcommands
-from .compat import COMMANDS, Invocation, choose_driver, general_help, header, parse, validate
+from .library import check_command, configure
+from .compat import Invocation, choose_driver, general_help, header, parse
 
 
 EXIT_STDOUT_CLOSED = 128 + signal.SIGPIPE   # what a shell shows for sysbench killed by SIGPIPE
@@ -176,6 +179,14 @@ def dispatch(argv: list[str], out: Printer) -> int:
     if v.help or inv.test is None:
         out.raw(general_help())
         return 0 if v.help else 1
+    return execute(inv, out, argv)
+
+
+def execute(inv: Invocation, out: Printer, command_line: list[str]) -> int:
+    """One parsed command of a test (``prepare``, ``run``, ...), its text on ``out``;
+    the exit code.  The CLI and the campaign executor (cli/campaign_backend.py) both
+    come here; ``command_line`` is what the result file records."""
+    v = inv.values
     for line in inv.warnings:
         out(line)
     out(header())
@@ -183,24 +194,13 @@ def dispatch(argv: list[str], out: Printer) -> int:
     if getattr(cls, "runs_own_commands", False):   # a Lua script: sysbench's own command dispatch
         driver_name = v.db_driver if v.is_set("db_driver") else choose_driver(v)
         return cls.dispatch(v, inv.command, inv.rest, out, driver_name,
-                            lambda workload, driver: command_run(inv, workload, driver, out, argv))
-    if inv.command is None:
-        raise WorkloadError("Command is required. Supported commands: " + ", ".join(cls.commands))
-    if inv.command not in COMMANDS and inv.command not in cls.commands:
-        raise UsageError(f"Unknown command: {inv.command}")
+                            lambda workload, driver: command_run(inv, workload, driver, out, command_line))
+    check_command(inv)
     if inv.command == "help":
         return print_workload_help(cls, out)
-    if inv.command not in cls.commands:
-        raise WorkloadError(f"'{cls.name}' test does not implement the '{inv.command}' command "
-                            f"(it supports: {', '.join(cls.commands)})")
-    validate(v)
-    driver_name = choose_driver(v)
-    driver = DRIVERS[driver_name](v)
-    driver.check()
-    with user_code(cls, "configure"):
-        workload = cls(v, driver)
+    workload, driver = configure(inv)
     if inv.command == "run":
-        return command_run(inv, workload, driver, out, argv)
+        return command_run(inv, workload, driver, out, command_line)
     env = Env(driver=driver, values=v, say=out, seed=v.rand_seed or None)
     with user_code(workload, inv.command):
         if inv.command == "prepare":     # progress bars / plain progress lines (pysysbench.load)
@@ -224,8 +224,8 @@ def print_workload_help(cls: type[Workload], out: Printer) -> int:
     return 0
 
 
-def banner(inv: Invocation, out: Printer) -> None:
-    v = inv.values
+def banner(spec: RunSpec, out: Printer) -> None:
+    v = spec.values
     out("Running the test with following options:")
     out(f"Number of threads: {v.threads}")
     if v.rate:
@@ -246,7 +246,7 @@ def banner(inv: Invocation, out: Printer) -> None:
         out(f"Warmup time: {v.warmup_time}s")
     if not v.time and not v.events:
         out("WARNING: Both event and time limits are disabled, running an endless test")
-    grace = forced_shutdown_s(v)
+    grace = spec.forced_shutdown_s
     if grace is not None:
         out(f"Forcing shutdown in {int(v.time + grace)} seconds\n")   # replaces the blank (Appendix A.7)
     else:
@@ -255,6 +255,8 @@ def banner(inv: Invocation, out: Printer) -> None:
 
 def command_run(inv: Invocation, workload: Workload, driver, out: Printer, argv: list[str]) -> int:
     v = inv.values
+    spec = RunSpec.build(v, workload.source, driver, workload=workload, server_version=bool(v.result_file),
+                         server_context=bool(v.result_file) and bool(v.get("server_context", True)))
     if v.result_file:
         check_writable(v.result_file)    # before anything runs, not after the measurement
     if v.get("latency_log"):
@@ -266,19 +268,19 @@ def command_run(inv: Invocation, workload: Workload, driver, out: Printer, argv:
             raise UsageError(f"--latency-log={v.latency_log}: cannot write it ({exc.strerror})") from None
     with Interrupts() as stops:
         try:
-            return _run_and_report(inv, workload, driver, out, argv, stops)
+            return _run_and_report(spec, workload, driver, out, argv, stops)
         finally:
             out.on_closed = None
 
 
-def _run_and_report(inv: Invocation, workload: Workload, driver, out: Printer, argv: list[str],
+def _run_and_report(spec: RunSpec, workload: Workload, driver, out: Printer, argv: list[str],
                     stops: Interrupts) -> int:
-    v = inv.values
+    v = spec.values
     old = report_format(v, workload)     # --output-format=0.5: sysbench 0.5's lines (None: 1.0's)
     if old is None:
-        banner(inv, out)
+        banner(spec, out)
     else:
-        for line in old.banner(v, forced_shutdown_s(v)):
+        for line in old.banner(v, spec.forced_shutdown_s):
             out(line)
 
     intro = getattr(workload, "run_intro", None)   # a built-in test's mode lines and checks
@@ -302,31 +304,7 @@ def _run_and_report(inv: Invocation, workload: Workload, driver, out: Printer, a
             out.raw(text.summary_block(summary, sql(summary)) if old is None else old.summary_block(summary))
 
     hooks = Hooks(say=out, interval=interval, checkpoint=checkpoint)
-
-    runs: list[LocalRun] = []
-
-    async def go() -> RunOutcome:
-        runs.append(LocalRun(v, workload, driver, hooks, server_version=bool(v.result_file),
-                             server_context=bool(v.result_file) and bool(v.get("server_context", True))))
-        stops.attach(runs[0].interrupt)
-        return await runs[0].execute()
-
-    # until the measurement is over, a closed stdout stops the run (the banner's lines count too)
-    out.on_closed = lambda: stops.request("stdout closed", EXIT_STDOUT_CLOSED)
-    if out.closed:
-        out.on_closed()
-    try:
-        outcome = run_async(go())
-    except PySysbenchError as exc:
-        if v.result_file:   # nothing was measured, but say so where the results were expected
-            try:
-                _save_result(v, argv, workload, driver, None, exit_code=exc.exit_code, error=str(exc),
-                             interrupted=runs[0].stop_reason if runs else stops.first[0])
-            except UsageError as failed:   # the run's own error is the one to report on stdout
-                print(str(failed), file=sys.stderr)
-        raise
-    finally:
-        stops.target = out.on_closed = None
+    outcome = _measure(spec, workload, driver, hooks, out, argv, stops)
     busy = client_busy(outcome)
     # an embedded database runs inside the client: its CPU is not client overhead
     if busy >= CLIENT_BUSY_FRACTION and outcome.error is None and not driver.caps.blocking:
@@ -348,33 +326,47 @@ def _run_and_report(inv: Invocation, workload: Workload, driver, out: Printer, a
     exit_code = outcome.exit_code or late_exit
     if v.result_file:
         _save_result(v, argv, workload, driver, outcome, exit_code=exit_code, error=outcome.error,
-                     interrupted=outcome.interrupted or reason, busy=busy)
+                     interrupted=outcome.interrupted or reason)
     return exit_code
 
 
+def _measure(spec: RunSpec, workload: Workload, driver, hooks: Hooks, out: Printer, argv: list[str],
+             stops: Interrupts) -> RunOutcome:
+    """The run itself (``engine.run``), with the stop requests passed on to it; when
+    it fails before measuring anything, the result file says so."""
+    runs: list[LocalRun] = []
+
+    def control(run: LocalRun) -> None:
+        runs.append(run)
+        stops.attach(run.interrupt)
+
+    hooks.control = control
+    # until the measurement is over, a closed stdout stops the run (the banner's lines count too)
+    out.on_closed = lambda: stops.request("stdout closed", EXIT_STDOUT_CLOSED)
+    if out.closed:
+        out.on_closed()
+    v = spec.values
+    try:
+        return run_async(run_engine(spec, hooks, workload=workload, driver=driver))
+    except PySysbenchError as exc:
+        if v.result_file:   # nothing was measured, but say so where the results were expected
+            try:
+                _save_result(v, argv, workload, driver, None, exit_code=exc.exit_code, error=str(exc),
+                             interrupted=runs[0].stop_reason if runs else stops.first[0])
+            except UsageError as failed:   # the run's own error is the one to report on stdout
+                print(str(failed), file=sys.stderr)
+        raise
+    finally:
+        stops.target = out.on_closed = None
+
+
 def _save_result(v, argv: list[str], workload: Workload, driver, outcome: RunOutcome | None, *, exit_code: int,
-                 error: str | None, interrupted: str | None, busy: float = 0.0) -> None:
+                 error: str | None, interrupted: str | None) -> None:
     """The run's result file: what was measured (``outcome``; None when the run never started)."""
     from .. import results
-    doc = results.build(values=v, argv=argv, test=workload.name, command="run", driver=driver.name,
-                        server_version=outcome.server_version if outcome else "",
-                        started_at=outcome.started_at if outcome else "",
-                        summary=outcome.summary if outcome else None,
-                        intervals=outcome.intervals if outcome else [], exit_code=exit_code, error=error,
-                        interrupted=interrupted, version=__version__)
-    if outcome is not None:
-        queries = outcome.summary.reads + outcome.summary.writes + outcome.summary.others
-        doc["client"].update(workers=outcome.workers, cpu_s=outcome.client_cpu_s,
-                             cpu_s_per_query=outcome.client_cpu_s / queries if queries else None,
-                             busy_fraction=busy, per_worker=outcome.per_worker)
-        if outcome.nodes:   # --ray-address: one entry per client machine
-            doc["client"]["nodes"] = outcome.nodes
-        doc["connections"] = outcome.connections   # database node (host:port) -> sessions
-        for iv, cpu in zip(doc["intervals"], outcome.interval_cpu_s):
-            iv["client_cpu_s"] = cpu
-        doc["host"] = outcome.host or None
-        doc["server_context"] = outcome.server_context
-    results.save(v.result_file, doc)
+    results.save(v.result_file, results.from_outcome(outcome, values=v, argv=argv, test=workload.name,
+                                                     driver=driver.name, exit_code=exit_code, error=error,
+                                                     interrupted=interrupted, version=__version__))
 
 
 def _per_thread_debug(outcome: RunOutcome, out: Printer) -> None:

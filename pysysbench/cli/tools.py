@@ -21,7 +21,7 @@ import os
 import sys
 
 from ..campaign import executor, spec
-from ..campaign.plan import Planner, redact
+from ..campaign.plan import Planner
 from ..errors import RunAborted, UsageError
 from ..files import write_atomic
 from ..report import compare as cmp
@@ -117,7 +117,7 @@ def _check(c: spec.Campaign, results_dir: str, out) -> int:
     out(f"campaign '{c.name}': {len(c.workloads)} workloads, {'' if exact else 'about '}{total} runs; "
         f"labels: {c.labels or 'none'}; results: {results_dir}")
     if c.prepare:
-        out(f"  prepare: pysysbench {' '.join(redact(planner.prepare_argv('prepare')))}")
+        out(f"  prepare: pysysbench {' '.join(planner.prepare_request('prepare').command_line)}")
     for v in c.variants:
         out(f"  variant {v.name} (interleaved round by round): labels {v.labels or 'none'}"
             + (f"; before each of its runs: {'; '.join(v.sql)}" if v.sql else ""))

@@ -7,7 +7,7 @@
 #include <time.h>
 
 /* --------------------------------------------------------------- EventLoop --- *
- * engine/worker.py's time-limited loop (Worker._timed_loop) running an event without a
+ * engine/worker.py's Python loop (Worker._python_loop) running an event without a
  * Python frame per statement.  The workload describes its event as steps (workloads/base.py,
  * native_step; workloads/oltp.py for the bundled OLTP events), each with the same draws in
  * the same order as the Python part it stands for, and this loop runs them, knowing draws

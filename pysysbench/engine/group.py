@@ -17,9 +17,9 @@ import time
 from dataclasses import dataclass, field
 
 from ..drivers.base import Driver
-from ..options import Values
 from ..stats.records import Snapshot
 from ..workloads.base import Workload
+from .spec import RunSpec
 from .worker import Worker
 
 
@@ -64,12 +64,39 @@ def split(total: int, parts: int, index: int) -> int:
     return total // parts + (1 if index < total % parts else 0)
 
 
+@dataclass(frozen=True)
+class Share:
+    """What one remote worker (a process, a Ray actor) runs: a contiguous slice of the
+    global thread ids with its share of ``--rate`` (a sum of independent Poisson streams
+    is a Poisson stream of the summed rate) and of ``--events``."""
+
+    tids: range
+    rate: float
+    max_events: int
+
+
+def shares(spec: RunSpec, parts: int) -> list[Share]:
+    out, first = [], 0
+    for i in range(parts):
+        n = split(spec.threads, parts, i)
+        out.append(Share(range(first, first + n), spec.rate / parts if spec.rate else 0.0,
+                         split(spec.events, parts, i) if spec.events else 0))
+        first += n
+    return out
+
+
+def share_group(spec: RunSpec, share: Share) -> "InProcessGroup":
+    """A remote worker's group: the driver and workload made afresh from the spec there."""
+    workload, driver = spec.parts()
+    return InProcessGroup(spec, workload, driver, share.tids, rate=share.rate, max_events=share.max_events)
+
+
 class InProcessGroup:
     """All threads on the current event loop (one worker)."""
 
-    def __init__(self, values: Values, workload: Workload, driver: Driver, tids: range, threads: int,
+    def __init__(self, spec: RunSpec, workload: Workload, driver: Driver, tids: range,
                  rate: float = 0.0, max_events: int = 0):
-        self.worker = Worker(values, workload, driver, tids, threads)
+        self.worker = Worker(spec, workload, driver, tids)
         self.rate = rate
         self.max_events = max_events
         self.cpu0 = time.process_time()

@@ -15,21 +15,20 @@ process, or ``--workers`` processes); every figure is built from merged
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from time import perf_counter_ns
 from typing import Callable
 
 from ..drivers.base import Driver
-from ..errors import ConfigError, DatabaseError, MissingTableError, PySysbenchError, RunAborted
-from ..load.marker import check_complete
-from ..options import Values
+from ..errors import ConfigError, DatabaseError, PySysbenchError, RunAborted
+from ..results import RunOutcome
 from ..stats import host
 from ..stats.records import IntervalStat, Snapshot, Summary, interval_from, summary_from
 from ..workloads.base import Workload, user_code
 from .group import InProcessGroup, Sample
+from .spec import RunSpec
 from .reconnects import CHECK_EVERY_S, ReconnectWatch
 from .worker import NS
 
@@ -46,51 +45,7 @@ class Hooks:
     say: Callable[[str], None] = lambda line: None
     interval: Callable[[IntervalStat], None] = lambda st: None
     checkpoint: Callable[[float, Summary], None] = lambda t, s: None
-
-
-@dataclass
-class RunOutcome:
-    summary: Summary
-    intervals: list[IntervalStat] = field(default_factory=list)
-    started_at: str = ""
-    exit_code: int = 0
-    error: str | None = None
-    forced: bool = False
-    interrupted: str | None = None       # what stopped the run early: "SIGINT", "SIGTERM", "stdout closed"
-    traceback: BaseException | None = None
-    workers: int = 1
-    client_cpu_s: float = 0.0
-    per_worker: list[dict] = field(default_factory=list)
-    connections: dict[str, int] = field(default_factory=dict)   # database node -> sessions
-    nodes: list[dict] = field(default_factory=list)             # per client machine (Ray)
-    server_version: str = ""
-    interval_cpu_s: list[float] = field(default_factory=list)   # client CPU seconds of each report interval
-    host: dict = field(default_factory=dict)                    # the client machine over the measured phase
-    server_context: dict | None = None                          # engine/servercontext.py
-
-
-def forced_shutdown_s(values: Values) -> float | None:
-    """--forced-shutdown: 'off', N seconds, N% of --time, or '' = 5% (spec 5.9)."""
-    raw = values.forced_shutdown
-    if raw in ("off", None) or not values.time:
-        return None
-    text = raw.strip()
-    try:
-        if text == "":
-            return values.time * 0.05
-        if text.endswith("%"):
-            return values.time * float(text[:-1]) / 100
-        return float(text)
-    except ValueError:
-        raise ConfigError(f"Invalid value for --forced-shutdown: '{raw}'") from None
-
-
-def worker_count(values: Values, driver: Driver) -> int:
-    requested = values.get("workers", 0) or 0     # >= 0: the option's bounds
-    if requested == 0:
-        from .procs import default_workers
-        return default_workers(values.threads, driver.caps.blocking)
-    return min(requested, values.threads)
+    control: Callable[["LocalRun"], None] = lambda run: None   # the run, once made (to pass stop requests)
 
 
 class LocalRun:
@@ -102,34 +57,32 @@ class LocalRun:
     the events in flight finish (for ``STOP_GRACE_S``, then cuts them short) and
     reports what was measured, another stops at once.  The outcome carries the request and its exit code (128 + signal)."""
 
-    def __init__(self, values: Values, workload: Workload, driver: Driver, hooks: Hooks,
-                 server_version: bool = False, server_context: bool = False):
-        self.v = values
+    def __init__(self, spec: RunSpec, workload: Workload, driver: Driver, hooks: Hooks):
+        self.spec = spec
         self.workload = workload
         self.driver = driver
         self.hooks = hooks
-        self.threads = values.threads
-        # a built-in test's shared state (workloads/builtin.py) lives in this process
-        self.workers = 1 if getattr(workload, "os_threads", False) else worker_count(values, driver)
-        if values.get("ray_address"):   # actors on a Ray cluster (optional extra, imported lazily)
+        self.threads = spec.threads
+        self.workers = spec.workers
+        if spec.ray_address:   # actors on a Ray cluster (optional extra, imported lazily)
             from .raygroup import RayGroup
-            self.group = RayGroup(values, workload.source, driver.name, self.threads, driver.caps.blocking)
+            self.group = RayGroup(spec)
         elif self.workers > 1:
             from .procs import ProcessGroup   # spawns worker processes: not needed by one-process runs
-            self.group = ProcessGroup(values, workload.source, driver.name, self.threads, self.workers)
+            self.group = ProcessGroup(spec)
         else:
-            self.group = InProcessGroup(values, workload, driver, range(self.threads), self.threads,
-                                        rate=values.rate, max_events=values.events)
-        self.percentile = values.percentile
-        self.intervals: list[IntervalStat] = []
+            self.group = InProcessGroup(spec, workload, driver, range(self.threads), rate=spec.rate,
+                                        max_events=spec.events)
+        self.percentile = spec.percentile
         self.interval_cpu_s: list[float] = []
         self.host_start: dict = {}
         self.host_end: dict = {}
+        self.intervals: list[IntervalStat] = []
         self.base = Snapshot()
         self.t0 = self.checkpoint_t = self.end = 0
         self.forced = False
         self.unfinished: int | None = None
-        self.want_version = server_version
+        self.want_version = spec.server_version
         self.server_version = ""
         self.stop_reason: str | None = None    # the first stop request, and its exit code
         self.stop_exit = 0
@@ -141,7 +94,7 @@ class LocalRun:
         self._signals: dict[int, object] = {}
         self.metrics = None         # engine.metrics.RunMetrics (--metrics-addr), started with the threads
         self.context = None         # engine.servercontext.ServerContext, when asked for and supported
-        if server_context:
+        if spec.server_context:
             from .servercontext import ServerContext
             ctx = ServerContext(driver)
             self.context = ctx if ctx.supported else None
@@ -154,12 +107,8 @@ class LocalRun:
         conn = await self.driver.connect()
         try:
             await self._check_connection_limit(conn)
-            for table in tables:
-                if not await conn.table_exists(table):
-                    raise MissingTableError(f"table '{table}' does not exist in {self.driver.target()}: "
-                                            f"run prepare first (pysysbench {self.workload.name} prepare "
-                                            "with the same options)")
-            await check_complete(conn, tables, self.driver.target())   # half-loaded by a killed prepare?
+            with user_code(self.workload, "check_ready"):
+                await self.workload.check_ready(conn, tables, self.driver.target())
         finally:
             await conn.close()
 
@@ -226,7 +175,7 @@ class LocalRun:
                 pass   # the pre-flight or the threads report the connection problem
         await self.preflight()
         await self.group.setup()
-        if v_addr := self.v.get("metrics_addr"):   # after the workers started: its HTTP thread is not theirs
+        if v_addr := self.spec.metrics_addr:   # after the workers started: its HTTP thread is not theirs
             from .metrics import RunMetrics
             try:
                 self.metrics = RunMetrics(v_addr, {"test": self.workload.name})
@@ -235,19 +184,19 @@ class LocalRun:
                 raise
         self.hooks.say("Initializing worker threads...\n")
         try:
-            await asyncio.wait_for(self.group.init(), self.v.thread_init_timeout or None)
+            await asyncio.wait_for(self.group.init(), self.spec.thread_init_timeout_s or None)
         except asyncio.TimeoutError:
             await self.group.close()
-            raise RunAborted(f"Worker threads failed to initialize within {self.v.thread_init_timeout} seconds!",
+            raise RunAborted(f"Worker threads failed to initialize within {self.spec.thread_init_timeout_s} seconds!",
                              2) from None
 
     async def _measure(self) -> None:
-        v, g = self.v, self.group
-        warmup_ns = int((v.warmup_time or 0) * NS)
+        spec, g = self.spec, self.group
+        warmup_ns = int(spec.warmup_s * NS)
         if self.context is not None and not warmup_ns:
             await self.context.begin()       # before the first event: the deltas are the run's exactly
         start = perf_counter_ns()
-        g.start(start + warmup_ns + int(v.time * NS) if v.time else 0, warming=bool(warmup_ns))
+        g.start(start + warmup_ns + int(spec.time_s * NS) if spec.time_s else 0, warming=bool(warmup_ns))
         self.measuring = True
         if self.stop_reason is not None:   # asked to stop between the start-up and here
             self._stop()
@@ -255,19 +204,19 @@ class LocalRun:
         if self.metrics is not None:
             side.append(asyncio.create_task(self.metrics.follow(g)))
         if warmup_ns:
-            self.hooks.say(f"Warming up for {v.warmup_time:g} seconds...")
+            self.hooks.say(f"Warming up for {spec.warmup_s:g} seconds...")
             await g.wait(warmup_ns / NS)
             self.base = (await g.end_warmup()).snapshot
             if self.context is not None:
                 await self.context.begin()
         self.t0 = self.checkpoint_t = perf_counter_ns()
         self.host_start = host.snapshot()
-        if v.report_interval:
+        if spec.report_interval_s:
             side.append(asyncio.create_task(self._report()))
-        if v.report_checkpoints:
+        if spec.checkpoints_s:
             side.append(asyncio.create_task(self._checkpoints()))
-        if v.time:
-            side.append(asyncio.create_task(self._watchdog(v.time, forced_shutdown_s(v))))
+        if spec.time_s:
+            side.append(asyncio.create_task(self._watchdog(spec.time_s, spec.forced_shutdown_s)))
         await g.wait(None)
         self.end = perf_counter_ns()
         self.host_end = host.snapshot()
@@ -284,7 +233,7 @@ class LocalRun:
     # --- side tasks -----------------------------------------------------------------
 
     async def _report(self) -> None:
-        every_ns = int(self.v.report_interval * NS)
+        every_ns = int(self.spec.report_interval_s * NS)
         first = await self.group.sample()
         prev, prev_t, prev_cpu = first.snapshot, self.t0, first.cpu_s
         k = 1
@@ -296,7 +245,7 @@ class LocalRun:
             t = perf_counter_ns()
             if s.running == 0:
                 return
-            rate = bool(self.v.rate)
+            rate = bool(self.spec.rate)
             st = interval_from(s.snapshot, prev, time_s=(t - self.t0) / NS, interval_s=(t - prev_t) / NS,
                                threads_running=s.running, percentile=self.percentile,
                                queue_length=s.queue_length if rate else None,
@@ -308,7 +257,7 @@ class LocalRun:
             k += 1
 
     async def _checkpoints(self) -> None:
-        for at in sorted(float(x) for x in self.v.report_checkpoints):
+        for at in self.spec.checkpoints_s:
             delay = self.t0 / NS + at - perf_counter_ns() / NS
             if delay > 0:
                 await asyncio.sleep(delay)
@@ -320,7 +269,7 @@ class LocalRun:
     async def _watch_reconnects(self, start_ns: int) -> None:
         """Warn while reconnects keep failing; stop the run when it does nothing else
         for --reconnect-timeout seconds (engine/reconnects.py)."""
-        watch = ReconnectWatch(self.v.get("reconnect_timeout", 0) or 0, start_ns / NS)
+        watch = ReconnectWatch(self.spec.reconnect_timeout_s, start_ns / NS)
         while True:
             await asyncio.sleep(CHECK_EVERY_S)
             s = await self.group.sample()
@@ -440,15 +389,3 @@ async def _count(conn, sql: str) -> int:
         return 0
     value = str(rows[0][-1]) if rows else ""
     return int(value) if value.isdigit() else 0
-
-
-def client_busy(outcome: RunOutcome) -> float:
-    """Share of the worker processes' cores the client kept busy (0..1)."""
-    if outcome.nodes:   # several client machines: the busiest one decides
-        return max(n["busy_fraction"] for n in outcome.nodes)
-    elapsed = outcome.summary.total_time_s
-    if elapsed <= 0:
-        return 0.0
-    cores = min(outcome.workers, os.cpu_count() or 1)
-    return outcome.client_cpu_s / (elapsed * cores)
-

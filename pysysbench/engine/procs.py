@@ -41,16 +41,15 @@ from typing import Any
 
 from ..childenv import parent_import_path, restore_environment
 from ..errors import PySysbenchError, RunAborted
-from ..options import Values
 from .channel import Channel, open_channel, send_blocking
-from .group import InProcessGroup, Sample, merged_sample, split
+from .group import InProcessGroup, Share, share_group, shares
 from .outside import Origin, bring_in, origins
+from .remote import RemoteGroup
+from .spec import RunSpec
 
 HEARTBEAT_S = 1.0
 WORKER_TIMEOUT_S = 15.0      # a child silent this long is stopped or hung (a starved one: 1.3 s at most, see _WorkerEnd)
 CANCEL_TIMEOUT_S = 2.0       # a child not ended this long after a cancel is stopped or hung
-THREADS_PER_EXTRA_WORKER = 64   # default --workers: one process per this many threads, up to the cores
-MIN_WORKERS = 2                  # ... but at least two (see default_workers)
 START_TIMEOUT_S = 120.0      # spawning + importing + connecting, beyond --thread-init-timeout
 EXIT_TIMEOUT_S = 10.0
 
@@ -94,8 +93,7 @@ def _forget_parent(inherited_fds: tuple[int, ...]) -> None:
             pass
 
 
-def _child_main(values: Values, test: str, driver_name: str, first_tid: int, last_tid: int, threads: int,
-                rate: float, max_events: int, sock: socket.socket, inherited_fds: tuple[int, ...] = (),
+def _child_main(spec: RunSpec, share: Share, sock: socket.socket, inherited_fds: tuple[int, ...] = (),
                 forked: bool = False, carried: tuple[Origin, ...] = ()) -> None:
     """Entry point of a worker process (forked from the parent, or spawned: then it
     imports everything afresh, and ``carried`` names what it must import beside pysysbench)."""
@@ -103,7 +101,7 @@ def _child_main(values: Values, test: str, driver_name: str, first_tid: int, las
         _forget_parent(inherited_fds)
     restore_environment()
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent decides how to stop
-    if values.get("worker_sessions", True):
+    if spec.worker_sessions:
         own_session()
     try:
         import uvloop
@@ -111,8 +109,7 @@ def _child_main(values: Values, test: str, driver_name: str, first_tid: int, las
     except ImportError:
         runner = asyncio.run
     try:
-        runner(_child_async(values, test, driver_name, range(first_tid, last_tid), threads, rate, max_events,
-                            sock, carried))
+        runner(_child_async(spec, share, sock, carried))
     except Exception as exc:   # never a silent death: the parent reports it
         try:
             send_blocking(sock, ("error", _failure(exc), 1))
@@ -157,12 +154,11 @@ def worker_payload(group: InProcessGroup) -> dict[str, Any]:
             "exit_code": getattr(fatal, "exit_code", 1) if fatal is not None else 0}
 
 
-async def _child_async(values: Values, test: str, driver_name: str, tids: range, threads: int, rate: float,
-                       max_events: int, sock: socket.socket, carried: tuple[Origin, ...] = ()) -> None:
+async def _child_async(spec: RunSpec, share: Share, sock: socket.socket, carried: tuple[Origin, ...] = ()) -> None:
     end = _WorkerEnd()
     link = end.link = await open_channel(sock, end.on_message, end.on_lost)
     try:
-        group = await _init_group(values, test, driver_name, tids, threads, rate, max_events, link, carried)
+        group = await _init_group(spec, share, link, carried)
         if group is not None:
             end.group = group
             link.send(("ready",))
@@ -176,18 +172,13 @@ async def _child_async(values: Values, test: str, driver_name: str, tids: range,
         await link.close()     # what is still buffered (the last report) reaches the parent first
 
 
-async def _init_group(values: Values, test: str, driver_name: str, tids: range, threads: int, rate: float,
-                      max_events: int, link: Channel, carried: tuple[Origin, ...] = ()) -> InProcessGroup | None:
+async def _init_group(spec: RunSpec, share: Share, link: Channel,
+                      carried: tuple[Origin, ...] = ()) -> InProcessGroup | None:
     """The worker's threads, connected; None once a start-up error is sent.  ``carried``: the
     parent's drivers and workloads registered from outside the package (:mod:`.outside`)."""
-    from ..drivers import REGISTRY as DRIVERS
-    from ..workloads import find_workload
-
     try:
         bring_in(carried)
-        driver = DRIVERS[driver_name](values)
-        workload = find_workload(test)(values, driver)
-        group = InProcessGroup(values, workload, driver, tids, threads, rate=rate, max_events=max_events)
+        group = share_group(spec, share)
         await group.init()
     except PySysbenchError as exc:
         link.send(("error", str(exc), exc.exit_code))
@@ -267,24 +258,16 @@ class _Child:
     pending: dict[int, asyncio.Future] = field(default_factory=dict)
 
 
-class ProcessGroup:
+class ProcessGroup(RemoteGroup):
     """The threads of one run split over ``workers`` processes."""
 
-    def __init__(self, values: Values, test: str, driver_name: str, threads: int, workers: int):
-        self.values = values
-        self.test = test
-        self.driver_name = driver_name
-        self.threads = threads
-        self.workers = workers
-        self.children: list[_Child] = []
-        self.fatal: BaseException | None = None
-        self.traceback = None
+    def __init__(self, spec: RunSpec):
+        super().__init__(spec)
+        self.workers = spec.workers
+        self.children: list[_Child] = self.members
         self._rid = 0
-        self._all_done: asyncio.Event | None = None
-        self._heartbeat: asyncio.Task | None = None
         self._cancel_check: asyncio.TimerHandle | None = None
         self._closing = False
-        self._cpu0 = time.process_time()
 
     # -- start-up --
 
@@ -296,21 +279,15 @@ class ProcessGroup:
         self._all_done = asyncio.Event()
         method = start_method()
         ctx = mp.get_context(method)
-        v = self.values
         carried = origins()     # what spawned children must import beside pysysbench (forked ones have it)
-        first = 0
         parent_ends: list[int] = []
         try:
-            for i in range(self.workers):
-                n = split(self.threads, self.workers, i)
+            for i, share in enumerate(shares(self.spec, self.workers)):
                 mine, theirs = socket.socketpair()
                 parent_ends.append(mine.fileno())
                 proc = ctx.Process(target=_child_main, name=f"pysysbench-worker-{i}", daemon=True,
-                                   args=(v, self.test, self.driver_name, first, first + n, self.threads,
-                                         v.rate / self.workers if v.rate else 0.0,
-                                         split(v.events, self.workers, i) if v.events else 0, theirs,
-                                         tuple(parent_ends), method == "fork", carried))
-                child = _Child(i, proc, range(first, first + n), ready=loop.create_future())
+                                   args=(self.spec, share, theirs, tuple(parent_ends), method == "fork", carried))
+                child = _Child(i, proc, share.tids, ready=loop.create_future())
                 self.children.append(child)
                 # a forked child would write out again what the parent had not flushed yet
                 flush_std_streams()
@@ -319,9 +296,8 @@ class ProcessGroup:
                 theirs.close()
                 child.link = await open_channel(mine, lambda msg, c=child: self._on_message(c, msg),
                                                 lambda c=child: self._on_death(c))
-                first += n
             await asyncio.wait_for(asyncio.gather(*(c.ready for c in self.children)),
-                                   (v.thread_init_timeout or START_TIMEOUT_S) + START_TIMEOUT_S)
+                                   (self.spec.thread_init_timeout_s or START_TIMEOUT_S) + START_TIMEOUT_S)
         except BaseException:
             await self.close()
             raise
@@ -381,15 +357,6 @@ class ProcessGroup:
             pass
         self._on_death(child, f"{why} and was killed (stopped or hung?)")
 
-    def _set_fatal(self, exc: BaseException) -> None:
-        if self.fatal is None:
-            self.fatal = exc
-        self.stop()
-
-    def _check_all_done(self) -> None:
-        if all(c.done or c.dead for c in self.children) and self._all_done is not None:
-            self._all_done.set()
-
     # -- control --
 
     def _live(self) -> list[_Child]:
@@ -398,6 +365,9 @@ class ProcessGroup:
     def _send(self, msg: tuple) -> None:
         for c in self._live():
             c.link.send(msg)
+
+    def _tell(self, kind: str) -> None:
+        self._send((kind,))
 
     def start(self, deadline_ns: int, warming: bool) -> None:
         now = time.monotonic()
@@ -439,39 +409,14 @@ class ProcessGroup:
         if futs:
             await asyncio.wait(futs)
 
-    def _merge(self) -> Sample:
-        payloads = [c.last for c in self.children if c.last is not None]
-        alive = [c.last for c in self.children if c.last is not None and not c.dead]
-        return merged_sample(payloads, alive, time.process_time() - self._cpu0,
-                             per_worker=[{"worker": c.index, "pid": c.proc.pid, "threads": len(c.tids),
-                                          "cpu_s": (c.last or {}).get("cpu_s", 0.0), "died": c.dead,
-                                          "events": c.last["snapshot"].events if c.last else 0}
-                                         for c in self.children])
-
-    async def sample(self) -> Sample:
-        await self._request("sample")
-        return self._merge()
-
-    async def end_warmup(self) -> Sample:
-        await self._request("end_warmup")
-        return self._merge()
-
-    async def checkpoint(self) -> Sample:
-        await self._request("checkpoint")
-        return self._merge()
-
-    async def wait(self, timeout: float | None) -> bool:
-        try:
-            await asyncio.wait_for(self._all_done.wait(), timeout)
-        except asyncio.TimeoutError:
-            return False
-        return True
-
-    def stop(self) -> None:
-        self._send(("stop",))
+    @staticmethod
+    def _worker_entry(c: _Child) -> dict[str, Any]:
+        return {"worker": c.index, "pid": c.proc.pid, "threads": len(c.tids),
+                "cpu_s": (c.last or {}).get("cpu_s", 0.0), "died": c.dead,
+                "events": c.last["snapshot"].events if c.last else 0}
 
     def cancel(self) -> None:
-        self._send(("cancel",))
+        self._tell("cancel")
         if self._cancel_check is None:
             self._cancel_check = asyncio.get_running_loop().call_later(CANCEL_TIMEOUT_S, self._check_cancelled)
 
@@ -496,20 +441,3 @@ class ProcessGroup:
                 c.proc.join(2)
             if c.link is not None:
                 c.link.abort()
-
-
-def default_workers(threads: int, blocking: bool) -> int:
-    """Two processes from 2 threads up (one more per 64 threads, up to the cores).
-
-    One event loop is a single point every response must pass: when a server
-    process it just woke preempts it, no connection gets its next statement until
-    it runs again.  Measured on 2 cores, oltp_point_select at 8 threads on
-    PostgreSQL: 72,748 involuntary context switches of the client in 6 s (MariaDB:
-    2,261), 9-15 % idle CPU, 0.63-0.77x sysbench's QPS with one process and
-    0.77-0.98x with two; MariaDB and the other workloads within the noise either
-    way.  SQLite stays in one process: its threads work at once on OS threads of
-    their own there, and its writers queue for the one write lock in any case."""
-    if blocking:
-        return 1
-    cores = os.cpu_count() or 1
-    return max(1, min(cores, threads, max(MIN_WORKERS, threads // THREADS_PER_EXTRA_WORKER)))

@@ -46,11 +46,12 @@ from .. import native
 from ..version import __version__
 from ..drivers.base import password_envs
 from ..errors import ConfigError, ConnectError, PySysbenchError, RunAborted
-from ..options import Values
 from ..stats.histogram import percentile_ms
 from ..stats.records import Snapshot
-from .group import InProcessGroup, Sample, merge_counts, merged_sample, split
+from .group import InProcessGroup, Share, merge_counts, share_group, shares
 from .outside import Origin, bring_in, origins
+from .remote import RemoteGroup
+from .spec import RunSpec
 from .procs import worker_payload
 
 
@@ -126,9 +127,9 @@ def plan_actors(nodes: list[RayNode], threads: int) -> list[RayNode]:
 class RayWorker:
     """One worker actor; Ray runs its async methods on the actor's event loop."""
 
-    def __init__(self, values: Values, test: str, driver_name: str, first_tid: int, last_tid: int,
-                 threads: int, rate: float, max_events: int, carried: tuple[Origin, ...] = ()):
-        self.args = (values, test, driver_name, range(first_tid, last_tid), threads, rate, max_events)
+    def __init__(self, spec: RunSpec, share: Share, carried: tuple[Origin, ...] = ()):
+        self.spec = spec
+        self.share = share
         self.carried = carried   # the client's drivers and workloads from outside the package (.outside)
         self.group: InProcessGroup | None = None
         self.started = asyncio.Event()
@@ -143,16 +144,11 @@ class RayWorker:
 
     async def init_threads(self) -> dict[str, Any] | None:
         """Connect this actor's threads; an error comes back as data, not a Ray exception."""
-        from ..drivers import REGISTRY as DRIVERS
-        from ..workloads import find_workload
-
-        values, test, driver_name, tids, threads, rate, max_events = self.args
         try:
             bring_in(self.carried)
-            driver = DRIVERS[driver_name](values)
-            workload = find_workload(test)(values, driver)
+            group = share_group(self.spec, self.share)
             self.wall0 = time.monotonic()
-            self.group = InProcessGroup(values, workload, driver, tids, threads, rate=rate, max_events=max_events)
+            self.group = group
             await self.group.init()
         except PySysbenchError as exc:
             return {"error": str(exc), "exit_code": exc.exit_code}
@@ -221,30 +217,23 @@ class _Actor:
     watch: asyncio.Task | None = None
 
 
-class RayGroup:
+class RayGroup(RemoteGroup):
     """The threads of one run split over Ray actors on the nodes of a Ray cluster."""
 
-    def __init__(self, values: Values, test: str, driver_name: str, threads: int, embedded: bool = False):
-        if embedded:
+    def __init__(self, spec: RunSpec):
+        if spec.blocking:
             raise ConfigError("--ray-address needs a database server: an embedded database (SQLite) cannot be "
                               "shared by several client machines; use --mysql-* or --pgsql-* options")
-        self.per_node = values.get("ray_workers_per_node", 0) or 0     # >= 0: the option's bounds
+        self.per_node = spec.ray_workers_per_node
         self.ray = import_ray()
-        self.values = values
-        self.address = values.ray_address
-        self.resource = values.get("ray_resource", "") or ""
-        self.test = test
-        self.driver_name = driver_name
-        self.threads = threads
-        self.actors: list[_Actor] = []
-        self.fatal: BaseException | None = None
-        self.traceback = None
+        super().__init__(spec)
+        self.address = spec.ray_address
+        self.resource = spec.ray_resource
+        self.threads = spec.threads
+        self.actors: list[_Actor] = self.members
         self._connected = False
         self._stdout = sys.stdout
         self._closed = False
-        self._all_done: asyncio.Event | None = None
-        self._heartbeat: asyncio.Task | None = None
-        self._cpu0 = time.process_time()
 
     @property
     def workers(self) -> int:
@@ -328,22 +317,16 @@ class RayGroup:
     def _place(self, slots: list[RayNode]) -> None:
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-        v = self.values
         actor_cls = self.ray.remote(RayWorker)
         env = {k: os.environ[k] for k in pass_env() if os.environ.get(k)}
         carried = origins()
-        first = 0
-        for i, node in enumerate(slots):
-            n = split(self.threads, len(slots), i)
+        for i, (node, share) in enumerate(zip(slots, shares(self.spec, len(slots)))):
             opts: dict[str, Any] = {"num_cpus": 0, "max_restarts": 0, "max_task_retries": 0,
                                     "scheduling_strategy": NodeAffinitySchedulingStrategy(node.node_id, soft=False)}
             if env:
                 opts["runtime_env"] = {"env_vars": env}
-            handle = actor_cls.options(**opts).remote(
-                v, self.test, self.driver_name, first, first + n, self.threads,
-                v.rate / len(slots) if v.rate else 0.0, split(v.events, len(slots), i) if v.events else 0, carried)
-            self.actors.append(_Actor(i, node, range(first, first + n), handle))
-            first += n
+            handle = actor_cls.options(**opts).remote(self.spec, share, carried)
+            self.actors.append(_Actor(i, node, share.tids, handle))
 
     def _check_versions(self, a: _Actor) -> None:
         mine = (__version__, platform.python_version())
@@ -449,46 +432,11 @@ class RayGroup:
         except Exception:    # the cluster itself is unreachable: the node is as good as dead
             return False
 
-    def _set_fatal(self, exc: BaseException) -> None:
-        if self.fatal is None:
-            self.fatal = exc
-        self.stop()
-
-    def _check_all_done(self) -> None:
-        if self._all_done is not None and all(a.done or a.dead for a in self.actors):
-            self._all_done.set()
-
-    async def sample(self) -> Sample:
-        await self._request("sample")
-        return self._merge()
-
-    async def end_warmup(self) -> Sample:
-        await self._request("end_warmup")
-        return self._rebase()
-
-    async def checkpoint(self) -> Sample:
-        await self._request("checkpoint")
-        return self._rebase()
-
-    def _rebase(self) -> Sample:
+    def _rebase(self) -> None:
         """The figures restart here (end of warm-up, checkpoint): per-node figures too."""
         for a in self.actors:
             if a.last is not None:
                 a.base = a.last["snapshot"]
-        return self._merge()
-
-    async def wait(self, timeout: float | None) -> bool:
-        try:
-            await asyncio.wait_for(self._all_done.wait(), timeout)
-        except asyncio.TimeoutError:
-            return False
-        return True
-
-    def stop(self) -> None:
-        self._tell("stop")
-
-    def cancel(self) -> None:
-        self._tell("cancel")
 
     def _tell(self, method: str) -> None:
         for a in self.actors:
@@ -500,11 +448,8 @@ class RayGroup:
 
     # -- results --
 
-    def _merge(self) -> Sample:
-        have = [a for a in self.actors if a.last is not None]
-        return merged_sample([a.last for a in have], [a.last for a in have if not a.dead],
-                             time.process_time() - self._cpu0,
-                             per_worker=[self._worker_entry(a) for a in self.actors], nodes=self._nodes())
+    def _extra(self) -> dict[str, Any]:
+        return {"nodes": self._nodes()}
 
     def _worker_entry(self, a: _Actor) -> dict[str, Any]:
         p = a.last or {}
@@ -527,7 +472,7 @@ class RayGroup:
             cpus = group[0].info.get("cpus", 1)
             cores = min(len(group), cpus)
             node = group[0].node
-            pct = self.values.percentile
+            pct = self.spec.percentile
             out.append({
                 "node": node.address, "node_id": node.node_id, "hostname": group[0].info.get("hostname", node.hostname),
                 "actors": len(group), "threads": sum(len(a.tids) for a in group), "ray_cpus": node.ray_cpus,

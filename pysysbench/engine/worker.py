@@ -22,12 +22,12 @@ from time import perf_counter_ns
 
 from ..drivers.base import Counters, Driver
 from ..errors import DatabaseError, IgnorableError, PySysbenchError, ReconnectError, RunAborted
-from ..options import Values
 from ..stats.recorder import CRecorder, make_recorder
 from ..stats.records import Snapshot
 from ..workloads.base import ThreadContext, Workload, raised, user_code
-from ..workloads.oltp_common import make_rand
+from ..rand import Rand
 from ..rand_compat import compat_streams
+from .spec import RunSpec
 from .strand import Strand
 from .threadstrand import SharedQueue, ThreadStrands
 
@@ -61,8 +61,9 @@ class Limits:
 class Worker:
     """Runs threads ``tids`` of one benchmark on the current event loop."""
 
-    def __init__(self, values: Values, workload: Workload, driver: Driver, tids: range, threads: int):
-        self.values = values
+    def __init__(self, spec: RunSpec, workload: Workload, driver: Driver, tids: range):
+        self.spec = spec
+        threads = spec.threads
         self.workload = workload
         self.driver = driver
         self.tids = tids
@@ -70,10 +71,10 @@ class Worker:
         self.counters = Counters()
         self.recorder = make_recorder(self.counters, tids)
         self.limits = Limits()
-        if values.get("latency_log"):     # --latency-log: off by default, then the plain recorder runs
+        if spec.values.get("latency_log"):     # --latency-log: off by default, then the plain recorder runs
             from ..stats.latencylog import LoggingRecorder
-            self.recorder = LoggingRecorder(self.recorder, values.latency_log,
-                                            float(values.get("latency_log_rate", 1.0) or 1.0), self.limits)
+            self.recorder = LoggingRecorder(self.recorder, spec.values.latency_log,
+                                            float(spec.values.get("latency_log_rate", 1.0) or 1.0), self.limits)
         self.contexts: list[ThreadContext] = []
         self.tasks: list[Strand] = []
         self.inflight = 0
@@ -83,16 +84,12 @@ class Worker:
         self.os_threads: ThreadStrands | None = None           # a blocking driver's, made by init_threads()
         self.fatal: BaseException | None = None
         self.traceback: BaseException | None = None   # shown with --debug
-        self.reconnect_every = values.get("reconnect", 0) or 0
-        self.compat = compat_streams(values, threads)   # --rand-compat=sysbench, else None
+        self.reconnect_every = spec.reconnect_every
+        self.compat = compat_streams(spec.values, threads)   # --rand-compat=sysbench, else None
         self._connections: dict[str, int] | None = None
         self._counted = 0
 
     # --- start-up ---------------------------------------------------------------
-
-    def _seed(self, tid: int) -> int | None:
-        seed = self.values.rand_seed
-        return None if not seed else seed * 1_000_003 + tid
 
     async def init_threads(self) -> None:
         """Connect and run ``thread_init`` for every thread, a few at a time."""
@@ -102,8 +99,8 @@ class Worker:
             async with gate:
                 conn = await self.driver.connect(self.counters, index=tid) if self.workload.connects else None
                 ctx = ThreadContext(tid=tid, threads=self.threads, conn=conn,
-                                    rand=make_rand(self.values, self._seed(tid)), counters=self.counters,
-                                    values=self.values, driver=self.driver, engine=self)
+                                    rand=Rand.from_options(self.spec.values, self.spec.thread_seed(tid)),
+                                    counters=self.counters, values=self.spec.values, driver=self.driver, engine=self)
                 if self.compat is not None:
                     self.compat.attach(ctx)
                 self.contexts.append(ctx)
@@ -150,7 +147,7 @@ class Worker:
         thread is part of its latency; the event loop's timer granularity (up to
         a millisecond) is not."""
         q = self.arrivals
-        seed = self.values.rand_seed
+        seed = self.spec.rand_seed
         rng = random.Random(None if not seed else seed * 7919 + self.tids.start)
         mean_ns = NS / rate
         due = perf_counter_ns()
@@ -229,33 +226,35 @@ class Worker:
                 # an event without a statement would never yield
                 if any(count and calls for _, _, count, _, calls in steps):
                     return self._c_loop(ctx, parts, steps)
-            return self._timed_loop(ctx)
-        return self._general_loop(ctx)
+        return self._python_loop(ctx)
 
-    async def _general_loop(self, ctx: ThreadContext) -> None:
+    async def _python_loop(self, ctx: ThreadContext) -> None:
+        """The thread's events in Python (spec 5.1, step 6).  What a run does not use
+        costs one test of a local per event: no event limit, no rate-mode arrival,
+        no compat histogram draw, no periodic reconnect in the usual run."""
         lim = self.limits
+        deadline = lim.deadline_ns      # set before the threads start
+        counted = lim.max_events        # --events: every thread counts what it starts
         event = self.workload.event
         record = self.recorder.record
         tid = ctx.tid
+        clock = perf_counter_ns
         arrivals = self.arrivals
         reconnect_every = self.reconnect_every
         after_event = ctx.after_event
         done = 0
         while not lim.stop:
-            now = perf_counter_ns()   # the deadline check's clock is the event's start
-            if lim.deadline_ns and now >= lim.deadline_ns:
+            start = clock()   # the deadline check's clock is the event's start
+            if deadline and start >= deadline:
                 break
-            if lim.max_events and not lim.warming:
-                if lim.issued >= lim.max_events:
+            if counted and not lim.warming:
+                if lim.issued >= counted:
                     break
                 lim.issued += 1
             if arrivals is not None:
-                due = await arrivals.get()
-                if due is None:
+                start = await arrivals.get()   # stamped when it arrived (rate mode)
+                if start is None:
                     break
-                start = due
-            else:
-                start = now
             self.inflight += 1
             try:
                 result = await event(ctx)
@@ -267,48 +266,22 @@ class Worker:
             self.inflight -= 1
             if result:               # sysbench does not count the event that stops its thread
                 break
-            record(tid, perf_counter_ns() - start)
+            record(tid, clock() - start)
             if after_event is not None:
                 after_event()
-            done += 1
-            if reconnect_every and done % reconnect_every == 0:
-                self.counters.reconnects += 1
-                if not await self._reconnect(ctx):
-                    return
-
-    async def _timed_loop(self, ctx: ThreadContext) -> None:
-        """``_loop`` for the usual run (a time limit, no event limit, no rate, no
-        periodic reconnect, no compat histogram draw): the same steps with the
-        checks that cannot apply left out -- it is the client's per-event cost."""
-        lim = self.limits
-        deadline = lim.deadline_ns
-        event = self.workload.event
-        record = self.recorder.record
-        tid = ctx.tid
-        clock = perf_counter_ns
-        while not lim.stop:
-            start = clock()   # the deadline check's clock is the event's start
-            if deadline and start >= deadline:
-                break
-            self.inflight += 1
-            try:
-                result = await event(ctx)
-            except (IgnorableError, ReconnectError) as exc:
-                result = await self._restarted(ctx, exc)
-                if result is _GONE:
-                    self.inflight -= 1
-                    return
-            self.inflight -= 1
-            if result:
-                break
-            record(tid, clock() - start)
+            if reconnect_every:
+                done += 1
+                if done % reconnect_every == 0:
+                    self.counters.reconnects += 1
+                    if not await self._reconnect(ctx):
+                        return
 
     async def _c_loop(self, ctx: ThreadContext, parts: tuple[str, ...], steps: list[tuple]) -> None:
-        """``_timed_loop`` for a bundled OLTP event (its ``event`` function lists its
+        """``_python_loop`` for a time-limited bundled OLTP event (its ``event`` function lists its
         parts in ``event.steps``): the loop and the event run in C
         (engine/event_loop.c's ``EventLoop``), the same statements, draws and recording; an event
         that fails with an ignorable error is restarted here in Python, as in
-        ``_timed_loop``, and the C loop goes on after it."""
+        ``_python_loop``, and the C loop goes on after it."""
         lim = self.limits
         w = self.workload
         rec = self.recorder

@@ -29,8 +29,9 @@ def bytes_per_row(values: Values, driver) -> int:
 
 
 def table_size_for(values: Values, driver) -> int:
-    """--table_size, or the size --data-size asks for (written back into ``values``,
-    so the banner, result files and worker processes see it)."""
+    """--table_size, or the size --data-size asks for.  It depends on the options
+    only, so every process arrives at the same figure; :func:`derived_options` puts
+    it into the frozen options once (for the banner and the result file)."""
     size = values.get("data_size", 0) or 0
     if not size:
         return values.table_size
@@ -42,8 +43,15 @@ def table_size_for(values: Values, driver) -> int:
     if bounds is not None and not bounds.holds(rows):
         raise ConfigError(f"--data-size asks for {rows} rows per table, more than --table_size allows "
                           f"({bounds.describe()}): use more --tables or a smaller --data-size")
-    values.data["table_size"] = rows
     return rows
+
+
+def derived_options(values: Values, driver) -> dict[str, int]:
+    """What the options imply beyond themselves, for :meth:`Values.freeze`: the
+    table size --data-size asks for (when the test has --table-size)."""
+    if not (values.get("data_size", 0) or 0) or values.registry.get("table_size") is None:
+        return {}
+    return {"table_size": table_size_for(values, driver)}
 
 
 def describe(values: Values, driver) -> str:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from ..drivers.base import Connection, Counters, Driver
-from ..errors import PySysbenchError, RunAborted, WorkloadError
+from ..errors import MissingTableError, PySysbenchError, RunAborted, WorkloadError
 from ..options import Option, Values
 from ..rand import Rand
 
@@ -88,11 +88,27 @@ class Workload:
         self.driver = driver
         self.configure()
 
+    @classmethod
+    def derived_options(cls, values: Values, driver: Driver) -> dict[str, Any]:
+        """Values the options imply beyond themselves, derived once when the options are
+        frozen (``Values.freeze``) and seen as those options from then on."""
+        return {}
+
     def configure(self) -> None:
         """Read options into attributes once (the hot path never parses)."""
 
     def required_tables(self) -> list[str]:
         return []
+
+    async def check_ready(self, conn, tables: list[str], target: str) -> None:
+        """Before ``run`` (on the pre-flight connection): every table ``required_tables``
+        named exists and none is flagged half-loaded by a killed prepare."""
+        from ..load.marker import check_complete
+        for table in tables:
+            if not await conn.table_exists(table):
+                raise MissingTableError(f"table '{table}' does not exist in {target}: run prepare first "
+                                        f"(pysysbench {self.name} prepare with the same options)")
+        await check_complete(conn, tables, target)
 
     async def prepare(self, env: Env) -> None:
         raise WorkloadError(f"'{self.name}' test does not implement the 'prepare' command.")

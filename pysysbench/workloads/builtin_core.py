@@ -22,7 +22,6 @@ from __future__ import annotations
 import math
 import mmap
 import os
-import sys
 import threading
 from time import perf_counter_ns
 from typing import Any, Callable

@@ -36,7 +36,7 @@ from typing import Any, Callable
 
 from ..errors import ConfigError, DatabaseError, TableExistsError, WorkloadError
 from ..options import Values
-from ..rand import C_TEMPLATE, PAD_TEMPLATE, Rand, Unique, share_unique_seed, thread_unique
+from ..rand import C_TEMPLATE, PAD_TEMPLATE, Rand, Unique, thread_unique
 from .base import Env, ThreadContext, Workload
 from .bulk_insert import BulkInsert
 from .legacy_options import (COMMON_OPTIONS, NONTRX_MODES, OLD_OPTIONS, OLTP_OPTIONS, RANDOM_POINTS_OPTIONS,
@@ -218,7 +218,6 @@ class LegacyScript(LegacyMixin, Workload):
         if self.tables < 1 or self.table_size < 1:
             raise ConfigError("--oltp-tables-count and --oltp-table-size must be at least 1")
         self.dialect = DIALECTS.get(self.driver.dialect.family, GENERIC)
-        share_unique_seed(v)   # inserts with client ids: one permutation for all worker processes
 
     def required_tables(self) -> list[str]:
         return [f"sbtest{t}" for t in range(1, self.tables + 1)]

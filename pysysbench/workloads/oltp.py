@@ -7,7 +7,7 @@ for the groups a script uses, plus BEGIN/COMMIT unless ``--skip_trx``.
 
 from __future__ import annotations
 
-from ..rand import C_TEMPLATE, PAD_TEMPLATE, share_unique_seed, thread_unique
+from ..rand import C_TEMPLATE, PAD_TEMPLATE, thread_unique
 
 from .base import ID, ThreadContext, native_step, plus, register, string
 from .check import AT_LEAST, AT_MOST
@@ -281,9 +281,6 @@ class OltpInsert(Oltp):
         # with client-generated ids the tables start empty (spec 3.8)
         self.prepare_table_size = None if self.values.auto_inc else 0
         self.omit_id = self.values.auto_inc and self.driver.caps.auto_inc_insert_omits_id
-        # one permutation for the whole run (every thread, worker process and client
-        # machine takes its own share), so client-generated ids never collide
-        share_unique_seed(self.values)
 
     async def thread_init(self, ctx: ThreadContext) -> None:
         await super().thread_init(ctx)

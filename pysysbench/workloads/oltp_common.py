@@ -16,7 +16,7 @@ from typing import Any
 from ..errors import DataCheckError, TableExistsError, listing
 from ..load.marker import drop_existing
 from ..load.options import INSERT
-from ..load.sizing import table_size_for
+from ..load.sizing import derived_options, table_size_for
 from ..options import COUNT, INT32_MAX, Bounds, Option, OptType, Values
 from ..rand import C_TEMPLATE, PAD_TEMPLATE, Rand
 from .base import Env, Workload
@@ -157,12 +157,6 @@ async def drop_tables(env: Env, count: int) -> None:
         await conn.close()
 
 
-def make_rand(values: Values, seed: int | None) -> Rand:
-    return Rand(seed, rand_type=values.rand_type, spec_iter=values.rand_spec_iter,
-                spec_pct=values.rand_spec_pct, spec_res=values.rand_spec_res,
-                pareto_h=values.rand_pareto_h, zipf_exp=values.rand_zipfian_exp)
-
-
 class OltpBase(Workload):
     """Schema, data and commands shared by the bundled OLTP workloads."""
 
@@ -170,6 +164,10 @@ class OltpBase(Workload):
     commands = ("prepare", "prewarm", "run", "cleanup", "help", "check")   # sysbench's order, then ours
     prepare_table_size: int | None = None   # oltp_insert overrides for auto_inc=off
     row_count_rule = EXACT                  # what running this workload does to the row count
+
+    @classmethod
+    def derived_options(cls, values: Values, driver) -> dict[str, Any]:
+        return derived_options(values, driver)     # --data-size: the table size it asks for
 
     def configure(self) -> None:
         v = self.values
@@ -223,7 +221,7 @@ class OltpBase(Workload):
             env.say(f"Inserting {size} records into 'sbtest{table}'")
             cols = "(k, c, pad)" if v.auto_inc else "(id, k, c, pad)"
             seed = None if env.seed is None else env.seed * 1_000_003 + table
-            rows = row_literals(make_rand(v, seed), size, v.auto_inc)
+            rows = row_literals(Rand.from_options(v, seed), size, v.auto_inc)
             await bulk_insert(conn, f"INSERT INTO sbtest{table}{cols} VALUES", rows,
                               wrap_trx=env.driver.caps.needs_commit_for_load)
         if v.create_secondary:

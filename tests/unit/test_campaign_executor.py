@@ -66,12 +66,14 @@ class FakeBackend:
         self.interrupt_code = interrupt_code
         self.log: list[tuple] = []
 
-    def check(self, argv):
+    def check(self, request):
+        argv = request.words()
         if any(a.startswith("--bogus") for a in argv):
             raise InvalidOption("invalid option: --bogus")
 
-    def command(self, argv, log_path):
-        command = argv[-1]
+    def command(self, request, log_path):
+        argv = request.words()
+        command = request.command
         self.log.append(("command", command, argv[0], arg(argv, "threads")))
         Path(log_path).write_text("log\n")
         if command != "run":

@@ -192,7 +192,7 @@ def test_run_command_lines_and_precedence(tmp_path):
     planner = Planner(c, "R", c.table_size)
     runs = planner.fixed_runs(c.workloads[0])
     assert [r.key.stem for r in runs] == ["oltp_read_only-t0004-r1", "oltp_read_only-t0004-r2"]
-    assert list(runs[0].argv) == [
+    assert runs[0].request.words() == [   # the command line it stands for: fingerprints unchanged
         "oltp_read_only", "--db-driver=sqlite", "--sqlite-db=R/x.db", "--tables=2", "--table-size=100",
         "--rand-type=uniform", "--range-size=5", "--skip_trx=on", "--threads=4", "--time=3", "--warmup-time=1",
         "--report-interval=1", "--result-file=R/oltp_read_only-t0004-r1.json", "run"]
@@ -208,7 +208,7 @@ def test_repeats_are_whole_sweeps(tmp_path):
 
 def test_config_file_is_relative_to_the_campaign_file():
     camp = spec.load(str(EXAMPLES / "polardbx.toml"))
-    argv = Planner(camp, "R", 10).prepare_argv("prepare")
+    argv = Planner(camp, "R", 10).prepare_request("prepare").words()
     conf = next(a.split("=", 1)[1] for a in argv if a.startswith("--config-file="))
     assert os.path.samefile(conf, EXAMPLES / "polardbx-sysb.conf")
     assert conf == os.path.relpath(EXAMPLES / "polardbx-sysb.conf")     # below the working directory

@@ -40,11 +40,17 @@ def test_sampling_keeps_about_the_rate(tmp_path, capsys):
 
 def test_off_by_default_the_hot_path_keeps_the_plain_recorder(tmp_path):
     from pysysbench.cli.compat import parse
+    from pysysbench.cli.main import configure
+    from pysysbench.engine.spec import RunSpec
     from pysysbench.engine.worker import Worker
-    values = parse(["oltp_point_select", "--tables=1", "run"]).values
-    assert isinstance(Worker(values, None, None, range(2), 2).recorder, (PyRecorder, CRecorder))
-    values = parse(["oltp_point_select", f"--latency-log={tmp_path / 'x.csv'}", "run"]).values
-    assert isinstance(Worker(values, None, None, range(2), 2).recorder, latencylog.LoggingRecorder)
+
+    def spec(*args):
+        inv = parse(["oltp_point_select", f"--sqlite-db={tmp_path / 'w.db'}", *args, "run"])
+        workload, driver = configure(inv)
+        return RunSpec.build(inv.values, workload.source, driver)
+    assert isinstance(Worker(spec("--tables=1"), None, None, range(2)).recorder, (PyRecorder, CRecorder))
+    assert isinstance(Worker(spec(f"--latency-log={tmp_path / 'x.csv'}"), None, None, range(2)).recorder,
+                      latencylog.LoggingRecorder)
 
 
 def test_bad_path_is_one_line_before_the_run(tmp_path, capsys):

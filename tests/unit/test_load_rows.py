@@ -14,7 +14,7 @@ import pytest
 from pysysbench.errors import ConfigError
 from pysysbench.load.layout import BLOCK_ROWS, Layout, RandParams, block_range
 from pysysbench.load.rows import RowGenerator, VectorRand, digit_bytes
-from pysysbench.load.sizing import table_size_for
+from pysysbench.load.sizing import derived_options, table_size_for
 from pysysbench.load.source import ranges
 from pysysbench.rand import DISTRIBUTIONS
 
@@ -204,7 +204,9 @@ def values(**kw):
 def test_data_size_chooses_table_size():
     v = values(data_size=240 * 4 * 1000, tables=4)
     assert table_size_for(v, FakeDriver) == 1000
-    assert v.table_size == 1000                      # written back: run and result files see it
+    v.freeze(derived_options(v, FakeDriver))
+    assert v.table_size == 1000                      # derived once: run and result files see it
+    assert not v.is_set("table_size") and table_size_for(v, FakeDriver) == 1000   # a worker's figure
     v = values(data_size=200 * 1000, tables=1, create_secondary=False)
     assert table_size_for(v, FakeDriver) == 1000     # no k index: 200 bytes a row
 

@@ -392,18 +392,13 @@ def test_thread_shares_of_the_run_permutation_are_disjoint_and_complete():
     processes receive), thread t of T takes indexes t, t + T, ...: together the
     threads draw exactly the run's one permutation, so ids never collide."""
     import pickle
-    from pysysbench.rand import UNIQUE_SEED_KEY, share_unique_seed, thread_unique
+    from pysysbench.options import Registry, Values
+    from pysysbench.rand import thread_unique
 
-    class FakeValues:          # Values' data dict is all these functions use
-        def __init__(self):
-            self.data = {}
-    values = FakeValues()
-    share_unique_seed(values)
-    seed = values.data[UNIQUE_SEED_KEY]
-    share_unique_seed(values)
-    assert values.data[UNIQUE_SEED_KEY] == seed                  # picked once
-    copy = pickle.loads(pickle.dumps(values.data))               # what a worker process gets
-    assert copy[UNIQUE_SEED_KEY] == seed
+    values = Values(Registry()).freeze()
+    seed = values.unique_seed                                    # picked once, when parsed
+    copy = pickle.loads(pickle.dumps(values))                    # what a worker process gets
+    assert copy.unique_seed == seed and copy.frozen
     threads, per_thread = 6, 500
     drawn = [thread_unique(values, t, threads) for t in range(threads)]
     ids = [u.next() for _ in range(per_thread) for u in drawn]
