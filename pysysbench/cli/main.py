@@ -22,7 +22,7 @@ from ..options import help_block
 from ..output import text
 from ..output.legacy_text import report_format
 from ..workloads.base import Env, Workload, user_code
-from . import subcommands
+from . import face, subcommands
 from .compat import COMMANDS, Invocation, choose_driver, general_help, header, parse, validate
 
 
@@ -133,6 +133,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    face.use(face.select())
     out = Printer()
     debug = any(a.split("=", 1)[0] == "--debug" and a.split("=", 1)[-1] not in ("off", "0", "false")
                 for a in argv)
@@ -171,7 +172,7 @@ def dispatch(argv: list[str], out: Printer) -> int:
     for line in inv.stderr_warnings:
         print(line, file=sys.stderr)
     if v.version:
-        out(f"pysysbench {__version__}")
+        out(face.active().version_line())
         return 0
     if v.help or inv.test is None:
         out.raw(general_help())
@@ -189,7 +190,7 @@ def dispatch(argv: list[str], out: Printer) -> int:
     if inv.command not in COMMANDS and inv.command not in cls.commands:
         raise UsageError(f"Unknown command: {inv.command}")
     if inv.command == "help":
-        return print_workload_help(cls, out)
+        return print_workload_help(cls, out, inv.test)
     if inv.command not in cls.commands:
         raise WorkloadError(f"'{cls.name}' test does not implement the '{inv.command}' command "
                             f"(it supports: {', '.join(cls.commands)})")
@@ -212,9 +213,16 @@ def dispatch(argv: list[str], out: Printer) -> int:
     return 0
 
 
-def print_workload_help(cls: type[Workload], out: Printer) -> int:
+def print_workload_help(cls: type[Workload], out: Printer, test: str | None = None) -> int:
+    strict = face.active().strict
     if not cls.options:
+        if strict:    # sysbench's text, on stderr, no FATAL
+            raise UsageError(f"'{cls.name}' test does not implement the 'help' command.")
         raise WorkloadError(f"'{cls.name}' test does not implement the 'help' command.")
+    if strict:        # 1.0.20's block: the test as named ('oltp_read_write.lua' for a path), its options only
+        name = os.path.basename(test or cls.name)
+        out.raw(help_block(f"{name} options:", [o for o in cls.options if not o.extra], sort=True) + "\n")
+        return 0
     out.raw(help_block(f"{cls.name} options:", list(cls.options), sort=True) + "\n")
     if cls.__doc__:   # after the sysbench-format block, so parsers of it are unaffected
         out(inspect.cleandoc(cls.__doc__) + "\n")
