@@ -16,7 +16,7 @@ from .. import native
 from ..version import __version__
 from ..drivers import REGISTRY as DRIVERS
 from ..errors import PySysbenchError, UsageError, WorkloadError
-from ..engine.local import CLIENT_BUSY_FRACTION, Hooks, LocalRun, RunOutcome, client_busy, forced_shutdown_s
+from ..engine.local import CLIENT_BUSY_FRACTION, CLIENT_BUSY_MIN_S, Hooks, LocalRun, RunOutcome, client_busy, forced_shutdown_s
 from ..files import check_writable
 from ..options import help_block
 from ..output import text
@@ -29,23 +29,48 @@ from .compat import COMMANDS, Invocation, choose_driver, general_help, header, p
 EXIT_STDOUT_CLOSED = 128 + signal.SIGPIPE   # what a shell shows for sysbench killed by SIGPIPE
 
 
+# sysbench's log levels (spec 1.4); ALWAYS: what sysbench writes without its logger
+# (help, --version, a Lua script's print(), the workloads' "Creating table ..." lines)
+ALWAYS, FATAL, ALERT, WARNING, NOTICE, INFO, DEBUG = -1, 0, 1, 2, 3, 4, 5
+PREFIX_LEVELS = (("FATAL: ", FATAL), ("ALERT: ", ALERT), ("WARNING: ", WARNING), ("DEBUG: ", DEBUG))
+# lines a workload's messages carry that sysbench prints through its logger, not print()
+LOGGED_LINES = ("Initializing worker threads...",)
+
+
+def level_of(line: str) -> int:
+    """A line's sysbench log level from its prefix (NOTICE, the level of the report, when it has none)."""
+    for prefix, level in PREFIX_LEVELS:
+        if line.startswith(prefix):
+            return level
+    return NOTICE
+
+
 class Printer:
-    """Unbuffered line output, like sysbench's stdout.
+    """Unbuffered line output, like sysbench's stdout, through sysbench's log levels:
+    a line above ``verbosity`` (--verbosity, default 3; --debug: 5) is not printed.
 
     When the reader goes away ("pysysbench ... | head -1") the printer goes quiet
     (``closed``; the stream's descriptor is pointed at /dev/null so no later
     flush fails) and calls ``on_closed``: a run then stops as if interrupted."""
 
-    def __init__(self, stream=None):
+    def __init__(self, stream=None, verbosity: int = NOTICE):
         self.stream = stream or sys.stdout
+        self.verbosity = verbosity
         self.closed = False
         self.on_closed: Callable[[], None] | None = None
 
-    def __call__(self, line: str = "") -> None:
-        self.raw(line + "\n")
+    def __call__(self, line: str = "", level: int | None = None) -> None:
+        if (level_of(line) if level is None else level) <= self.verbosity:
+            self.raw(line + "\n", ALWAYS)
 
-    def raw(self, chunk: str) -> None:
-        if self.closed:
+    def script(self, line: str = "") -> None:
+        """A workload's own message (sysbench's scripts print() them): shown at every
+        verbosity, except the lines sysbench logs."""
+        logged = line.rstrip("\n") in LOGGED_LINES or level_of(line) != NOTICE
+        self(line, None if logged else ALWAYS)
+
+    def raw(self, chunk: str, level: int = NOTICE) -> None:
+        if self.closed or level > self.verbosity:
             return
         try:
             self.stream.write(chunk)
@@ -134,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     face.use(face.select())
-    out = Printer()
+    out = Printer(verbosity=_early_verbosity(argv))
     debug = any(a.split("=", 1)[0] == "--debug" and a.split("=", 1)[-1] not in ("off", "0", "false")
                 for a in argv)
     try:
@@ -159,6 +184,19 @@ def _main(argv: list[str] | None) -> int:
         return 1
 
 
+def _early_verbosity(argv: list[str]) -> int:
+    """--verbosity / --debug as given on the command line, for the lines printed before
+    the options are parsed (a test that is not found); the parsed value replaces it."""
+    level = NOTICE
+    for a in argv:
+        name, _, value = a.partition("=")
+        if name == "--verbosity" and value.isdigit():
+            level = int(value)
+        elif name == "--debug" and value not in ("off", "0", "false"):
+            return DEBUG
+    return level
+
+
 def dispatch(argv: list[str], out: Printer) -> int:
     command = subcommands.find(argv[0]) if argv else None
     if command is not None:
@@ -172,11 +210,12 @@ def dispatch(argv: list[str], out: Printer) -> int:
     for line in inv.stderr_warnings:
         print(line, file=sys.stderr)
     if v.version:
-        out(face.active().version_line())
+        out(face.active().version_line(), ALWAYS)
         return 0
     if v.help or inv.test is None:
-        out.raw(general_help())
+        out.raw(general_help(), ALWAYS)
         return 0 if v.help else 1
+    out.verbosity = DEBUG if v.debug else v.verbosity
     for line in inv.warnings:
         out(line)
     out(header())
@@ -198,15 +237,19 @@ def dispatch(argv: list[str], out: Printer) -> int:
     driver_name = choose_driver(v)
     driver = DRIVERS[driver_name](v)
     driver.check()
+    if inv.command == "prewarm" and face.active().strict and driver.dialect.family != "mysql":
+        # 1.0.20's oltp_common.lua refuses (pysysbench's own face prewarms PostgreSQL)
+        raise WorkloadError("`sysbench.cmdline.call_command' function failed: oltp_common.lua: prewarm is "
+                            "currently MySQL only")
     with user_code(cls, "configure"):
         workload = cls(v, driver)
     if inv.command == "run":
         return command_run(inv, workload, driver, out, argv)
-    env = Env(driver=driver, values=v, say=out, seed=v.rand_seed or None)
+    env = Env(driver=driver, values=v, say=out.script, seed=v.rand_seed or None)
     with user_code(workload, inv.command):
         if inv.command == "prepare":     # progress bars / plain progress lines (pysysbench.load)
             from .load_progress import load_display   # rich: only commands that load data need it
-            with load_display(out) as env.observer:
+            with load_display(out, out.script) as env.observer:
                 run_async(workload.prepare(env))
             return 0
         run_async(getattr(workload, inv.command)(env))
@@ -221,11 +264,12 @@ def print_workload_help(cls: type[Workload], out: Printer, test: str | None = No
         raise WorkloadError(f"'{cls.name}' test does not implement the 'help' command.")
     if strict:        # 1.0.20's block: the test as named ('oltp_read_write.lua' for a path), its options only
         name = os.path.basename(test or cls.name)
-        out.raw(help_block(f"{name} options:", [o for o in cls.options if not o.extra], sort=True) + "\n")
+        out.raw(help_block(f"{name} options:", [o for o in cls.options if not o.extra], sort=True) + "\n",
+                ALWAYS)
         return 0
-    out.raw(help_block(f"{cls.name} options:", list(cls.options), sort=True) + "\n")
+    out.raw(help_block(f"{cls.name} options:", list(cls.options), sort=True) + "\n", ALWAYS)
     if cls.__doc__:   # after the sysbench-format block, so parsers of it are unaffected
-        out(inspect.cleandoc(cls.__doc__) + "\n")
+        out(inspect.cleandoc(cls.__doc__) + "\n", ALWAYS)
     return 0
 
 
@@ -319,9 +363,11 @@ def _run_and_report(inv: Invocation, workload: Workload, driver, out: Printer, a
         raise
     finally:
         stops.target = out.on_closed = None
+    _limit_lines(v, outcome, out)
     busy = client_busy(outcome)
     # an embedded database runs inside the client: its CPU is not client overhead
-    if busy >= CLIENT_BUSY_FRACTION and outcome.error is None and not driver.caps.blocking:
+    if (busy >= CLIENT_BUSY_FRACTION and outcome.summary.total_time_s >= CLIENT_BUSY_MIN_S and outcome.error is None
+            and not driver.caps.blocking):
         out(f"WARNING: the client kept {busy:.0%} of its {outcome.workers} worker process(es) busy: it may be "
             "the bottleneck (add --workers or client machines)")
     if outcome.error is None:
@@ -342,6 +388,18 @@ def _run_and_report(inv: Invocation, workload: Workload, driver, out: Printer, a
         _save_result(v, argv, workload, driver, outcome, exit_code=exit_code, error=outcome.error,
                      interrupted=outcome.interrupted or reason, busy=busy)
     return exit_code
+
+
+def _limit_lines(v, outcome: RunOutcome, out: Printer) -> None:
+    """sysbench's INFO lines (--verbosity >= 4) at the end of a run: each thread logs
+    which limit it met (the logger folds the repeats), then ``Done.`` and a blank."""
+    if outcome.error is not None or outcome.interrupted or outcome.forced or out.verbosity < INFO:
+        return
+    by_events = v.events and outcome.summary.events >= v.events
+    out("Event limit exceeded, exiting..." if by_events else "Time limit exceeded, exiting...", INFO)
+    if v.threads > 1:
+        out(f"(last message repeated {v.threads - 1} times)", INFO)
+    out("Done.\n", INFO)
 
 
 def _save_result(v, argv: list[str], workload: Workload, driver, outcome: RunOutcome | None, *, exit_code: int,
