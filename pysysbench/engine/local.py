@@ -33,6 +33,7 @@ from .reconnects import CHECK_EVERY_S, ReconnectWatch
 from .worker import NS
 
 CLIENT_BUSY_FRACTION = 0.9      # warn when the client used this share of its cores
+CLIENT_BUSY_MIN_S = 1.0         # ... in a measured phase at least this long (a shorter one says too little)
 CONNECTION_HEADROOM = 1         # the pre-flight connection, still open while checking
 STOP_GRACE_S = 5.0              # after Ctrl-C / SIGTERM: events in flight get this long, then are cut short
 DEADLINE_GRACE_S = 30.0         # --forced-shutdown off: events still running this long after --time are cut short
@@ -117,6 +118,8 @@ class LocalRun:
                                         rate=values.rate, max_events=values.events)
         self.percentile = values.percentile
         self.intervals: list[IntervalStat] = []
+        self.report_prev: tuple[Snapshot, int, int] | None = None   # the last interval's end: counts, time, threads
+        self.at_t0 = Sample(Snapshot())
         self.base = Snapshot()
         self.t0 = self.checkpoint_t = self.end = 0
         self.forced = False
@@ -176,6 +179,11 @@ class LocalRun:
         self._install_signals()
         try:
             await self._start_up()
+            for tid in range(self.threads):   # sysbench's --verbosity=5 lines (the printer drops them below)
+                self.hooks.say(f"DEBUG: Worker thread (#{tid}) started")
+                self.hooks.say(f"DEBUG: Worker thread (#{tid}) initialized")
+            if self.v.report_interval:
+                self.hooks.say("DEBUG: Reporting thread started")
             self.hooks.say("Threads started!\n")
             started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
             try:
@@ -230,6 +238,8 @@ class LocalRun:
             await g.wait(warmup_ns / NS)
             self.base = (await g.end_warmup()).snapshot
         self.t0 = self.checkpoint_t = perf_counter_ns()
+        self.at_t0 = await g.sample()   # the measured phase's start: counts and client CPU
+        self.report_prev = (self.at_t0.snapshot, self.t0, self.at_t0.running)
         if v.report_interval:
             side.append(asyncio.create_task(self._report()))
         if v.report_checkpoints:
@@ -245,30 +255,60 @@ class LocalRun:
             task.cancel()
         await asyncio.gather(*side, return_exceptions=True)
         self.last = await g.sample()
+        if v.report_interval:
+            self._final_interval()
 
     # --- side tasks -----------------------------------------------------------------
 
     async def _report(self) -> None:
+        """One interval line per tick of --report-interval, except a tick at the --time
+        limit: there the threads are stopping as the tick fires (a sample would find
+        some or all of them gone), so the run's end prints that line
+        (``_final_interval``) from the final counts."""
         every_ns = int(self.v.report_interval * NS)
-        prev, prev_t = (await self.group.sample()).snapshot, self.t0
+        end_k = self._end_tick()
         k = 1
-        while True:
+        while end_k is None or k < end_k:
             now = perf_counter_ns()
             k = max(k, (now - self.t0) // every_ns + 1)   # missed ticks are skipped
+            if end_k is not None and k >= end_k:
+                return
             await asyncio.sleep((self.t0 + k * every_ns - now) / NS)
             s = await self.group.sample()
-            t = perf_counter_ns()
             if s.running == 0:
                 return
-            rate = bool(self.v.rate)
-            st = interval_from(s.snapshot, prev, time_s=(t - self.t0) / NS, interval_s=(t - prev_t) / NS,
-                               threads_running=s.running, percentile=self.percentile,
-                               queue_length=s.queue_length if rate else None,
-                               concurrency=s.inflight if rate else None)
-            self.intervals.append(st)
-            self.hooks.interval(st)
-            prev, prev_t = s.snapshot, t
+            self._interval(s, perf_counter_ns(), s.running)
             k += 1
+
+    def _end_tick(self) -> int | None:
+        """The tick that falls on the --time limit (None: none does)."""
+        v = self.v
+        if not v.time or v.time % v.report_interval:
+            return None
+        return v.time // v.report_interval
+
+    def _final_interval(self) -> None:
+        """The tick at the --time limit, printed once the run has reached it: from the
+        final counts, with the threads that were running in that interval."""
+        v = self.v
+        end_k = self._end_tick()
+        prev = self.report_prev
+        if end_k is None or prev is None or self.stop_reason or self.fatal or self.forced:
+            return
+        if self.end - self.t0 < (v.time - v.report_interval / 2) * NS:   # ended early (--events, an error)
+            return
+        self._interval(self.last, self.end, prev[2])
+
+    def _interval(self, s: Sample, t: int, running: int) -> None:
+        prev, prev_t, _ = self.report_prev
+        rate = bool(self.v.rate)
+        st = interval_from(s.snapshot, prev, time_s=(t - self.t0) / NS, interval_s=(t - prev_t) / NS,
+                           threads_running=running, percentile=self.percentile,
+                           queue_length=s.queue_length if rate else None,
+                           concurrency=s.inflight if rate else None)
+        self.intervals.append(st)
+        self.hooks.interval(st)
+        self.report_prev = (s.snapshot, t, running)
 
     async def _checkpoints(self) -> None:
         for at in sorted(float(x) for x in self.v.report_checkpoints):
@@ -374,9 +414,9 @@ class LocalRun:
         summary = self._summary(s.snapshot, self.end, self.unfinished if self.forced else None)
         out = RunOutcome(summary=summary, intervals=self.intervals, started_at=started_at,
                          forced=self.forced, interrupted=self.stop_reason, traceback=self.group.traceback,
-                         workers=len(s.per_worker) or self.workers, client_cpu_s=s.cpu_s,
-                         per_worker=s.per_worker, connections=s.connections, nodes=s.nodes,
-                         server_version=self.server_version)
+                         workers=len(s.per_worker) or self.workers, client_cpu_s=max(0.0, s.cpu_s - self.at_t0.cpu_s),
+                         per_worker=measured_per_worker(s.per_worker, self.at_t0.per_worker, summary.total_time_s),
+                         connections=s.connections, nodes=s.nodes, server_version=self.server_version)
         fatal = self.fatal or self.group.fatal
         if fatal is not None:
             out.exit_code = getattr(fatal, "exit_code", 1)
@@ -401,13 +441,31 @@ async def _count(conn, sql: str) -> int:
     return int(value) if value.isdigit() else 0
 
 
+def measured_per_worker(end: list[dict], start: list[dict], elapsed_s: float) -> list[dict]:
+    """Each worker process's entry with ``busy_fraction``: the share of a core it used in
+    the measured phase (its CPU between the phase's start and end over the phase's
+    length; at most 1).  ``cpu_s`` stays the process's whole CPU time."""
+    before = {w["worker"]: w.get("cpu_s", 0.0) for w in start}
+    cores = os.cpu_count() or 1
+    share = min(1.0, cores / len(end)) if end else 1.0   # more workers than cores: each gets a part of one
+    out = []
+    for w in end:
+        used = max(0.0, w.get("cpu_s", 0.0) - before.get(w["worker"], 0.0))
+        out.append(dict(w, busy_fraction=min(1.0, used / (elapsed_s * share)) if elapsed_s > 0 else 0.0))
+    return out
+
+
 def client_busy(outcome: RunOutcome) -> float:
-    """Share of the worker processes' cores the client kept busy (0..1)."""
+    """Share of the client's cores its worker processes kept busy in the measured phase
+    (0..1, start-up and warm-up not counted): the mean of the workers' shares (one
+    worker process at most 100 %), or the one process's share when the threads run in
+    this process."""
     if outcome.nodes:   # several client machines: the busiest one decides
         return max(n["busy_fraction"] for n in outcome.nodes)
     elapsed = outcome.summary.total_time_s
     if elapsed <= 0:
         return 0.0
-    cores = min(outcome.workers, os.cpu_count() or 1)
-    return outcome.client_cpu_s / (elapsed * cores)
+    if outcome.per_worker:
+        return sum(w["busy_fraction"] for w in outcome.per_worker) / len(outcome.per_worker)
+    return min(1.0, outcome.client_cpu_s / elapsed)
 
