@@ -14,7 +14,7 @@ from ..drivers import DB_OPTIONS, REGISTRY as DRIVERS
 from ..drivers.base import by_option_prefix
 from ..engine.ray_options import RAY_OPTIONS
 from ..engine.reconnects import RECONNECT_TIMEOUT_S
-from ..errors import ConfigError, InvalidOption, UsageError
+from ..errors import ConfigError, InvalidOption, UsageError, WorkloadError
 from ..load.options import GROUP as LOAD_GROUP, LOAD_OPTIONS
 from ..options import (NON_NEGATIVE, PERCENT, THREADS, Bounds, Option, OptType, RawOption, Registry, Values,
                        apply_options, canonical, check_bounds, help_block, split_argv)
@@ -149,14 +149,19 @@ def parse(argv: list[str]) -> Invocation:
     inv.test = words[0] if words else None
     inv.command = words[1] if len(words) > 1 else None
     _apply_aliases(inv)
-    if values.help or values.version:   # sysbench: help whatever test is named, even a missing one
-        return inv
-    if inv.test is None and stdin_has_script():
+    if (values.help or values.version) and face.active().strict:
+        return inv                   # sysbench: the help whatever else is given, even a missing test
+    if inv.test is None and not values.help and not values.version and stdin_has_script():
         inv.test = "-"               # sysbench runs a Lua script from standard input
     if inv.test is None:
         _reject_unknown(rest)
         return inv
-    inv.workload_cls = find_workload(inv.test, lua_bundled=values.lua_bundled)
+    try:
+        inv.workload_cls = find_workload(inv.test, lua_bundled=values.lua_bundled)
+    except WorkloadError:
+        if values.help or values.version:   # --help with a test that is not there: the help, as sysbench
+            return inv
+        raise
     if getattr(inv.workload_cls, "runs_own_commands", False):
         inv.rest = rest              # a Lua script declares its options when its chunk has run
         return inv
@@ -286,11 +291,8 @@ def general_help() -> str:
         return SYSBENCH_HELP
     reg = base_registry()
     groups = reg.groups()
-    out = ["Usage:", "  pysysbench [options]... [testname] [command]",
-           "  pysysbench campaign|report|compare|export [options]... (see 'pysysbench <command> --help')", "",
-           "Commands implemented by most tests: prepare run cleanup help prewarm check", "",
-           "pysysbench commands:",
-           *(f"  {name} - {text}" for name, text in TOOL_COMMANDS), ""]
+    out = ["Usage:", "  pysysbench [options]... [testname] [command]", "",
+           "Commands implemented by most tests: prepare run cleanup help prewarm check", ""]
     out.append(help_block("General options:", [o for o in groups[G] if o.name != "test"]))
     out.append(help_block(R + ":", groups[R]))
     out.append(help_block(L + ":", groups[L]))
@@ -305,6 +307,9 @@ def general_help() -> str:
     from ..workloads import REGISTRY
     out.append("Built-in tests:")
     out.extend(f"  {name} - {first_sentence(cls.__doc__ or '')}" for name, cls in sorted(REGISTRY.items()))
+    out.append("")
+    out.append("pysysbench commands (see 'pysysbench <command> --help'):")
+    out.extend(f"  {name} - {text}" for name, text in TOOL_COMMANDS)
     out.append("")
     out.append("See 'pysysbench <testname> help' for a list of options for each test.")
     return "\n".join(out) + "\n"
