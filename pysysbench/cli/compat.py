@@ -18,7 +18,7 @@ from ..errors import ConfigError, InvalidOption, UsageError, WorkloadError
 from ..load.options import GROUP as LOAD_GROUP, LOAD_OPTIONS
 from ..options import (NON_NEGATIVE, PERCENT, THREADS, Bounds, Option, OptType, RawOption, Registry, Values,
                        apply_options, canonical, check_bounds, help_block, split_argv)
-from ..output.legacy_text import OUTPUT_OPTIONS
+from ..output.registry import OUTPUT_OPTIONS
 from ..rand import DISTRIBUTIONS
 from ..rand_compat import COMPAT_OPTIONS, compat_warnings
 from ..workloads import REGISTRY as WORKLOADS, find_workload

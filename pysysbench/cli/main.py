@@ -19,8 +19,7 @@ from ..errors import PySysbenchError, UsageError, WorkloadError
 from ..engine.local import CLIENT_BUSY_FRACTION, CLIENT_BUSY_MIN_S, Hooks, LocalRun, RunOutcome, client_busy, forced_shutdown_s
 from ..files import check_writable
 from ..options import help_block
-from ..output import text
-from ..output.legacy_text import report_format
+from ..output.registry import report_for
 from ..workloads.base import Env, Workload, user_code
 from . import face, subcommands
 from .compat import COMMANDS, Invocation, choose_driver, general_help, header, parse, validate
@@ -273,35 +272,6 @@ def print_workload_help(cls: type[Workload], out: Printer, test: str | None = No
     return 0
 
 
-def banner(inv: Invocation, out: Printer) -> None:
-    v = inv.values
-    out("Running the test with following options:")
-    out(f"Number of threads: {v.threads}")
-    if v.rate:
-        out(f"Target transaction rate: {v.rate}/sec")
-    if v.report_interval:
-        out(f"Report intermediate results every {v.report_interval} second(s)")
-    if v.report_checkpoints:
-        out(f"Report checkpoint(s) at {', '.join(v.report_checkpoints)} seconds")
-    if v.debug:
-        out("Debug mode enabled.\n")
-    if v.validate:
-        out("Validation checks: on.\n")
-    if v.rand_seed:
-        out(f"Initializing random number generator from seed ({v.rand_seed}).\n")
-    else:
-        out("Initializing random number generator from current time\n")
-    if v.warmup_time:
-        out(f"Warmup time: {v.warmup_time}s")
-    if not v.time and not v.events:
-        out("WARNING: Both event and time limits are disabled, running an endless test")
-    grace = forced_shutdown_s(v)
-    if grace is not None:
-        out(f"Forcing shutdown in {int(v.time + grace)} seconds\n")   # replaces the blank (Appendix A.7)
-    else:
-        out()
-
-
 def command_run(inv: Invocation, workload: Workload, driver, out: Printer, argv: list[str]) -> int:
     v = inv.values
     if v.result_file:
@@ -316,27 +286,27 @@ def command_run(inv: Invocation, workload: Workload, driver, out: Printer, argv:
 def _run_and_report(inv: Invocation, workload: Workload, driver, out: Printer, argv: list[str],
                     stops: Interrupts) -> int:
     v = inv.values
-    old = report_format(v, workload)     # --output-format=0.5: sysbench 0.5's lines (None: 1.0's)
-    if old is None:
-        banner(inv, out)
-    else:
-        for line in old.banner(v, forced_shutdown_s(v)):
-            out(line)
+    fmt = report_for(v, workload)        # --output-format: the output registry (pysysbench.output.registry)
+    for line in fmt.banner(forced_shutdown_s(v)):
+        out(line)
 
     custom = getattr(workload, "reports", None)   # a Lua script's report hooks
     sql = (lambda counts: True) if custom is None else custom.sql   # False: sysbench's generic reports
 
+    def print_line(line: str | None) -> None:
+        if line is not None:
+            out(line)
+
     def interval(st) -> None:
         if custom is None or not custom.intermediate(st):
-            line = text.intermediate_line if sql(st) else text.generic_line
-            out(line(st) if old is None else old.interval_line(st))
+            out(fmt.interval(st, sql(st)))
         if st.queue_length is not None:
-            out(text.rate_line(st) if old is None else old.rate_line(st))
+            print_line(fmt.rate(st))
 
     def checkpoint(t: float, summary) -> None:
-        out(text.checkpoint_header(t))
+        print_line(fmt.checkpoint_header(t))
         if custom is None or not custom.checkpoint(summary):
-            out.raw(text.summary_block(summary, sql(summary)) if old is None else old.summary_block(summary))
+            out.raw(fmt.checkpoint_summary(t, summary, sql(summary)))
 
     hooks = Hooks(say=out, interval=interval, checkpoint=checkpoint)
 
@@ -372,10 +342,9 @@ def _run_and_report(inv: Invocation, workload: Workload, driver, out: Printer, a
             "the bottleneck (add --workers or client machines)")
     if outcome.error is None:
         if v.histogram:
-            out.raw(text.histogram_block(outcome.summary.hist))
+            out.raw(fmt.histogram(outcome.summary.hist))
         if custom is None or not custom.cumulative(outcome.summary):
-            out.raw(text.summary_block(outcome.summary, sql(outcome.summary)) if old is None
-                    else old.summary_block(outcome.summary))
+            out.raw(fmt.summary(outcome.summary, sql(outcome.summary)))
         if v.debug:
             _per_thread_debug(outcome, out)
     else:
