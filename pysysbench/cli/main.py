@@ -15,7 +15,7 @@ from typing import Any, Callable, Coroutine
 from .. import native
 from ..version import __version__
 from ..drivers import REGISTRY as DRIVERS
-from ..errors import PySysbenchError, UsageError, WorkloadError
+from ..errors import ConfigError, PySysbenchError, UsageError, WorkloadError
 from ..engine.local import CLIENT_BUSY_FRACTION, CLIENT_BUSY_MIN_S, Hooks, LocalRun, RunOutcome, client_busy, forced_shutdown_s
 from ..files import check_writable
 from ..options import help_block
@@ -233,7 +233,7 @@ def dispatch(argv: list[str], out: Printer) -> int:
         raise WorkloadError(f"'{cls.name}' test does not implement the '{inv.command}' command "
                             f"(it supports: {', '.join(cls.commands)})")
     validate(v)
-    driver_name = choose_driver(v)
+    driver_name = _driver_name(v, inv.command)
     driver = DRIVERS[driver_name](v)
     driver.check()
     if inv.command == "prewarm" and face.active().strict and driver.dialect.family != "mysql":
@@ -253,6 +253,16 @@ def dispatch(argv: list[str], out: Printer) -> int:
             return 0
         run_async(getattr(workload, inv.command)(env))
     return 0
+
+
+def _driver_name(v, command: str) -> str:
+    if face.active().strict and v.is_set("db_driver") and v.db_driver not in DRIVERS:
+        # 1.0.20: the driver fails in the script's function (oltp_common.lua's sysbench.sql.driver())
+        fn = "thread_init" if command == "run" else command
+        raise ConfigError(f"invalid database driver name: '{v.db_driver}'\nFATAL: `{fn}' function failed: "
+                          "oltp_common.lua: failed to initialize the DB driver"
+                          + ("\nFATAL: Thread initialization failed!" if command == "run" else ""))
+    return choose_driver(v)
 
 
 def print_workload_help(cls: type[Workload], out: Printer, test: str | None = None) -> int:
