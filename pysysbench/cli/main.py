@@ -215,8 +215,8 @@ def dispatch(argv: list[str], out: Printer) -> int:
         out.raw(general_help(), ALWAYS)
         return 0 if v.help else 1
     out.verbosity = DEBUG if v.debug else v.verbosity
-    for line in inv.warnings:
-        out(line)
+    for line in inv.warnings:   # sysbench prints these before its logger knows --verbosity
+        out(line, ALWAYS)
     out(header())
     cls = inv.workload_cls
     if getattr(cls, "runs_own_commands", False):   # a Lua script: sysbench's own command dispatch
