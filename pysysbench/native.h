@@ -12,6 +12,7 @@
  *   drivers/pgsql/wire.c      PostgreSQL's scanner and Bind messages                 (drivers/wirescan.py, wire.py)
  *   engine/strand.c           the strand's driving half                              (engine/strand.py)
  *   engine/event_loop.c       the time-limited loop of the bundled OLTP events       (engine/worker.py)
+ *   workloads/builtin.c       the built-in tests' inner loops (cpu, memory, ...)   (workloads/builtin_core.py)
  *
  * A piece calls only pieces of its own layer or below (as the Python does); the one call
  * that would go up -- a wire resuming the strand that waits on it -- goes through the
@@ -144,5 +145,9 @@ int strand_init(PyObject *module);
 /* ---------------------------------------------------- engine/event_loop.c --- */
 
 int event_loop_init(PyObject *module);
+
+/* ---------------------------------------------------- workloads/builtin.c --- */
+
+int builtin_init(PyObject *module);
 
 #endif

@@ -89,3 +89,5 @@ pg_bind = getattr(_c, "pg_bind", None)
 # engine/strand.py (engine/strand.c): the strand's driving half
 StrandCore = getattr(_c, "StrandCore", None)
 strand_setup = getattr(_c, "strand_setup", None)
+# workloads/builtin_core.py (workloads/builtin.c): the built-in tests' inner loops
+Builtin = getattr(_c, "Builtin", None)

@@ -24,6 +24,7 @@ from .files import write_atomic
 from .options import Values
 from .stats.histogram import N_BUCKETS
 from .stats.records import IntervalStat, Summary
+from .stats.steadiness import of_intervals as steadiness_of
 
 FORMAT = "pysysbench-result"
 FORMAT_VERSION = 1
@@ -100,6 +101,7 @@ def build(*, values: Values, argv: list[str], test: str, command: str, driver: s
           started_at: str, summary: Summary | None, intervals: list[IntervalStat], exit_code: int,
           error: str | None, version: str, interrupted: str | None = None, labels: dict[str, str] | None = None,
           campaign: dict[str, Any] | None = None) -> dict[str, Any]:
+    interval_dicts = [interval_dict(st) for st in intervals]
     return {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -113,7 +115,8 @@ def build(*, values: Values, argv: list[str], test: str, command: str, driver: s
         "started_at": started_at,
         "options": values.public(),
         "summary": summary_dict(summary) if summary is not None else None,
-        "intervals": [interval_dict(st) for st in intervals],
+        "intervals": interval_dicts,
+        "steadiness": steadiness_of(interval_dicts) if summary is not None else None,
         "exit_code": exit_code,
         "error": error,
         "interrupted": interrupted,
@@ -167,8 +170,8 @@ _NUMBER, _INT, _TEXT, _TABLE, _LIST, _SCALAR = "a number", "an integer", "a stri
 _TOP = {"test": _TEXT, "command": _TEXT, "driver": _TEXT, "server_version": _TEXT, "started_at": _TEXT,
         "exit_code": _INT, "error": _TEXT, "command_line": _LIST, "options": _TABLE, "labels": _TABLE,
         "campaign": _TABLE, "summary": _TABLE, "intervals": _LIST, "tool": _TABLE, "client": _TABLE,
-        "connections": _TABLE}
-_NULLABLE = {"exit_code", "error", "campaign", "summary"}
+        "connections": _TABLE, "steadiness": _TABLE, "host": _TABLE, "server_context": _TABLE}
+_NULLABLE = {"exit_code", "error", "campaign", "summary", "steadiness", "host", "server_context"}
 _SUMMARY = {"total_time_s": _NUMBER, "elapsed_s": _NUMBER, "threads": _INT, "events": _INT, "tps": _NUMBER,
             "qps": _NUMBER, "errors": _INT, "errors_per_s": _NUMBER, "reconnects": _INT,
             "reconnects_per_s": _NUMBER, "queries": _TABLE, "latency_ms": _TABLE, "histogram": _TABLE,
@@ -176,9 +179,20 @@ _SUMMARY = {"total_time_s": _NUMBER, "elapsed_s": _NUMBER, "threads": _INT, "eve
             "thread_events": _LIST, "thread_latency_ms": _LIST}
 _INTERVAL = {key: _NUMBER for key in ("time_s", "interval_s", "threads", "events", "tps", "reads", "writes", "others",
                                       "qps", "errors", "reconnects", "reconnect_failures", "latency_pct_ms",
-                                      "queue_length", "concurrency")}
+                                      "queue_length", "concurrency", "client_cpu_s")}
+# steadiness: first vs last third of the intervals (stats/steadiness.py); host: the client machine's
+# load and CPU split over the measured phase (stats/host.py); client: the client's own CPU
+_STEADINESS = {"intervals": _INT, "first_third_tps": _NUMBER, "last_third_tps": _NUMBER, "change": _NUMBER,
+               "noise": _NUMBER, "steady": "a boolean"}
+_HOST = {"cpus": _INT, "loadavg_start": _LIST, "loadavg_end": _LIST, "busy_fraction": _NUMBER,
+         "steal_fraction": _NUMBER}
+_CLIENT = {"workers": _INT, "cpu_s": _NUMBER, "cpu_s_per_query": _NUMBER, "busy_fraction": _NUMBER,
+           "per_worker": _LIST, "nodes": _LIST}
+_SERVER_CONTEXT = {"settings": _TABLE, "metrics": _TABLE, "derived": _TABLE, "notes": _LIST,
+                   "server_cpu_s": _NUMBER}
 _CAMPAIGN = {"name": _TEXT, "workload": _TEXT, "threads": _INT, "repeat": _INT, "fingerprint": _TEXT,
-             "prepare_commands": _LIST, "sql_before_run": _LIST, "server_settings": _TABLE}
+             "prepare_commands": _LIST, "sql_before_run": _LIST, "server_settings": _TABLE, "variant": _TEXT,
+             "variant_sql": _LIST, "interleaved": _LIST}
 
 
 def _is(value: Any, kind: str) -> bool:
@@ -187,6 +201,8 @@ def _is(value: Any, kind: str) -> bool:
         return isinstance(value, ok) and not isinstance(value, bool)
     if kind == _SCALAR:
         return isinstance(value, (str, int, float, bool))
+    if kind == "a boolean":
+        return isinstance(value, bool)
     return isinstance(value, {_TEXT: str, _TABLE: dict, _LIST: list}[kind])
 
 
@@ -222,7 +238,16 @@ def _first_problem(doc: dict[str, Any]) -> str | None:
                    or _all("summary.queries", (summary.get("queries") or {}).items(), _INT)
                    or _all("summary.histogram", (summary.get("histogram") or {}).items(), _INT, buckets=True))
     if problem is None and isinstance(campaign, dict):
-        problem = _fields("campaign.", campaign, _CAMPAIGN)
+        problem = _fields("campaign.", campaign, _CAMPAIGN, {"variant"})
+    for key, kinds in (("steadiness", _STEADINESS), ("host", _HOST), ("client", _CLIENT),
+                       ("server_context", _SERVER_CONTEXT)):
+        if problem is None and isinstance(doc.get(key), dict):
+            problem = _fields(f"{key}.", doc[key], kinds, set(kinds))
+    if problem is None and isinstance(doc.get("server_context"), dict):
+        ctx = doc["server_context"]
+        problem = (_all("server_context.metrics", (ctx.get("metrics") or {}).items(), _NUMBER)
+                   or _all("server_context.derived", (ctx.get("derived") or {}).items(), _NUMBER)
+                   or _all("server_context.settings", (ctx.get("settings") or {}).items(), _SCALAR))
     if problem is None:
         problem = _all("labels", (doc.get("labels") or {}).items(), _SCALAR)
     for i, interval in enumerate(doc.get("intervals") or []):

@@ -94,7 +94,7 @@ def estimate_runs(campaign: Campaign) -> tuple[int, bool]:
     total, exact = 0, True
     for w in campaign.workloads:
         if w.auto is None:
-            total += len(w.threads) * w.repeats
+            total += len(w.threads) * w.repeats * max(1, len(campaign.variants))
             continue
         exact = False
         a = w.auto
@@ -159,7 +159,8 @@ class CampaignRun:
         argvs = [planner.prepare_argv("prepare")] if self.c.prepare else []
         for w in self.c.workloads:
             first = w.threads[0] if w.threads else w.auto.start
-            argvs.append(list(planner.run(w, first, 1, "check").argv))
+            for v in self.c.variants or (None,):
+                argvs.append(list(planner.run(w, first, 1, "check", v).argv))
         for argv in argvs:
             try:
                 self.backend.check(argv)
@@ -177,6 +178,14 @@ class CampaignRun:
             self.backend.sql(self._connection(), list(statements))
         except PySysbenchError as exc:
             raise RunAborted(f"SQL {what} failed: {exc}") from None
+
+    def _switch(self, run: PlannedRun) -> None:
+        """The variant's SQL (e.g. SET GLOBAL ...), on its own connection, before each of its runs."""
+        v = run.variant
+        try:
+            self.backend.sql(self.planner.connection_args(v), list(v.sql))
+        except PySysbenchError as exc:
+            raise RunAborted(f"[[variant]] '{v.name}': switch SQL failed: {exc}") from None
 
     def _connection(self) -> list[str]:
         planner = self.planner or Planner(self.c, self.dir, None)
@@ -300,6 +309,8 @@ class CampaignRun:
             time.sleep(self.c.run.pause_s)
         self.executed += 1
         self._sql("before-run", self.c.sql.before_run)
+        if run.variant is not None and run.variant.sql:
+            self._switch(run)
         if os.path.exists(run.result_path):
             os.remove(run.result_path)      # a stale file must not pass for this run's result
         outcome = self.backend.command(list(run.argv), run.log_path)
@@ -315,7 +326,11 @@ class CampaignRun:
         if not os.path.exists(run.result_path):
             return None
         doc = results.load(run.result_path)
-        results.annotate(doc, labels=self.c.labels, campaign=self._identity(run, w))
+        labels = dict(self.c.labels)
+        if run.variant is not None:
+            labels.update(run.variant.labels)
+            labels["variant"] = run.variant.name
+        results.annotate(doc, labels=labels, campaign=self._identity(run, w))
         results.save(run.result_path, doc)
         return doc
 
@@ -329,6 +344,9 @@ class CampaignRun:
                 "table_size_source": self.manifest.get("table_size_source"),
                 "prepare_commands": prep.get("commands") or [],
                 "sql_before_run": list(self.c.sql.before_run),
+                "variant": run.variant.name if run.variant else None,
+                "variant_sql": list(run.variant.sql) if run.variant else [],
+                "interleaved": [v.name for v in self.c.variants],
                 "server_settings": dict(self.manifest.get("server_settings") or {})}
 
     def _retire_stale(self) -> None:
@@ -357,7 +375,7 @@ class CampaignRun:
         summary = (record.doc or {}).get("summary") or {}
         lat = summary.get("latency_ms") or {}
         self.manifest["runs"][run.key.stem] = {
-            "workload": run.key.workload, "test": run.test, "threads": run.key.threads,
+            "workload": run.key.workload, "variant": run.key.variant, "test": run.test, "threads": run.key.threads,
             "repeat": run.key.repeat, "phase": run.phase, "status": record.status,
             "file": os.path.basename(run.result_path), "log": os.path.relpath(run.log_path, self.dir),
             "command": run.command_line, "tps": summary.get("tps"), "qps": summary.get("qps"),

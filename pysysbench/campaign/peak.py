@@ -25,7 +25,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from ..stats.noise import Sample, margin, sample
+from ..stats.noise import Sample, margin, sample, welch_margin
 from .spec import AutoThreads
 
 # measure(threads, phase) -> the metric of each repeat at that thread count
@@ -47,10 +47,16 @@ class Peak:
     saturation_threads: int
     points: tuple[Point, ...]
     stopped: str            # why the search ended
+    # the two facts saturation_threads combines, kept apart (issue 20): the fewest threads
+    # within min_gain of the peak, and the fewest not told apart from it by the noise
+    # (None: single runs, noise unknown)
+    within_gain_threads: int | None = None
+    within_noise_threads: int | None = None
 
     def as_dict(self) -> dict:
         return {"metric": self.metric, "threads": self.threads, "value": self.value,
-                "saturation_threads": self.saturation_threads, "stopped": self.stopped,
+                "saturation_threads": self.saturation_threads, "within_gain_threads": self.within_gain_threads,
+                "within_noise_threads": self.within_noise_threads, "stopped": self.stopped,
                 "tested": [{"threads": p.threads, "phase": p.phase, "mean": p.sample.mean, "sd": p.sample.sd,
                             "n": p.sample.n} for p in sorted(self.points, key=lambda p: p.threads)]}
 
@@ -117,7 +123,11 @@ class PeakSearch:
         top = max(pts, key=lambda p: p.sample.mean)
         saturation = min(p.threads for p in pts
                          if top.sample.mean - p.sample.mean <= margin(p.sample, top.sample, self.auto.min_gain))
-        return Peak(self.auto.metric, top.threads, top.sample.mean, saturation, pts, stopped)
+        gain = min(p.threads for p in pts if p.sample.mean >= top.sample.mean * (1 - self.auto.min_gain))
+        noisy = [p.threads for p in pts if (m := welch_margin(p.sample, top.sample)) is not None
+                 and top.sample.mean - p.sample.mean <= m]
+        return Peak(self.auto.metric, top.threads, top.sample.mean, saturation, pts, stopped,
+                    within_gain_threads=gain, within_noise_threads=min(noisy) if noisy else None)
 
 
 def find_peak(auto: AutoThreads, measure: Measure) -> Peak:

@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from .spec import Campaign, WorkloadSpec, option_key
+from .spec import Campaign, Variant, WorkloadSpec, option_key
 
 MASK = "***"
 PATH_OPTIONS = ("config_file",)       # relative paths are resolved against the campaign file
@@ -65,10 +65,12 @@ class RunKey:
     workload: str
     threads: int
     repeat: int
+    variant: str | None = None
 
     @property
     def stem(self) -> str:
-        return f"{self.workload}-t{self.threads:04d}-r{self.repeat}"
+        v = f"-{self.variant}" if self.variant else ""
+        return f"{self.workload}{v}-t{self.threads:04d}-r{self.repeat}"
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,7 @@ class PlannedRun:
     fingerprint: str
     phase: str              # "list" | "search" | "refine"
     expected_s: float       # warm-up + measured time
+    variant: Variant | None = None
 
     @property
     def command_line(self) -> list[str]:
@@ -116,8 +119,8 @@ class Planner:
         size = {"table-size": self.table_size} if self.table_size is not None else {}
         return merge(self.c.data, size)
 
-    def connection_args(self) -> list[str]:
-        return self._args(self.c.connection)
+    def connection_args(self, variant: Variant | None = None) -> list[str]:
+        return self._args(self.c.connection, variant.connection if variant else {})
 
     def _from_campaign_dir(self, path: str) -> str:
         """A path relative to the campaign file, written relative to the working
@@ -139,21 +142,27 @@ class Planner:
         return [self.test_path(p.test), *self._args(self.c.connection, self.data_options(), p.options),
                 f"--threads={p.threads}", command]
 
-    def run(self, w: WorkloadSpec, threads: int, repeat: int, phase: str) -> PlannedRun:
-        key = RunKey(w.name, threads, repeat)
+    def run(self, w: WorkloadSpec, threads: int, repeat: int, phase: str,
+            variant: Variant | None = None) -> PlannedRun:
+        key = RunKey(w.name, threads, repeat, variant.name if variant else None)
         result_path = os.path.join(self.results_dir, key.stem + ".json")
+        v_conn, v_opts = (variant.connection, variant.options) if variant else ({}, {})
         argv = [self.test_path(w.test),
-                *self._args(self.c.connection, self.data_options(), self.c.run.options, w.options),
+                *self._args(self.c.connection, v_conn, self.data_options(), self.c.run.options, w.options, v_opts),
                 f"--threads={threads}", f"--time={w.time_s}", f"--warmup-time={w.warmup_s}",
                 f"--report-interval={self.c.run.report_interval_s}", f"--result-file={result_path}", "run"]
         return PlannedRun(key=key, test=w.test, argv=tuple(argv), result_path=result_path,
                           log_path=os.path.join(self.results_dir, "logs", key.stem + ".log"),
-                          fingerprint=fingerprint(argv), phase=phase, expected_s=w.time_s + w.warmup_s)
+                          fingerprint=fingerprint(list(argv) + list(variant.sql if variant else ())), phase=phase,
+                          expected_s=w.time_s + w.warmup_s, variant=variant)
 
     def fixed_runs(self, w: WorkloadSpec) -> list[PlannedRun]:
         """Repeats are whole sweeps (r1: all thread counts, then r2, ...), so slow drift
-        of the server (caches, checkpoints) spreads over the cells instead of piling up."""
-        return [self.run(w, t, r, "list") for r in range(1, w.repeats + 1) for t in w.threads]
+        of the server (caches, checkpoints) spreads over the cells instead of piling up.
+        With [[variant]]s each round runs every variant in turn at each thread count
+        (A B A B ...), so drift hits the variants alike and ``compare`` pairs the rounds."""
+        vs = self.c.variants or (None,)
+        return [self.run(w, t, r, "list", v) for r in range(1, w.repeats + 1) for t in w.threads for v in vs]
 
 
 def fingerprint(argv: Iterable[str]) -> str:

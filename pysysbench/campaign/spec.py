@@ -40,7 +40,8 @@ RESERVED_OPTIONS = {
     "help": "not a benchmark option",
     "version": "not a benchmark option",
 }
-TOP_KEYS = ("name", "description", "labels", "connection", "data", "prepare", "run", "sql", "workload")
+TOP_KEYS = ("name", "description", "labels", "connection", "data", "prepare", "run", "sql", "workload", "variant")
+VARIANT_KEYS = ("name", "labels", "connection", "options", "sql")
 WORKLOAD_KEYS = ("test", "name", "threads", "auto", "options", "time", "warmup", "repeats")
 DEFAULT_ROW_BYTES = 250     # one sbtest row on disk incl. primary and secondary index (InnoDB, approx.)
 MAX_REPEATS = 1000          # runs of one thread count (each at least a second)
@@ -113,6 +114,18 @@ class SqlHooks:
 
 
 @dataclass(frozen=True)
+class Variant:
+    """One configuration of an interleaved comparison: its runs alternate with the other
+    variants' round by round, after its ``sql`` switched the server to it."""
+
+    name: str
+    labels: dict[str, str]
+    connection: dict[str, Any]
+    options: dict[str, Any]
+    sql: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Campaign:
     name: str
     description: str
@@ -127,6 +140,7 @@ class Campaign:
     run: RunDefaults
     sql: SqlHooks
     workloads: tuple[WorkloadSpec, ...]
+    variants: tuple[Variant, ...] = ()
 
 
 # --- reading ----------------------------------------------------------------------
@@ -343,12 +357,18 @@ def parse(data: dict, path: str, sha256: str = "") -> Campaign:
     run = _run_defaults(top.table("run"), ctx)
     sql = _sql(top.table("sql"), ctx)
     workloads = _workloads(top.raw("workload"), run, ctx)
+    variants = _variants(top.raw("variant"), ctx)
     top.done()
+    if variants:
+        auto = next((w for w in workloads if w.auto is not None), None)
+        if auto is not None:
+            raise ctx.error(f"[[workload]] '{auto.name}': threads = \"auto\" cannot be combined with [[variant]]s "
+                            "(interleaved rounds need the same thread counts for every variant): give a list")
     for where, opts in (("[connection]", connection), ("[data]", data_opts)):
         _check_reserved(opts, where, ctx)
     return Campaign(name=name, description=description, path=os.path.abspath(path), directory=directory,
                     sha256=sha256, labels=labels, connection=connection, data=data_opts, table_size=table_size,
-                    prepare=prepare, run=run, sql=sql, workloads=workloads)
+                    prepare=prepare, run=run, sql=sql, workloads=workloads, variants=variants)
 
 
 def _check_reserved(options: Mapping[str, Any], where: str, ctx: Reader) -> None:
@@ -449,6 +469,29 @@ def _sql(t: Table | None, ctx: Reader) -> SqlHooks:
                      before_run=t.strings("before-run"), capture=t.strings("capture"))
     t.done()
     return hooks
+
+
+def _variants(value: Any, ctx: Reader) -> tuple[Variant, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise ctx.error("'variant' must be an array of tables: write [[variant]], not [variant]")
+    out: list[Variant] = []
+    for i, item in enumerate(value, 1):
+        t = Table(item, f"[[variant]] #{i}", ctx, VARIANT_KEYS)
+        name = t.text("name", required=True)
+        if not NAME_RE.match(name):
+            raise t.fail("name", f"must be letters, digits, '.', '_', '+' or '-' (it names files), got {_show(name)}")
+        if any(v.name == name for v in out):
+            raise ctx.error(f"[[variant]] #{i}: name '{name}' is used twice")
+        labels = _labels(t.table("labels"), ctx)
+        v = Variant(name=name, labels=labels, connection=t.options("connection"), options=t.options("options"),
+                    sql=t.strings("sql"))
+        t.done()
+        for where, opts in (("connection", v.connection), ("options", v.options)):
+            _check_reserved(opts, f"[[variant]] '{name}' {where}", ctx)
+        out.append(v)
+    return tuple(out)
 
 
 def _workloads(value: Any, run: RunDefaults, ctx: Reader) -> tuple[WorkloadSpec, ...]:

@@ -66,6 +66,14 @@ GENERAL_OPTIONS = [
     Option("version", OptType.BOOL, False, "print version and exit", G),
     Option("config-file", OptType.FILE, "", "File containing command line options", G),
     Option("result-file", OptType.STRING, "", "write a JSON document of the run to this file", G),
+    Option("latency-log", OptType.STRING, "", "write one CSV line per transaction of the measured phase to this "
+           "file: end time (Unix s), thread, latency (us), restarting error code", G),
+    Option("latency-log-rate", OptType.DOUBLE, 1.0, "fraction of the transactions --latency-log keeps (random "
+           "sample; 1 = all)", G, bounds=Bounds(0.0, 1.0, open_min=True)),
+    Option("metrics-addr", OptType.STRING, "", "serve live Prometheus metrics of the run at HOST:PORT (needs "
+           "pip install 'pysysbench[metrics]')", G),
+    Option("server-context", OptType.BOOL, True, "with --result-file: store the server's key settings and its "
+           "counters' deltas over the measured phase (hit ratio, lock waits, server CPU) in the result file", G),
     Option("lua-bundled", OptType.BOOL, False, "run the bundled test names (oltp_read_write, ...) through the Lua "
            "files of the sysbench package with the Lua engine instead of natively", G),
     Option("test", OptType.STRING, "", "deprecated: the test name or script path", G, show_default=False),

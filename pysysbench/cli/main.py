@@ -19,6 +19,7 @@ from ..errors import ConfigError, PySysbenchError, UsageError, WorkloadError
 from ..engine.local import CLIENT_BUSY_FRACTION, CLIENT_BUSY_MIN_S, Hooks, LocalRun, RunOutcome, client_busy, forced_shutdown_s
 from ..files import check_writable
 from ..options import help_block
+from ..output import text
 from ..output.registry import report_for
 from ..workloads.base import Env, Workload, user_code
 from . import face, subcommands
@@ -244,11 +245,13 @@ def dispatch(argv: list[str], out: Printer) -> int:
         workload = cls(v, driver)
     if inv.command == "run":
         return command_run(inv, workload, driver, out, argv)
-    env = Env(driver=driver, values=v, say=out.script, seed=v.rand_seed or None)
+    # sysbench's scripts print() their messages (every --verbosity); built-in tests log them
+    say = out if getattr(cls, "logs_messages", False) else out.script
+    env = Env(driver=driver, values=v, say=say, seed=v.rand_seed or None)
     with user_code(workload, inv.command):
         if inv.command == "prepare":     # progress bars / plain progress lines (pysysbench.load)
             from .load_progress import load_display   # rich: only commands that load data need it
-            with load_display(out, out.script) as env.observer:
+            with load_display(out, say) as env.observer:
                 run_async(workload.prepare(env))
             return 0
         run_async(getattr(workload, inv.command)(env))
@@ -266,6 +269,9 @@ def _driver_name(v, command: str) -> str:
 
 
 def print_workload_help(cls: type[Workload], out: Printer, test: str | None = None) -> int:
+    if getattr(cls, "help_text", ""):   # a built-in test (workloads/builtin.py): sysbench's own text
+        out(cls.help_text, ALWAYS)
+        return 0
     strict = face.active().strict
     if not cls.options:
         if strict:    # sysbench's text, on stderr, no FATAL
@@ -286,6 +292,13 @@ def command_run(inv: Invocation, workload: Workload, driver, out: Printer, argv:
     v = inv.values
     if v.result_file:
         check_writable(v.result_file)    # before anything runs, not after the measurement
+    if v.get("latency_log"):
+        from ..stats.latencylog import create
+        check_writable(v.latency_log, "latency log")
+        try:
+            create(v.latency_log)
+        except OSError as exc:
+            raise UsageError(f"--latency-log={v.latency_log}: cannot write it ({exc.strerror})") from None
     with Interrupts() as stops:
         try:
             return _run_and_report(inv, workload, driver, out, argv, stops)
@@ -300,7 +313,12 @@ def _run_and_report(inv: Invocation, workload: Workload, driver, out: Printer, a
     for line in fmt.banner(forced_shutdown_s(v)):
         out(line)
 
-    custom = getattr(workload, "reports", None)   # a Lua script's report hooks
+    intro = getattr(workload, "run_intro", None)   # a built-in test's mode lines and checks
+    if intro is not None:
+        intro(out)
+    custom = getattr(workload, "reports", None)   # a Lua script's or built-in test's report hooks
+    if hasattr(custom, "attach"):
+        custom.attach(out, text.summary_block)
     sql = (lambda counts: True) if custom is None else custom.sql   # False: sysbench's generic reports
 
     def print_line(line: str | None) -> None:
@@ -323,7 +341,8 @@ def _run_and_report(inv: Invocation, workload: Workload, driver, out: Printer, a
     runs: list[LocalRun] = []
 
     async def go() -> RunOutcome:
-        runs.append(LocalRun(v, workload, driver, hooks, server_version=bool(v.result_file)))
+        runs.append(LocalRun(v, workload, driver, hooks, server_version=bool(v.result_file),
+                             server_context=bool(v.result_file) and bool(v.get("server_context", True))))
         stops.attach(runs[0].interrupt)
         return await runs[0].execute()
 
@@ -399,6 +418,10 @@ def _save_result(v, argv: list[str], workload: Workload, driver, outcome: RunOut
         if outcome.nodes:   # --ray-address: one entry per client machine
             doc["client"]["nodes"] = outcome.nodes
         doc["connections"] = outcome.connections   # database node (host:port) -> sessions
+        for iv, cpu in zip(doc["intervals"], outcome.interval_cpu_s):
+            iv["client_cpu_s"] = cpu
+        doc["host"] = outcome.host or None
+        doc["server_context"] = outcome.server_context
     results.save(v.result_file, doc)
 
 

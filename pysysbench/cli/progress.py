@@ -39,8 +39,11 @@ def _threads(n: int) -> str:
 
 
 def peak_line(w: WorkloadSpec, peak: Peak) -> str:
-    sat = (f", within noise of it from {_threads(peak.saturation_threads)}"
-           if peak.saturation_threads != peak.threads else "")
+    gain, noise = peak.within_gain_threads, peak.within_noise_threads
+    sat = (f", within {w.auto.min_gain:.0%} of it from {_threads(gain)}" if w.auto and gain is not None
+           and gain != peak.threads else "")
+    sat += (f", within noise of it from {_threads(noise)}" if noise is not None and noise != peak.threads
+            else ", noise unknown (no repeats)" if noise is None else "")
     return (f"{w.name}: peak {peak.metric.upper()} {peak.value:,.2f} at {_threads(peak.threads)}{sat} "
             f"(tested {', '.join(str(p.threads) for p in sorted(peak.points, key=lambda p: p.threads))}; "
             f"search stopped: {peak.stopped})")

@@ -118,12 +118,15 @@ def _check(c: spec.Campaign, results_dir: str, out) -> int:
         f"labels: {c.labels or 'none'}; results: {results_dir}")
     if c.prepare:
         out(f"  prepare: pysysbench {' '.join(redact(planner.prepare_argv('prepare')))}")
+    for v in c.variants:
+        out(f"  variant {v.name} (interleaved round by round): labels {v.labels or 'none'}"
+            + (f"; before each of its runs: {'; '.join(v.sql)}" if v.sql else ""))
     for w in c.workloads:
         threads = ", ".join(map(str, w.threads)) if w.threads else f"auto from {w.auto.start} (x{w.auto.factor:g}, " \
                                                                   f"max {w.auto.max}, by {w.auto.metric})"
         out(f"  {w.name}: threads {threads}; {w.repeats} x {w.time_s} s (+{w.warmup_s} s warm-up)")
         first = w.threads[0] if w.threads else w.auto.start
-        out(f"    pysysbench {' '.join(planner.run(w, first, 1, 'list').command_line)}")
+        out(f"    pysysbench {' '.join(planner.run(w, first, 1, 'list', (c.variants or (None,))[0]).command_line)}")
     out("campaign file OK")
     return 0
 
@@ -147,7 +150,7 @@ def _run(c: spec.Campaign, results_dir: str, args: argparse.Namespace, out) -> i
     out(f"campaign '{c.name}' {manifest['status']}: {counts['ok']} runs executed, {counts['stored']} taken from "
         f"earlier invocations, {counts['failed']} failed; results in {results_dir}")
     if not args.no_report:
-        paths = _render_report([results_dir], os.path.join(results_dir, DEFAULT_REPORT_DIR), None, True)
+        paths = _render_report([results_dir], os.path.join(results_dir, DEFAULT_REPORT_DIR), None, True, out)
         out(f"report: {paths[0]} and {paths[1]}")
     return 0 if counts["failed"] == 0 else 1
 
@@ -155,7 +158,11 @@ def _run(c: spec.Campaign, results_dir: str, args: argparse.Namespace, out) -> i
 # --- report ---------------------------------------------------------------------------------
 
 
-def _render_report(inputs: list[str], out_dir: str, title: str | None, charts: bool) -> list[str]:
+def _render_report(inputs: list[str], out_dir: str, title: str | None, charts: bool, out=None) -> list[str]:
+    if charts and not document.charts_available():
+        charts = False
+        if out is not None:
+            out(document.CHARTS_HINT)
     rep = document.build(load_runs(inputs), title=title, with_charts=charts)
     return document.write(rep, out_dir, markdown.render(rep), html.render(rep))
 
@@ -171,7 +178,7 @@ def report_command(argv: list[str], out) -> int:
     p.add_argument("--title", help="report title (default: from the campaign names)")
     p.add_argument("--no-charts", action="store_true", help="tables only")
     args = _parse(p, argv)
-    paths = _render_report(args.results, args.output, args.title, not args.no_charts)
+    paths = _render_report(args.results, args.output, args.title, not args.no_charts, out)
     out(f"report: {paths[0]} and {paths[1]} ({len(paths) - 2} charts)")
     return 0
 
@@ -190,7 +197,8 @@ def compare_command(argv: list[str], out) -> int:
     p.add_argument("--by", help="split all given results into groups by the value of this label")
     p.add_argument("--from", dest="pool", action="append", default=[],
                    help=f"where label selectors look for results (default: {DEFAULT_RESULTS_ROOT})")
-    p.add_argument("--metric", default="tps,p95", help="comma-separated: tps, qps, p95, p99, avg, errors_per_s")
+    p.add_argument("--metric", default="tps,p95", help="comma-separated: tps, qps, p95, p99, avg, errors_per_s; from the server context: "
+                   "hit_ratio, lock_waits_per_trx, fsyncs_per_trx, server_cpu_us_per_query; client_cpu_us_per_query")
     p.add_argument("--min-effect", type=float, default=cmp.DEFAULT_MIN_EFFECT,
                    help="smallest relative difference called better/worse (default 0.01 = 1%%)")
     p.add_argument("--output", help="also write compare.md and compare.html into this directory")
@@ -214,6 +222,8 @@ def _print_comparison(groups: list[cmp.Group], comparisons: list[cmp.Comparison]
     for c in comparisons:
         for workload in c.rows:
             console.print(comparison_table(c, workload))
+    for note in cmp.notes(groups, comparisons):
+        console.print(note, highlight=False, markup=False)
 
 
 def _write_comparison(out_dir: str, title: str, groups, comparisons, out) -> None:

@@ -26,6 +26,7 @@ from ..drivers.base import Driver
 from ..errors import ConfigError, DatabaseError, MissingTableError, PySysbenchError, RunAborted
 from ..load.marker import check_complete
 from ..options import Values
+from ..stats import host
 from ..stats.records import IntervalStat, Snapshot, Summary, interval_from, summary_from
 from ..workloads.base import Workload, user_code
 from .group import InProcessGroup, Sample
@@ -64,6 +65,9 @@ class RunOutcome:
     connections: dict[str, int] = field(default_factory=dict)   # database node -> sessions
     nodes: list[dict] = field(default_factory=list)             # per client machine (Ray)
     server_version: str = ""
+    interval_cpu_s: list[float] = field(default_factory=list)   # client CPU seconds of each report interval
+    host: dict = field(default_factory=dict)                    # the client machine over the measured phase
+    server_context: dict | None = None                          # engine/servercontext.py
 
 
 def forced_shutdown_s(values: Values) -> float | None:
@@ -100,13 +104,14 @@ class LocalRun:
     reports what was measured, another stops at once.  The outcome carries the request and its exit code (128 + signal)."""
 
     def __init__(self, values: Values, workload: Workload, driver: Driver, hooks: Hooks,
-                 server_version: bool = False):
+                 server_version: bool = False, server_context: bool = False):
         self.v = values
         self.workload = workload
         self.driver = driver
         self.hooks = hooks
         self.threads = values.threads
-        self.workers = worker_count(values, driver)
+        # a built-in test's shared state (workloads/builtin.py) lives in this process
+        self.workers = 1 if getattr(workload, "os_threads", False) else worker_count(values, driver)
         if values.get("ray_address"):   # actors on a Ray cluster (optional extra, imported lazily)
             from .raygroup import RayGroup
             self.group = RayGroup(values, workload.source, driver.name, self.threads, driver.caps.blocking)
@@ -118,8 +123,11 @@ class LocalRun:
                                         rate=values.rate, max_events=values.events)
         self.percentile = values.percentile
         self.intervals: list[IntervalStat] = []
-        self.report_prev: tuple[Snapshot, int, int] | None = None   # the last interval's end: counts, time, threads
-        self.at_t0 = Sample(Snapshot())
+        self.report_prev: tuple[Snapshot, int, int, float] | None = None   # last interval's end: counts, time,
+        self.at_t0 = Sample(Snapshot())                                       # threads, client CPU
+        self.interval_cpu_s: list[float] = []
+        self.host_start: dict = {}
+        self.host_end: dict = {}
         self.base = Snapshot()
         self.t0 = self.checkpoint_t = self.end = 0
         self.forced = False
@@ -134,6 +142,12 @@ class LocalRun:
         self.last = Sample(Snapshot())
         self.fatal: PySysbenchError | None = None   # the run's own verdict (reconnects gave up)
         self._signals: dict[int, object] = {}
+        self.metrics = None         # engine.metrics.RunMetrics (--metrics-addr), started with the threads
+        self.context = None         # engine.servercontext.ServerContext, when asked for and supported
+        if server_context:
+            from .servercontext import ServerContext
+            ctx = ServerContext(driver)
+            self.context = ctx if ctx.supported else None
 
     async def preflight(self) -> None:
         with user_code(self.workload, "required_tables"):
@@ -190,6 +204,10 @@ class LocalRun:
                 await self._measure()
             finally:
                 await self.group.close()
+                if self.metrics is not None:
+                    self.metrics.close()
+            if self.context is not None:     # after the sessions ended: PostgreSQL has flushed their counts
+                await self.context.finish()
         finally:
             self._remove_signals()
         return self._outcome(started_at)
@@ -209,13 +227,20 @@ class LocalRun:
             raise RunAborted(f"interrupted ({self.stop_reason}) before the benchmark started", self.stop_exit)
 
     async def _start_up_steps(self) -> None:
-        if self.want_version:
+        if self.want_version and self.workload.connects:
             try:
                 self.server_version = await self.driver.server_version()
             except PySysbenchError:
                 pass   # the pre-flight or the threads report the connection problem
         await self.preflight()
         await self.group.setup()
+        if v_addr := self.v.get("metrics_addr"):   # after the workers started: its HTTP thread is not theirs
+            from .metrics import RunMetrics
+            try:
+                self.metrics = RunMetrics(v_addr, {"test": self.workload.name})
+            except PySysbenchError:
+                await self.group.close()
+                raise
         self.hooks.say("Initializing worker threads...\n")
         try:
             await asyncio.wait_for(self.group.init(), self.v.thread_init_timeout or None)
@@ -227,19 +252,26 @@ class LocalRun:
     async def _measure(self) -> None:
         v, g = self.v, self.group
         warmup_ns = int((v.warmup_time or 0) * NS)
+        if self.context is not None and not warmup_ns:
+            await self.context.begin()       # before the first event: the deltas are the run's exactly
         start = perf_counter_ns()
         g.start(start + warmup_ns + int(v.time * NS) if v.time else 0, warming=bool(warmup_ns))
         self.measuring = True
         if self.stop_reason is not None:   # asked to stop between the start-up and here
             self._stop()
         side: list[asyncio.Task] = [asyncio.create_task(self._watch_reconnects(start))]
+        if self.metrics is not None:
+            side.append(asyncio.create_task(self.metrics.follow(g)))
         if warmup_ns:
             self.hooks.say(f"Warming up for {v.warmup_time:g} seconds...")
             await g.wait(warmup_ns / NS)
             self.base = (await g.end_warmup()).snapshot
+            if self.context is not None:
+                await self.context.begin()
         self.t0 = self.checkpoint_t = perf_counter_ns()
         self.at_t0 = await g.sample()   # the measured phase's start: counts and client CPU
-        self.report_prev = (self.at_t0.snapshot, self.t0, self.at_t0.running)
+        self.report_prev = (self.at_t0.snapshot, self.t0, self.at_t0.running, self.at_t0.cpu_s)
+        self.host_start = host.snapshot()
         if v.report_interval:
             side.append(asyncio.create_task(self._report()))
         if v.report_checkpoints:
@@ -248,6 +280,9 @@ class LocalRun:
             side.append(asyncio.create_task(self._watchdog(v.time, forced_shutdown_s(v))))
         await g.wait(None)
         self.end = perf_counter_ns()
+        self.host_end = host.snapshot()
+        if self.context is not None:
+            self.context.stop_cpu()
         self.measuring = False   # a stop request from now on only marks the outcome
         if self._cut is not None:
             self._cut.cancel()
@@ -300,15 +335,16 @@ class LocalRun:
         self._interval(self.last, self.end, prev[2])
 
     def _interval(self, s: Sample, t: int, running: int) -> None:
-        prev, prev_t, _ = self.report_prev
+        prev, prev_t, _, prev_cpu = self.report_prev
         rate = bool(self.v.rate)
         st = interval_from(s.snapshot, prev, time_s=(t - self.t0) / NS, interval_s=(t - prev_t) / NS,
                            threads_running=running, percentile=self.percentile,
                            queue_length=s.queue_length if rate else None,
                            concurrency=s.inflight if rate else None)
         self.intervals.append(st)
+        self.interval_cpu_s.append(max(0.0, s.cpu_s - prev_cpu))
         self.hooks.interval(st)
-        self.report_prev = (s.snapshot, t, running)
+        self.report_prev = (s.snapshot, t, running, s.cpu_s)
 
     async def _checkpoints(self) -> None:
         for at in sorted(float(x) for x in self.v.report_checkpoints):
@@ -416,7 +452,12 @@ class LocalRun:
                          forced=self.forced, interrupted=self.stop_reason, traceback=self.group.traceback,
                          workers=len(s.per_worker) or self.workers, client_cpu_s=max(0.0, s.cpu_s - self.at_t0.cpu_s),
                          per_worker=measured_per_worker(s.per_worker, self.at_t0.per_worker, summary.total_time_s),
-                         connections=s.connections, nodes=s.nodes, server_version=self.server_version)
+                         connections=s.connections, nodes=s.nodes, server_version=self.server_version,
+                         interval_cpu_s=self.interval_cpu_s,
+                         host=host.between(self.host_start, self.host_end) if self.host_start else {})
+        if self.context is not None and self.context.end:
+            q = summary.reads + summary.writes + summary.others
+            out.server_context = self.context.result(events=summary.events, queries=q)
         fatal = self.fatal or self.group.fatal
         if fatal is not None:
             out.exit_code = getattr(fatal, "exit_code", 1)

@@ -1,6 +1,6 @@
 """Worker processes (``--workers=N``): one uvloop event loop per process.
 
-The parent spawns N processes, each owning a contiguous slice of the thread ids
+The parent starts N processes, each owning a contiguous slice of the thread ids
 with its share of ``--events`` and ``--rate`` (a sum of independent Poisson
 streams is a Poisson stream of the summed rate), and talks to each over a socket
 pair (:mod:`.channel`: length-prefixed frames, any size, read by the loop):
@@ -17,6 +17,14 @@ is kept and reported with a clear error.  The heartbeat is the watchdog too: a
 child that sends nothing for ``WORKER_TIMEOUT_S`` (stopped, hung, its machine
 out of memory), or has not ended ``CANCEL_TIMEOUT_S`` after a cancel, is killed
 and reported like a dead one -- the run never waits for it forever.
+
+Start-up: where the platform forks and the parent runs one thread, the workers are
+forked (:func:`start_method`): they inherit the modules the parent has imported, where a
+``spawn`` worker starts a new interpreter and imports everything again (0.55 s of client
+CPU with two workers at 8 threads, against sysbench's whole 0.39 s for a ``--time=1``
+run; docs/performance.md "Start-up"). A forked child first drops what it inherited from
+the parent's event loop and from the other workers' links (:func:`_forget_parent`).
+``PYSYSBENCH_WORKER_START=spawn`` in the environment forces the spawn start.
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ import multiprocessing as mp
 import os
 import signal
 import socket
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,9 +57,49 @@ EXIT_TIMEOUT_S = 10.0
 # --- child side ------------------------------------------------------------------------
 
 
+START_ENV = "PYSYSBENCH_WORKER_START"
+CHILD_SIGNALS = ("SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGCHLD", "SIGWINCH")
+
+
+def start_method() -> str:
+    """``fork`` where the platform has it, the parent runs no other thread (a thread
+    could hold a lock the child then waits for forever) and the environment does not
+    ask for ``spawn``; ``spawn`` otherwise."""
+    import threading
+    wanted = os.environ.get(START_ENV, "").strip().lower()
+    if wanted == "spawn" or "fork" not in mp.get_all_start_methods() or threading.active_count() > 1:
+        return "spawn"
+    return "fork"
+
+
+def _forget_parent(inherited_fds: tuple[int, ...]) -> None:
+    """First steps of a forked worker: the parent's event loop had installed signal
+    handlers that write to its wakeup socket (a signal to this child would wake the
+    parent's loop as if the parent had got it), and the parent's ends of the earlier
+    workers' links would keep those workers from seeing the parent's end."""
+    try:
+        signal.set_wakeup_fd(-1)
+    except ValueError:    # not the main thread: nothing was inherited there
+        pass
+    for name in CHILD_SIGNALS:
+        sig = getattr(signal, name, None)
+        if sig is not None:
+            signal.signal(sig, signal.SIG_DFL)
+    asyncio.set_event_loop_policy(None)
+    for fd in inherited_fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
 def _child_main(values: Values, test: str, driver_name: str, first_tid: int, last_tid: int, threads: int,
-                rate: float, max_events: int, sock: socket.socket) -> None:
-    """Entry point of a worker process (spawned: imports everything afresh)."""
+                rate: float, max_events: int, sock: socket.socket, inherited_fds: tuple[int, ...] = (),
+                forked: bool = False) -> None:
+    """Entry point of a worker process (forked from the parent, or spawned: then it
+    imports everything afresh)."""
+    if forked:
+        _forget_parent(inherited_fds)
     restore_environment()
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent decides how to stop
     if values.get("worker_sessions", True):
@@ -67,6 +116,14 @@ def _child_main(values: Values, test: str, driver_name: str, first_tid: int, las
         try:
             send_blocking(sock, ("error", _failure(exc), 1))
         except OSError:        # the loop had the socket already (and closed it): the parent sees the end
+            pass
+
+
+def flush_std_streams() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):   # closed or replaced: nothing to copy
             pass
 
 
@@ -234,20 +291,26 @@ class ProcessGroup:
     async def init(self) -> None:
         loop = asyncio.get_running_loop()
         self._all_done = asyncio.Event()
-        ctx = mp.get_context("spawn")
+        method = start_method()
+        ctx = mp.get_context(method)
         v = self.values
         first = 0
+        parent_ends: list[int] = []
         try:
             for i in range(self.workers):
                 n = split(self.threads, self.workers, i)
                 mine, theirs = socket.socketpair()
+                parent_ends.append(mine.fileno())
                 proc = ctx.Process(target=_child_main, name=f"pysysbench-worker-{i}", daemon=True,
                                    args=(v, self.test, self.driver_name, first, first + n, self.threads,
                                          v.rate / self.workers if v.rate else 0.0,
-                                         split(v.events, self.workers, i) if v.events else 0, theirs))
+                                         split(v.events, self.workers, i) if v.events else 0, theirs,
+                                         tuple(parent_ends), method == "fork"))
                 child = _Child(i, proc, range(first, first + n), ready=loop.create_future())
                 self.children.append(child)
-                with parent_import_path():   # the parent's pysysbench and stdlib, not the cwd's
+                # a forked child would write out again what the parent had not flushed yet
+                flush_std_streams()
+                with parent_import_path():   # spawn: the parent's pysysbench and stdlib, not the cwd's
                     proc.start()
                 theirs.close()
                 child.link = await open_channel(mine, lambda msg, c=child: self._on_message(c, msg),

@@ -42,6 +42,8 @@ NS = 1_000_000_000
 # suspends, a CPU-only workload) would otherwise hold the loop, and the reporter, the
 # checkpoints and a worker process's answers to its parent would wait for the time limit
 YIELD_EVERY_NS = 5_000_000
+BATCH_BUDGET_NS = 5_000_000       # a built-in test's batch of C events (_batch_loop): at most 5 ms
+BATCH_EVENTS = 1 << 40
 
 
 from ..native import EventLoop as _CEventLoop
@@ -73,6 +75,10 @@ class Worker:
         self.counters = Counters()
         self.recorder = make_recorder(self.counters, tids)
         self.limits = Limits()
+        if values.get("latency_log"):     # --latency-log: off by default, then the plain recorder runs
+            from ..stats.latencylog import LoggingRecorder
+            self.recorder = LoggingRecorder(self.recorder, values.latency_log,
+                                            float(values.get("latency_log_rate", 1.0) or 1.0), self.limits)
         self.contexts: list[ThreadContext] = []
         self.tasks: list[Strand] = []
         self.inflight = 0
@@ -112,7 +118,8 @@ class Worker:
 
         await asyncio.gather(*(init_one(t) for t in self.tids))
         self.contexts.sort(key=lambda c: c.tid)
-        if self.driver.caps.blocking:    # statements that block (SQLite): an OS thread per thread
+        # statements that block (SQLite), a built-in test's C events (workloads/builtin.py): an OS thread per thread
+        if self.driver.caps.blocking or getattr(self.workload, "os_threads", False):
             self.os_threads = ThreadStrands(asyncio.get_running_loop(), [f"thread-{c.tid}" for c in self.contexts])
 
     def connections(self) -> dict[str, int]:
@@ -216,6 +223,9 @@ class Worker:
     def _loop(self, ctx: ThreadContext) -> Coroutine[Any, Any, None]:
         """The coroutine that runs this thread's events: returned, not awaited here,
         so a suspended statement has one Python frame fewer to resume through."""
+        if (getattr(self.workload, "batched", False) and self.arrivals is None and not self.reconnect_every
+                and ctx.after_event is None):
+            return self._batch_loop(ctx)
         if (self.arrivals is None and not self.reconnect_every and ctx.after_event is None
                 and not self.limits.max_events):
             parts = self.workload.native_parts()
@@ -344,13 +354,51 @@ class Worker:
         finally:
             self.inflight -= 1
 
+    async def _batch_loop(self, ctx: ThreadContext) -> None:
+        """``_loop`` for a built-in test (workloads/builtin.py): the thread's runner runs its
+        events in C in batches of at most BATCH_BUDGET_NS, with the GIL released, and records
+        each latency itself; between batches this loop checks the stop flag and hands out
+        --events (a share of what is left, so the threads finish together)."""
+        lim = self.limits
+        rec = self.recorder
+        target = rec.core if isinstance(rec, CRecorder) else rec.record
+        runner = ctx.state["runner"]
+        own_limit = getattr(self.workload, "own_event_limit", False)
+        clock = perf_counter_ns
+        while not lim.stop:
+            deadline = lim.deadline_ns
+            if deadline and clock() >= deadline:
+                break
+            n = BATCH_EVENTS
+            counted = lim.max_events and not lim.warming and not own_limit
+            if counted:
+                left = lim.max_events - lim.issued
+                if left <= 0:
+                    break
+                n = max(1, left // (2 * self.threads))
+                lim.issued += n
+            self.inflight += 1
+            try:
+                done, finished = runner.batch(target, n, deadline, BATCH_BUDGET_NS)
+            except OSError as exc:
+                raise self.workload.io_error(exc) from None
+            finally:
+                self.inflight -= 1
+            if counted:
+                lim.issued -= n - done
+            if finished:
+                break
+
     async def _restarted(self, ctx: ThreadContext, exc: Exception):
         """Restart an event after an ignorable error (reconnecting first when the
         connection was lost) until it completes; its result, or _GONE when the
         connection could not be re-opened before the run ended."""
         restart = self.workload.before_restart
         event = self.workload.event
+        note = getattr(self.recorder, "note_error", None)
         while True:
+            if note is not None:
+                note(ctx.tid, getattr(exc, "code", ""))
             if isinstance(exc, ReconnectError) and not await self._reconnect(ctx):
                 return _GONE
             await restart(ctx, exc)
@@ -394,6 +442,8 @@ class Worker:
         # all at once: with 1000 connections whose sessions wait on row locks, closing
         # them one by one (each up to its timeout) took longer than the run itself
         await asyncio.gather(*(close_one(ctx.conn) for ctx in self.contexts if ctx.conn is not None))
+        if hasattr(self.recorder, "close"):     # the latency log's last rows
+            self.recorder.close()
 
     def snapshot(self) -> Snapshot:
         return self.recorder.snapshot()

@@ -1,8 +1,10 @@
 """Charts: matplotlib figures rendered to PNG bytes (Agg, no display needed).
 
-Role: the three pictures a benchmark report needs per workload —
-throughput and latency against threads (one line per variant, error bars when
-repeats exist), the per-interval time series of every run, and latency
+Role: the pictures a benchmark report needs per workload — throughput and
+latency against threads and QPS against threads (one line per variant, error
+bars of 1 sd when repeats exist and a note saying so, client-saturated and
+unsteady cells ringed), the per-interval time series of every run (repeats by
+marker), and latency
 percentile curves from the stored histograms (repeats merged exactly) on a
 "nines" axis.  Figures are built with ``matplotlib.figure.Figure`` directly, so
 no global pyplot state is touched.
@@ -63,44 +65,97 @@ def _thread_axis(ax, threads: list[int]) -> None:
     ax.set_xlabel("threads")
 
 
-def scaling(workload: str, cell_list: list[Cell], keys: list[str]) -> bytes:
-    """TPS and p95 latency against threads, one line per variant."""
-    fig = Figure(figsize=(WIDTH_IN, 3.4), layout="constrained")
-    ax_tps, ax_lat = fig.subplots(1, 2)
-    for i, v in enumerate(variants(cell_list)):
+REPEAT_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
+def _spread_label(cell_list: list[Cell]) -> str | None:
+    """What the error bars show (None: no repeats, no bars)."""
+    ns = sorted({len(c.runs) for c in cell_list})
+    if ns[-1] < 2:
+        return None
+    n = f"{ns[0]}" if len(ns) == 1 else f"{ns[0]}-{ns[-1]}"
+    return f"error bars: ±1 sd of {n} repeats (not a confidence interval)"
+
+
+def _mark_flagged(ax, mine: list[Cell], metric: str, labelled: set[str], dodge: float = 1.0) -> None:
+    """Client-saturated cells get a red ring, unsteady ones an orange square, so a
+    reader sees which points may be the client's limit or a trend's average."""
+    for flag, test, style in (("client saturated", lambda r: r.saturated,
+                               dict(marker="o", s=170, facecolors="none", edgecolors="#c62828", linewidths=2)),
+                              ("unsteady run", lambda r: r.steady is False,
+                               dict(marker="s", s=120, facecolors="none", edgecolors="#ef6c00", linewidths=1.6))):
+        pts = [(c.threads * dodge, c.sample(metric).mean) for c in mine if any(test(r) for r in c.runs)]
+        if pts:
+            label = flag if flag not in labelled else None
+            labelled.add(flag)
+            ax.scatter([p[0] for p in pts], [p[1] for p in pts], zorder=5, label=label, **style)
+
+
+def _against_threads(workload: str, cell_list: list[Cell], keys: list[str], panels) -> bytes:
+    fig = Figure(figsize=(WIDTH_IN, 3.6 if len(panels) > 1 else 3.0), layout="constrained")
+    axes = fig.subplots(1, len(panels), squeeze=False)[0]
+    labelled: set[str] = set()
+    vs = variants(cell_list)
+    for i, v in enumerate(vs):
         mine = sorted((c for c in cell_list if c.variant == v), key=lambda c: c.threads)
-        ts = [c.threads for c in mine]
+        # variants side by side (a small shift, the ticks stay on the thread counts) so that
+        # error bars at the same thread count do not hide each other
+        dodge = 1 + 0.04 * (i - (len(vs) - 1) / 2)
+        ts = [c.threads * dodge for c in mine]
         label = variant_text(v, keys) if keys else None
-        for ax, metric in ((ax_tps, "tps"), (ax_lat, "p95")):
+        for ax, (metric, _, _) in zip(axes, panels):
             s = [c.sample(metric) for c in mine]
             ax.errorbar(ts, [x.mean for x in s], yerr=[x.sd for x in s], marker="o", capsize=3,
                         linestyle=LINESTYLES[i % len(LINESTYLES)], label=label)
-    ax_tps.set_title(f"{workload}: throughput")
-    ax_tps.set_ylabel("transactions/s")
-    ax_lat.set_title(f"{workload}: 95% latency")
-    ax_lat.set_ylabel("ms")
-    for ax in (ax_tps, ax_lat):
-        _thread_axis(ax, [c.threads for c in cell_list])
+            if metric in ("tps", "qps"):
+                _mark_flagged(ax, mine, metric, labelled, dodge)
+    threads = sorted({c.threads for c in cell_list})
+    for ax, (_, title, unit) in zip(axes, panels):
+        ax.set_title(f"{workload}: {title}")
+        ax.set_ylabel(unit)
+        _thread_axis(ax, threads)
+        if len(threads) == 1:       # one thread count: keep the (dodged) points off the frame
+            ax.set_xlim(threads[0] * 0.85, threads[0] * 1.15)
         ax.set_ylim(bottom=0)
-    if keys:
-        ax_tps.legend(fontsize="small")
+    if keys or labelled:
+        axes[0].legend(fontsize="small")
+    spread = _spread_label(cell_list)
+    if spread:
+        fig.supxlabel(spread, fontsize="small", color="#57606a")
     _style(fig)
     return png(fig)
 
 
+def scaling(workload: str, cell_list: list[Cell], keys: list[str]) -> bytes:
+    """TPS and p95 latency against threads, one line per variant; error bars are the sd of
+    the repeats (said under the chart), flagged cells are marked."""
+    return _against_threads(workload, cell_list, keys, (("tps", "throughput", "transactions/s"),
+                                                        ("p95", "95% latency", "ms")))
+
+
+def qps_scaling(workload: str, cell_list: list[Cell], keys: list[str]) -> bytes:
+    """Queries per second against threads (the figure PolarDB-X ranks by)."""
+    return _against_threads(workload, cell_list, keys, (("qps", "queries per second", "queries/s"),))
+
+
 def _cell_colors(cell_list: list[Cell]):
-    """Colour by thread count (viridis), line style by variant."""
+    """Colour by thread count (viridis), line style by variant; with a single thread
+    count the colour tells the variants apart instead (one colour for all is unreadable)."""
     from matplotlib import colormaps
     ts = sorted({c.threads for c in cell_list})
+    vs = variants(cell_list)
+    if len(ts) == 1 and len(vs) > 1:
+        tab = colormaps["tab10"]
+        return lambda c: (tab(vs.index(c.variant) % 10), LINESTYLES[vs.index(c.variant) % len(LINESTYLES)])
     cmap = colormaps["viridis"]
     color = {t: cmap(0.85 * i / max(len(ts) - 1, 1)) for i, t in enumerate(ts)}
-    vs = variants(cell_list)
     return lambda c: (color[c.threads], LINESTYLES[vs.index(c.variant) % len(LINESTYLES)])
 
 
 def timeseries(workload: str, cell_list: list[Cell], keys: list[str]) -> bytes:
-    """Per-interval TPS and latency percentile of every run."""
-    fig = Figure(figsize=(WIDTH_IN, 5.0), layout="constrained")
+    """Per-interval TPS and latency percentile of every run: colour by thread count, line
+    style by variant, marker by repeat (r1 o, r2 square, ...), so repeats stay apart."""
+    fig = Figure(figsize=(WIDTH_IN, 5.4), layout="constrained")
     ax_tps, ax_lat = fig.subplots(2, 1, sharex=True)
     style = _cell_colors(cell_list)
     pct = 95
@@ -113,9 +168,15 @@ def timeseries(workload: str, cell_list: list[Cell], keys: list[str]) -> bytes:
             pct = (r.doc.get("options") or {}).get("percentile", pct)
             label = f"{c.threads} thr" + (f" r{r.repeat}" if len(c.runs) > 1 else "")
             label = (variant_text(c.variant, keys) + ", " if keys else "") + label
+            if r.steady is False:
+                label += " (unsteady)"
+            marker = REPEAT_MARKERS[(r.repeat - 1) % len(REPEAT_MARKERS)] if len(c.runs) > 1 else None
+            every = max(1, len(iv) // 8)
             ts = [x["time_s"] for x in iv]
-            ax_tps.plot(ts, [x["tps"] for x in iv], color=color, linestyle=ls, linewidth=1.2, label=label)
-            ax_lat.plot(ts, [x["latency_pct_ms"] for x in iv], color=color, linestyle=ls, linewidth=1.2)
+            ax_tps.plot(ts, [x["tps"] for x in iv], color=color, linestyle=ls, linewidth=1.2, label=label,
+                        marker=marker, markevery=every, markersize=5)
+            ax_lat.plot(ts, [x["latency_pct_ms"] for x in iv], color=color, linestyle=ls, linewidth=1.2,
+                        marker=marker, markevery=every, markersize=5)
     ax_tps.set_title(f"{workload}: per-interval throughput and latency")
     ax_tps.set_ylabel("transactions/s")
     ax_lat.set_ylabel(f"{pct}% latency (ms)")
@@ -124,7 +185,8 @@ def timeseries(workload: str, cell_list: list[Cell], keys: list[str]) -> bytes:
         ax.set_ylim(bottom=0)
     handles = ax_tps.get_legend_handles_labels()[0]
     if handles:
-        ax_tps.legend(fontsize="x-small", ncol=min(4, len(handles)), loc="lower right")
+        fig.legend(handles, ax_tps.get_legend_handles_labels()[1], fontsize="x-small", loc="outside right upper",
+                   ncol=1 if len(handles) <= 14 else 2)
     _style(fig)
     return png(fig)
 
@@ -173,4 +235,4 @@ def percentiles(workload: str, cell_list: list[Cell], keys: list[str]) -> bytes:
     return png(fig)
 
 
-CHARTS = {"scaling": scaling, "timeseries": timeseries, "percentiles": percentiles}
+CHARTS = {"scaling": scaling, "qps": qps_scaling, "timeseries": timeseries, "percentiles": percentiles}

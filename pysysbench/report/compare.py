@@ -17,10 +17,11 @@ compared with the first (the baseline):
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 
-from ..stats.noise import Difference, Sample, difference, sample
+from ..stats.noise import Difference, Sample, difference, paired_difference, sample
 from ..errors import UsageError
 from .model import METRICS, Metric, Run, load_runs
 from .tables import TableData, metric_stat
@@ -48,6 +49,7 @@ class CompareCell:
     samples: tuple[Sample | None, ...]          # per group; None = no run in that group
     diffs: tuple[Difference | None, ...]        # per group vs the baseline (None for it)
     verdicts: tuple[Verdict | None, ...]
+    paired: tuple[bool, ...] = ()               # per group: compared round by round with the baseline
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,10 @@ class Comparison:
     groups: tuple[str, ...]
     metric: Metric
     rows: dict[str, list[CompareCell]]
+
+    @property
+    def verdict_count(self) -> int:
+        return sum(1 for cells in self.rows.values() for c in cells for v in c.verdicts if v is not None)
 
 
 # --- groups ---------------------------------------------------------------------------------
@@ -98,7 +104,9 @@ def make_groups(args: list[str], *, by: str | None = None, pool_dirs: list[str] 
             if value is None:
                 raise UsageError(f"'{r.path}' has no label '{by}' (labels: {dict(r.variant) or 'none'})")
             values.setdefault(value, []).append(r)
-        groups = [Group(f"{by}={v}", tuple(rs)) for v, rs in values.items()]
+        order = _variant_order(runs) if by == "variant" else []
+        ranked = sorted(values, key=lambda v: order.index(v) if v in order else len(order))
+        groups = [Group(f"{by}={v}", tuple(values[v])) for v in ranked]
     else:
         pool = load_runs(pool_dirs or []) if any(is_selector(a) for a in args) else []
         raw = []
@@ -113,6 +121,15 @@ def make_groups(args: list[str], *, by: str | None = None, pool_dirs: list[str] 
         raise UsageError(f"need at least two groups to compare, got {len(groups)}"
                          + (f" (every run has {by}={groups[0].name.split('=', 1)[-1]})" if by and groups else ""))
     return groups
+
+
+def _variant_order(runs: list[Run]) -> list[str]:
+    """The [[variant]] order of an interleaved campaign (the first is the baseline)."""
+    for r in runs:
+        order = r.campaign.get("interleaved")
+        if order:
+            return [str(v) for v in order]
+    return []
 
 
 def _exists(arg: str) -> bool:
@@ -133,12 +150,27 @@ def verdict(diff: Difference, metric: Metric, single_threshold: float) -> Verdic
     return Verdict("same (within noise)", "same")
 
 
-def _cells(group: Group, metric: str) -> dict[tuple[str, int], Sample]:
-    values: dict[tuple[str, int], list[float]] = {}
+def _cells(group: Group, metric: str) -> dict[tuple[str, int], list[Run]]:
+    out: dict[tuple[str, int], list[Run]] = {}
     for r in group.runs:
         if r.ok:
-            values.setdefault((r.workload, r.threads), []).append(r.value(metric))
-    return {k: sample(v) for k, v in values.items()}
+            out.setdefault((r.workload, r.threads), []).append(r)
+    return out
+
+
+def round_of(r: Run) -> tuple[str, int] | None:
+    """(campaign, round) of a run of an interleaved campaign ([[variant]]s), else None:
+    only such runs were measured side by side and can be paired."""
+    camp = r.campaign
+    if camp.get("variant") is None or not camp.get("name"):
+        return None
+    return str(camp["name"]), int(camp.get("repeat") or 1)
+
+
+def pairs(base: list[Run], other: list[Run], metric: str) -> list[tuple[float, float]]:
+    a = {round_of(r): r.value(metric) for r in base if round_of(r) is not None}
+    b = {round_of(r): r.value(metric) for r in other if round_of(r) is not None}
+    return [(a[k], b[k]) for k in sorted(a) if k in b]
 
 
 def compare(groups: list[Group], metric: str = "tps", *, min_effect: float = DEFAULT_MIN_EFFECT,
@@ -159,26 +191,103 @@ def compare(groups: list[Group], metric: str = "tps", *, min_effect: float = DEF
 
 
 def _cell(w: str, threads: int, per_group, m: Metric, min_effect: float, single: float) -> CompareCell:
-    samples = tuple(cells.get((w, threads)) for cells in per_group)
+    runs = [cells.get((w, threads)) for cells in per_group]
+    samples = tuple(sample([r.value(m.key) for r in rs]) if rs else None for rs in runs)
     base = samples[0]
     diffs: list[Difference | None] = [None]
     verdicts: list[Verdict | None] = [None]
-    for s in samples[1:]:
+    paired = [False]
+    for rs, s in zip(runs[1:], samples[1:]):
         if base is None or s is None:
             diffs.append(None)
             verdicts.append(None)
+            paired.append(False)
             continue
-        d = difference(base, s, min_effect)
+        matched = pairs(runs[0], rs, m.key)
+        if len(matched) >= 2 and len(matched) == min(len(runs[0]), len(rs)):
+            d = paired_difference(matched, min_effect)
+            paired.append(True)
+        else:
+            d = difference(base, s, min_effect)
+            paired.append(False)
         diffs.append(d)
         verdicts.append(verdict(d, m, single))
-    return CompareCell(w, threads, samples, tuple(diffs), tuple(verdicts))
+    return CompareCell(w, threads, samples, tuple(diffs), tuple(verdicts), tuple(paired))
+
+
+# --- trust: drift between the sides, separate campaigns, how many verdicts --------------------
+
+DRIFT_MIN_EFFECT = 0.10     # client CPU per query / host load must differ by this much to be called drift
+
+
+def _campaigns(g: Group) -> list[str]:
+    return sorted({str(r.campaign.get("name")) for r in g.runs if r.campaign.get("name")})
+
+
+def _drift_cells(base: Group, other: Group, value) -> tuple[int, int, str]:
+    """Cells where ``value(run)`` differs beyond noise between the sides: (count, tested, example)."""
+    a, b = _cells(base, "tps"), _cells(other, "tps")
+    tested, found, example = 0, 0, ""
+    for key in a:
+        if key not in b:
+            continue
+        xs = [v for v in (value(r) for r in a[key]) if v is not None]
+        ys = [v for v in (value(r) for r in b[key]) if v is not None]
+        if len(xs) < 2 or len(ys) < 2:
+            continue
+        tested += 1
+        d = difference(sample(xs), sample(ys), DRIFT_MIN_EFFECT)
+        if d.significant:
+            found += 1
+            if not example:
+                example = (f"{key[0]} at {key[1]} threads: {sample(xs).mean:,.1f} → {sample(ys).mean:,.1f}")
+    return found, tested, example
+
+
+def notes(groups: list[Group], comparisons: list[Comparison]) -> list[str]:
+    """What a reader must know before trusting the verdicts."""
+    out = []
+    base = groups[0]
+    for g in groups[1:]:
+        found, tested, example = _drift_cells(base, g, lambda r: r.cpu_us_per_query)
+        if found:
+            out.append(f"Drift warning ({base.name} vs {g.name}): the client's CPU per query differs beyond noise "
+                       f"in {found} of {tested} cells (µs per query, e.g. {example}): the client machine was in "
+                       "another state (busier, throttled, other software); verdicts may measure that, not the change.")
+        la = [r.load for r in base.runs if r.ok and r.load is not None]
+        lb = [r.load for r in g.runs if r.ok and r.load is not None]
+        if len(la) >= 2 and len(lb) >= 2:
+            d = difference(sample(la), sample(lb), DRIFT_MIN_EFFECT)
+            if d.significant:
+                out.append(f"Drift warning ({base.name} vs {g.name}): the host's load average differs beyond noise "
+                           f"({sample(la).mean:.2f} → {sample(lb).mean:.2f}, 1-minute load over the runs): other work "
+                           "on the machine may explain part of the differences.")
+        ca, cb = _campaigns(base), _campaigns(g)
+        paired = any(p for c in comparisons for cells in c.rows.values() for cell in cells
+                     for p in cell.paired[1:])
+        if ca and cb and ca != cb:
+            out.append(f"{base.name} and {g.name} come from separate campaigns ({', '.join(ca)}; {', '.join(cb)}): "
+                       "drift of the machine or the server between them cannot be told apart from the effect. "
+                       "For a trustworthy A/B, define both as [[variant]]s of one campaign: they then run "
+                       "interleaved, round by round, and compare pairs the rounds.")
+        elif paired:
+            out.append(f"{base.name} and {g.name} ran interleaved in one campaign: each round of one is compared "
+                       "with the same round of the other (paired), so slow drift cancels out.")
+    n = sum(c.verdict_count for c in comparisons)
+    if n:
+        out.append(f"{n} verdicts made, each at 95 %: even with no real change about {n * 0.05:.1f} of them "
+                   "would say better or worse by chance (multiple comparisons); trust a consistent pattern over one "
+                   "cell.")
+    return out
 
 
 # --- tables -----------------------------------------------------------------------------------
 
 
-def change_text(d: Difference) -> str:
-    noise = f" (noise ±{d.noise:.1%})" if d.noise is not None else ""
+def change_text(d: Difference, paired: bool = False) -> str:
+    if d.ratio in (math.inf, -math.inf):
+        return "- (baseline 0)"
+    noise = f" ({'paired ' if paired else ''}noise ±{d.noise:.1%})" if d.noise is not None else ""
     return f"{d.ratio:.3f} ({d.change:+.1%}){noise}"
 
 
@@ -193,8 +302,9 @@ def table(c: Comparison, workload: str) -> tuple[TableData, list[list[str]]]:
     for cell in c.rows[workload]:
         row = [str(cell.threads)] + [metric_stat(s, c.metric) if s else "-" for s in cell.samples]
         cls = [""] * len(row)
-        for d, v in zip(cell.diffs[1:], cell.verdicts[1:]):
-            row += [change_text(d) if d else "-", v.text if v else "-"]
+        paired = cell.paired[1:] or (False,) * len(cell.diffs[1:])
+        for d, v, p in zip(cell.diffs[1:], cell.verdicts[1:], paired):
+            row += [change_text(d, p) if d else "-", v.text if v else "-"]
             cls += ["", v.kind if v else ""]
         rows.append(row)
         classes.append(cls)
@@ -209,4 +319,4 @@ def group_sizes(groups: list[Group]) -> list[tuple[str, str]]:
     return out
 
 
-__all__ = ["Group", "Comparison", "CompareCell", "Verdict", "make_groups", "compare", "verdict", "table"]
+__all__ = ["Group", "Comparison", "CompareCell", "Verdict", "make_groups", "compare", "verdict", "table", "notes"]

@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from ..errors import UsageError
 from ..files import write_atomic
 from .model import Cell, Run, cells
-from .tables import (TableData, environment_rows, peak_sentence, peaks, reproduce_commands, summary_table,
+from .tables import (TableData, environment_rows, peak_sentence, peaks, reproduce_commands, run_warnings, runs_table, summary_notes, summary_table,
                      variant_keys, workload_table)
 
 CHART_TITLES = {
     "scaling": "throughput and 95% latency against threads",
+    "qps": "queries per second against threads",
     "timeseries": "per-interval throughput and latency of every run",
     "percentiles": "latency percentiles (histograms of the repeats merged)",
 }
@@ -39,6 +40,8 @@ class Section:
     table: TableData
     peaks: list[str]
     charts: list[Chart]
+    runs: TableData | None = None          # one row per run: steadiness, saturation, host, server
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,19 @@ class Report:
     environment: list[tuple[str, str]]
     commands: list[str]
     failed: list[Run]
+    notes: list[str] = field(default_factory=list)      # warnings under the summary
+
+
+CHARTS_HINT = "charts left out: matplotlib is not installed (pip install 'pysysbench[report]' adds them)"
+
+
+def charts_available() -> bool:
+    """matplotlib is an optional extra (``pysysbench[report]``): tables work without it."""
+    try:
+        import matplotlib.figure  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def slug(name: str) -> str:
@@ -78,7 +94,7 @@ def build(runs: list[Run], *, title: str | None = None, with_charts: bool = True
     return Report(title=title or default_title(runs), description=_description(runs, all_cells),
                   runs=runs, summary=summary_table(all_cells), sections=sections,
                   environment=environment_rows(ok), commands=reproduce_commands(ok, all_cells),
-                  failed=[r for r in runs if not r.ok])
+                  failed=[r for r in runs if not r.ok], notes=summary_notes(all_cells))
 
 
 def _description(runs: list[Run], all_cells: dict[str, list[Cell]]) -> str:
@@ -97,7 +113,7 @@ def _section(workload: str, cell_list: list[Cell], keys: list[str], runs: list[R
             charts.append(Chart(kind, f"charts/{slug(workload)}-{kind}.png",
                                 f"{workload}: {CHART_TITLES[kind]}", fn(workload, cell_list, keys)))
     return Section(workload, tests, workload_table(cell_list), [peak_sentence(p, keys) for p in peaks(cell_list)],
-                   charts)
+                   charts, runs_table(cell_list), run_warnings(cell_list, keys))
 
 
 def write(report: Report, out_dir: str, markdown: str, html: str) -> list[str]:

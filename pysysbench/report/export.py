@@ -18,10 +18,13 @@ from .model import Run
 RUN_COLUMNS = ("file", "campaign", "workload", "test", "threads", "repeat", "driver", "server_version",
                "started_at", "exit_code", "error", "time_s", "events", "tps", "qps", "reads", "writes", "others",
                "errors", "errors_per_s", "reconnects", "reconnects_per_s", "lat_min_ms", "lat_avg_ms", "lat_max_ms",
-               "lat_p50_ms", "lat_p90_ms", "lat_p95_ms", "lat_p99_ms", "lat_p99.9_ms")
+               "lat_p50_ms", "lat_p90_ms", "lat_p95_ms", "lat_p99_ms", "lat_p99.9_ms",
+               "client_busy_fraction", "client_cpu_us_per_query", "steady", "steadiness_change",
+               "host_load_start", "host_load_end", "host_steal_fraction", "server_hit_ratio",
+               "server_lock_waits_per_trx", "server_fsyncs_per_trx", "server_cpu_us_per_query")
 INTERVAL_COLUMNS = ("file", "campaign", "workload", "test", "threads", "repeat", "time_s", "interval_s",
                     "threads_running", "events", "tps", "qps", "reads", "writes", "others", "errors",
-                    "reconnects", "latency_pct_ms", "percentile")
+                    "reconnects", "latency_pct_ms", "percentile", "client_cpu_s")
 FORMATS = ("csv", "jsonl")
 
 
@@ -43,6 +46,15 @@ def run_row(r: Run) -> dict[str, Any]:
                reconnects_per_s=s.get("reconnects_per_s"))
     for name in ("min", "avg", "max", "p50", "p90", "p95", "p99", "p99.9"):
         row[f"lat_{name}_ms"] = lat.get(name)
+    h = r.host
+    derived = r.derived
+    row.update(client_busy_fraction=r.busy, client_cpu_us_per_query=r.cpu_us_per_query, steady=r.steady,
+               steadiness_change=r.steadiness.get("change"),
+               host_load_start=(h.get("loadavg_start") or [None])[0], host_load_end=(h.get("loadavg_end") or [None])[0],
+               host_steal_fraction=h.get("steal_fraction"), server_hit_ratio=derived.get("hit_ratio"),
+               server_lock_waits_per_trx=derived.get("lock_waits_per_trx"),
+               server_fsyncs_per_trx=derived.get("fsyncs_per_trx"),
+               server_cpu_us_per_query=derived.get("server_cpu_us_per_query"))
     return row
 
 
@@ -53,7 +65,8 @@ def interval_rows(r: Run) -> Iterable[dict[str, Any]]:
         row.update(time_s=iv.get("time_s"), interval_s=iv.get("interval_s"), threads_running=iv.get("threads"),
                    events=iv.get("events"), tps=iv.get("tps"), qps=iv.get("qps"), reads=iv.get("reads"),
                    writes=iv.get("writes"), others=iv.get("others"), errors=iv.get("errors"),
-                   reconnects=iv.get("reconnects"), latency_pct_ms=iv.get("latency_pct_ms"), percentile=pct)
+                   reconnects=iv.get("reconnects"), latency_pct_ms=iv.get("latency_pct_ms"), percentile=pct,
+                   client_cpu_s=iv.get("client_cpu_s"))
         yield row
 
 

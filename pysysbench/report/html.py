@@ -31,6 +31,8 @@ nav ul { columns: 2; }
 .better { color: #116329; font-weight: 600; } .worse { color: #a40e26; font-weight: 600; }
 .same { color: #57606a; } .unsure { color: #9a6700; }
 .muted { color: #57606a; font-size: .9rem; }
+.warn { background: #fff8c5; border-left: 4px solid #d4a72c; padding: .4rem .7rem; margin: .8rem 0; }
+.warn ul { margin: 0; padding-left: 1.2rem; }
 """
 
 
@@ -70,12 +72,20 @@ def render(report: Report) -> str:
     body += [f'<nav><ul>{toc}<li><a href="#environment">Environment</a></li>'
              f'<li><a href="#commands">Commands to reproduce</a></li></ul></nav>']
     body += ["<h2>Summary</h2>", table(report.summary)]
+    body += [f'<p class="warn">{escape(n)}</p>' for n in report.notes]
     for s in report.sections:
         body += [f'<h2 id="w-{slug(s.workload)}">{escape(s.workload)}</h2>']
         if s.tests != [s.workload]:
             body.append(f"<p>Test: <code>{escape(', '.join(s.tests))}</code></p>")
         body += [table(s.table), "<ul>" + "".join(f"<li>{escape(p)}</li>" for p in s.peaks) + "</ul>"]
+        if s.warnings:      # one box, not one per run: a noisy campaign flags many
+            body.append('<div class="warn"><ul>' + "".join(f"<li>{escape(w)}</li>" for w in s.warnings)
+                        + "</ul></div>")
         body += [figure(c) for c in s.charts]
+        if s.runs is not None:
+            body += ["<details open><summary>Runs: steadiness, client saturation, host load, "
+                     "server</summary>",
+                     table(s.runs), "</details>"]
     env = TableData(["Item", "Value"], [[k, v] for k, v in report.environment], [False, False])
     body += ['<h2 id="environment">Environment</h2>', table(env)]
     body += ['<h2 id="commands">Commands to reproduce</h2>', f"<pre>{escape(chr(10).join(report.commands))}</pre>"]
@@ -93,6 +103,7 @@ def render_comparison(title: str, groups: list[cmp.Group], comparisons: list[cmp
             f'<p class="muted">Baseline: <b>{escape(groups[0].name)}</b>. Ratios are group / baseline; verdicts '
             "account for run-to-run noise when repeats exist (Welch 95 %), else say &ldquo;no repeats&rdquo;.</p>",
             table(sizes)]
+    body += [f'<p class="warn">{escape(n)}</p>' for n in cmp.notes(groups, comparisons)]
     for c in comparisons:
         for workload in c.rows:
             data, classes = cmp.table(c, workload)

@@ -37,14 +37,20 @@ def table(t: TableData) -> str:
 def render(report: Report) -> str:
     out = [f"# {escape(report.title)}", "", report.description + ".", ""]
     out += ["## Summary", "", table(report.summary), ""]
+    out += [f"> {escape(n)}\n" for n in report.notes]
     for s in report.sections:
         out += [f"## {s.workload}", ""]
         if s.tests != [s.workload]:
             out += [f"Test: `{'`, `'.join(s.tests)}`", ""]
         out += [table(s.table), ""]
         out += [f"* {escape(p)}" for p in s.peaks] + [""]
+        if s.warnings:
+            out += [f"> * {escape(w)}" for w in s.warnings] + [""]
         for c in s.charts:
             out += [f"![{c.alt}]({c.file})", ""]
+        if s.runs is not None:
+            out += ["<details><summary>Runs: steadiness, client saturation, host load, server</summary>", "",
+                    table(s.runs), "", "</details>", ""]
     out += ["## Environment", "", table(TableData(["", ""], [[k, v] for k, v in report.environment],
                                                   [False, False])), ""]
     out += ["## Commands to reproduce", "", "```sh", *report.commands, "```", ""]
@@ -60,6 +66,7 @@ def render_comparison(title: str, groups: list[cmp.Group], comparisons: list[cmp
     out = [f"# {escape(title)}", "", f"Baseline: **{escape(groups[0].name)}**. Ratios are group / baseline; verdicts "
            "account for run-to-run noise when repeats exist (Welch 95 %), else say \"no repeats\".", ""]
     out += [table(TableData(["Group", "Runs"], [[n, s] for n, s in cmp.group_sizes(groups)], [False, False])), ""]
+    out += [f"> {escape(n)}\n" for n in cmp.notes(groups, comparisons)]
     for c in comparisons:
         for workload in c.rows:
             out += [f"## {workload}: {c.metric.title}", "", table(cmp.table(c, workload)[0]), ""]

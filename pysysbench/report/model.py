@@ -18,6 +18,10 @@ from .. import results
 from ..stats.noise import Sample, sample
 from ..errors import DamagedResultFile, UsageError
 from ..stats.histogram import N_BUCKETS
+from ..stats.host import mean_load
+from ..stats.steadiness import of_intervals
+
+SATURATED_BUSY = 0.9        # the run command's warning threshold (engine.local.CLIENT_BUSY_FRACTION)
 
 Variant = tuple[tuple[str, str], ...]
 
@@ -38,7 +42,14 @@ METRICS = {
     "p99": Metric("p99", "99% latency (ms)", "ms", False),
     "avg": Metric("avg", "avg latency (ms)", "ms", False),
     "errors_per_s": Metric("errors_per_s", "Errors/s", "errors/s", False),
+    # from the run's server context (engine/servercontext.py), for compare --metric=...
+    "hit_ratio": Metric("hit_ratio", "buffer-pool hit ratio", "", True, 4),
+    "lock_waits_per_trx": Metric("lock_waits_per_trx", "lock waits / trx", "", False, 4),
+    "fsyncs_per_trx": Metric("fsyncs_per_trx", "fsyncs / trx", "", False, 3),
+    "server_cpu_us_per_query": Metric("server_cpu_us_per_query", "server CPU / query (µs)", "µs", False, 1),
+    "client_cpu_us_per_query": Metric("client_cpu_us_per_query", "client CPU / query (µs)", "µs", False, 1),
 }
+SERVER_METRICS = ("hit_ratio", "lock_waits_per_trx", "fsyncs_per_trx", "server_cpu_us_per_query")
 TABLE_METRICS = ("tps", "qps", "p95", "p99", "errors_per_s")
 
 
@@ -68,6 +79,10 @@ class Run:
 
     def value(self, metric: str) -> float:
         s = self.summary
+        if metric in SERVER_METRICS:
+            return float(self.derived.get(metric) or 0.0)
+        if metric == "client_cpu_us_per_query":
+            return self.cpu_us_per_query or 0.0
         if metric in ("tps", "qps", "errors_per_s"):
             return float(s.get(metric) or 0.0)
         return float((s.get("latency_ms") or {}).get(metric) or 0.0)
@@ -81,6 +96,59 @@ class Run:
     @property
     def intervals(self) -> list[dict[str, Any]]:
         return self.doc.get("intervals") or []
+
+    @property
+    def steadiness(self) -> dict[str, Any]:
+        """From the stored intervals (so every file is judged by the same rule, whichever
+        version wrote it); the stored verdict when a file has no intervals."""
+        return of_intervals(self.intervals) if self.intervals else (self.doc.get("steadiness") or {"steady": None})
+
+    @property
+    def steady(self) -> bool | None:
+        return self.steadiness.get("steady")
+
+    @property
+    def client(self) -> dict[str, Any]:
+        return self.doc.get("client") or {}
+
+    @property
+    def busy(self) -> float | None:
+        value = self.client.get("busy_fraction")
+        return float(value) if isinstance(value, (int, float)) else None
+
+    @property
+    def cpu_us_per_query(self) -> float | None:
+        value = self.client.get("cpu_s_per_query")
+        return float(value) * 1e6 if isinstance(value, (int, float)) else None
+
+    @property
+    def saturated(self) -> bool:
+        """The client kept its cores busy: the figures may be the client's limit, not the server's.
+        An embedded database (SQLite) runs inside the client, so its CPU is the benchmark's."""
+        return self.busy is not None and self.busy >= SATURATED_BUSY and self.doc.get("driver") != "sqlite"
+
+    @property
+    def host(self) -> dict[str, Any]:
+        return self.doc.get("host") or {}
+
+    @property
+    def load(self) -> float | None:
+        return mean_load(self.host)
+
+    @property
+    def server_context(self) -> dict[str, Any]:
+        return self.doc.get("server_context") or {}
+
+    @property
+    def derived(self) -> dict[str, float]:
+        """The server context's derived figures (fsyncs per transaction recomputed from the
+        stored deltas for files written before it was derived)."""
+        out = dict(self.server_context.get("derived") or {})
+        metrics = self.server_context.get("metrics") or {}
+        events = self.summary.get("events") or 0
+        if "fsyncs_per_trx" not in out and events and isinstance(metrics.get("Innodb_data_fsyncs"), (int, float)):
+            out["fsyncs_per_trx"] = metrics["Innodb_data_fsyncs"] / events
+        return out
 
 
 def variant_of(doc: dict[str, Any]) -> Variant:

@@ -11,7 +11,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from ..stats.noise import Sample, margin
+from ..stats.noise import Sample, welch_margin
 from .model import METRICS, TABLE_METRICS, Cell, Metric, Run, Variant, differing_keys, variant_text, variants
 
 SATURATION_MIN_GAIN = 0.05      # as peak finding's default min-gain
@@ -77,38 +77,101 @@ class PeakInfo:
     metric: str
     threads: int
     value: float
-    saturation_threads: int
+    saturation_threads: int         # fewest threads within 5 % of the peak
     p95_ms: float
+    saturation_value: float = 0.0   # mean at saturation_threads
+    noise_threads: int | None = None   # fewest threads not told apart from the peak (Welch 95 %); None: unknown
+    noise_value: float = 0.0
+    noise_margin: float | None = None  # the 95 % margin at noise_threads, relative to the peak
+    repeats: int = 1                # fewest repeats of any cell of this variant
 
 
 def peaks(cell_list: list[Cell], metric: str = "tps") -> list[PeakInfo]:
-    """Per variant: the cell of highest mean throughput, and the fewest threads
-    within noise (or 5 %) of it."""
+    """Per variant: the cell of highest mean throughput; the fewest threads within 5 %
+    of it; and, separately, the fewest threads whose difference from it is within the
+    run-to-run noise (Welch 95 %, unknown with single runs).  With few repeats the noise
+    margin is wide, so the two facts are kept apart: "within noise" is not "as fast"."""
     out = []
     for v in variants(cell_list):
-        mine = [c for c in cell_list if c.variant == v]
+        mine = sorted((c for c in cell_list if c.variant == v), key=lambda c: c.threads)
         top = max(mine, key=lambda c: c.sample(metric).mean)
         best = top.sample(metric)
-        sat = min(c.threads for c in mine
-                  if best.mean - c.sample(metric).mean <= margin(c.sample(metric), best, SATURATION_MIN_GAIN))
-        out.append(PeakInfo(v, metric, top.threads, best.mean, sat, top.sample("p95").mean))
+        near = next(c for c in mine if c.sample(metric).mean >= best.mean * (1 - SATURATION_MIN_GAIN))
+        repeats = min(len(c.runs) for c in mine)
+        noise_cell, noise_margin = None, None
+        if repeats >= 2:
+            for c in mine:
+                m = welch_margin(c.sample(metric), best)
+                if m is not None and best.mean - c.sample(metric).mean <= m:
+                    noise_cell, noise_margin = c, (m / best.mean if best.mean else None)
+                    break
+        out.append(PeakInfo(v, metric, top.threads, best.mean, near.threads, top.sample("p95").mean,
+                            saturation_value=near.sample(metric).mean,
+                            noise_threads=noise_cell.threads if noise_cell else None,
+                            noise_value=noise_cell.sample(metric).mean if noise_cell else 0.0,
+                            noise_margin=noise_margin, repeats=repeats))
     return out
+
+
+def _gap(value: float, peak: float) -> str:
+    return f"{value / peak - 1:+.1%}" if peak else "-"
+
+
+def within_5_text(p: PeakInfo) -> str:
+    if p.saturation_threads == p.threads:
+        return _threads_text(p.threads) + " (the peak)"
+    return f"{_threads_text(p.saturation_threads)} ({_gap(p.saturation_value, p.value)})"
+
+
+def within_noise_text(p: PeakInfo) -> str:
+    if p.noise_threads is None:
+        return "unknown (single runs)"
+    margin = f", noise ±{p.noise_margin:.0%}" if p.noise_margin is not None else ""
+    if p.noise_threads == p.threads:
+        return _threads_text(p.threads) + f" (the peak{margin})"
+    return f"{_threads_text(p.noise_threads)} ({_gap(p.noise_value, p.value)}{margin})"
 
 
 def summary_table(all_cells: dict[str, list[Cell]]) -> TableData:
     vs = variants(c for cl in all_cells.values() for c in cl)
     keys = differing_keys(vs) if len(vs) > 1 else []
-    headers = ["Workload"] + ([", ".join(keys)] if keys else []) + ["Peak TPS", "at threads", "QPS at peak",
-                                                              "95% latency at peak (ms)", "within 5% from"]
+    headers = ["Workload"] + ([", ".join(keys)] if keys else []) + [
+        "Peak TPS", "at threads", "QPS at peak", "95% latency at peak (ms)",
+        f"within {SATURATION_MIN_GAIN:.0%} of peak from", "within noise of peak from"]
     rows = []
     for workload, cl in all_cells.items():
         for p in peaks(cl):
             top = next(c for c in cl if c.variant == p.variant and c.threads == p.threads)
             rows.append([workload] + ([variant_text(p.variant, keys)] if keys else [])
                         + [number(p.value), str(p.threads), number(top.sample("qps").mean), latency(p.p95_ms),
-                           _threads_text(p.saturation_threads)])
-    right = [False] + ([False] if keys else []) + [True] * 5
+                           within_5_text(p), within_noise_text(p)])
+    right = [False] + ([False] if keys else []) + [True] * 6
     return TableData(headers, rows, right)
+
+
+FEW_REPEATS = 3
+
+
+def summary_notes(all_cells: dict[str, list[Cell]]) -> list[str]:
+    """Warnings that belong under the peak summary: with <= 3 repeats per cell the noise
+    is poorly known and "within noise" covers wide ranges."""
+    ps = [p for cl in all_cells.values() for p in peaks(cl)]
+    if not ps:
+        return []
+    notes = []
+    if any(p.repeats == 1 for p in ps):
+        notes.append(f"Warning: some cells have a single run, so their run-to-run noise is unknown: \"within noise\" "
+                     f"cannot be told there, and \"within {SATURATION_MIN_GAIN:.0%}\" compares single measurements. "
+                     "Repeat the runs (5 or more) before calling a thread count saturated.")
+    few = [p for p in ps if 1 < p.repeats <= FEW_REPEATS]
+    if few:
+        margins = [p.noise_margin for p in few if p.noise_margin is not None]
+        wide = f" (up to ±{max(margins):.0%} of the peak here)" if margins else ""
+        notes.append(f"Warning: {min(p.repeats for p in few)} repeats per cell (<= {FEW_REPEATS}): the 95 % noise "
+                     f"margin is wide{wide}, so \"within noise of peak\" may name thread counts well below the peak; "
+                     f"\"within {SATURATION_MIN_GAIN:.0%}\" does not depend on the noise. Use 5 or more repeats for "
+                     "firm statements.")
+    return notes
 
 
 def _threads_text(n: int) -> str:
@@ -117,8 +180,12 @@ def _threads_text(n: int) -> str:
 
 def peak_sentence(p: PeakInfo, keys: list[str]) -> str:
     who = f"{variant_text(p.variant, keys)}: " if keys else ""
-    sat = (f"; within {SATURATION_MIN_GAIN:.0%} / noise of it from {_threads_text(p.saturation_threads)}"
-           if p.saturation_threads != p.threads else "")
+    parts = []
+    if p.saturation_threads != p.threads:
+        parts.append(f"within {SATURATION_MIN_GAIN:.0%} of it from {within_5_text(p)}")
+    if p.noise_threads is not None and p.noise_threads != p.threads:
+        parts.append(f"within noise of it from {within_noise_text(p)}")
+    sat = "; " + "; ".join(parts) if parts else ""
     return f"{who}peak {number(p.value)} TPS at {_threads_text(p.threads)} (p95 {latency(p.p95_ms)} ms){sat}"
 
 
@@ -156,10 +223,18 @@ def environment_rows(runs: list[Run]) -> list[tuple[str, str]]:
         vals = [_option_text(d["options"][name]) for d in docs if name in (d.get("options") or {})]
         if vals:
             rows.append((f"--{name}", _distinct(vals) or "''"))
-    settings = {}
+    settings: dict[str, list[str]] = {}
     for r in runs:
-        settings.update(r.campaign.get("server_settings") or {})
-    rows += [(f"server: {k}", str(v)) for k, v in sorted(settings.items())]
+        merged = dict(r.server_context.get("settings") or {})
+        merged.update(r.campaign.get("server_settings") or {})
+        for k, v in merged.items():
+            settings.setdefault(k, [])
+            if str(v) not in settings[k]:
+                settings[k].append(str(v))
+    rows += [(f"server: {k}", " / ".join(v)) for k, v in sorted(settings.items())]
+    notes = _distinct(n for r in runs for n in r.server_context.get("notes") or [])
+    if notes:
+        rows.append(("Server context notes", notes))
     return rows
 
 
@@ -203,6 +278,9 @@ def reproduce_commands(runs: list[Run], all_cells: dict[str, list[Cell]]) -> lis
             sql = first.campaign.get("sql_before_run") or []
             if sql:
                 lines.append(f"# before each run, on the server: {'; '.join(sql)}")
+            switch = first.campaign.get("variant_sql") or []
+            if switch:
+                lines.append(f"# variant {first.campaign.get('variant')}: before each of its runs: {'; '.join(switch)}")
             text = command_text(list(first.doc.get("command_line") or []))
             lines.append(text + (f"   # {len(c.runs)} repeats" if len(c.runs) > 1 else ""))
     return lines
@@ -211,3 +289,97 @@ def reproduce_commands(runs: list[Run], all_cells: dict[str, list[Cell]]) -> lis
 def variant_keys(all_cells: dict[str, list[Cell]]) -> list[str]:
     vs: list[Variant] = variants(c for cl in all_cells.values() for c in cl)
     return differing_keys(vs) if len(vs) > 1 else []
+
+
+# --- per-run trust figures: steadiness, client saturation, host load, server context ---------------
+
+
+def steadiness_text(r: Run) -> str:
+    st = r.steadiness
+    if st.get("steady") is None:
+        n = st.get("intervals", 0)
+        return f"? ({n} interval{'' if n == 1 else 's'})"
+    change = st.get("change") or 0.0
+    if st["steady"]:
+        return "steady"
+    trend = "climbs" if change > 0 else "falls"
+    return (f"{trend} {change:+.0%} ({number(st['first_third_tps'], 0)} → {number(st['last_third_tps'], 0)} "
+            "TPS)")
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
+def _load_text(r: Run) -> str:
+    h = r.host
+    a, b = h.get("loadavg_start"), h.get("loadavg_end")
+    if not a or not b:
+        return "-"
+    return f"{a[0]:.2f} → {b[0]:.2f}"
+
+
+def _us(value: float | None) -> str:
+    return "-" if value is None else number(value, 1)
+
+
+SERVER_COLUMNS = (("hit_ratio", "Hit ratio", lambda v: f"{v:.2%}"),
+                  ("lock_waits_per_trx", "Lock waits / trx", lambda v: number(v, 3)),
+                  ("fsyncs_per_trx", "fsyncs / trx", lambda v: number(v, 3)),
+                  ("server_cpu_us_per_query", "Server CPU / query (µs)", lambda v: number(v, 1)))
+
+
+def run_flags(r: Run) -> list[str]:
+    flags = []
+    if r.steady is False:
+        flags.append("unsteady")
+    if r.saturated:
+        flags.append("client saturated")
+    steal = r.host.get("steal_fraction")
+    if isinstance(steal, (int, float)) and steal >= 0.05:
+        flags.append(f"steal {steal:.0%}")
+    return flags
+
+
+def runs_table(cell_list: list[Cell]) -> TableData:
+    """One row per run: what says whether its mean can be trusted."""
+    vs = variants(cell_list)
+    keys = differing_keys(vs) if len(vs) > 1 else []
+    runs = [r for c in cell_list for r in c.runs]
+    derived = [k for k, _, _ in SERVER_COLUMNS if any(k in r.derived for r in runs)]
+    headers = ([", ".join(keys)] if keys else []) + ["Threads", "Run", "TPS", "Steadiness (first → last third)",
+                                                     "Client busy", "Client CPU / query (µs)",
+                                                     "Host load (1 min)", "Steal"]
+    headers += [title for k, title, _ in SERVER_COLUMNS if k in derived] + ["Flags"]
+    rows = []
+    for c in cell_list:
+        for r in c.runs:
+            row = ([variant_text(c.variant, keys)] if keys else []) + [str(c.threads), f"r{r.repeat}",
+                                                                       number(r.value("tps"))]
+            row += [steadiness_text(r), _pct(r.busy), _us(r.cpu_us_per_query), _load_text(r),
+                    _pct(r.host.get("steal_fraction"))]
+            d = r.derived
+            row += [fmt(d[k]) if isinstance(d.get(k), (int, float)) else "-" for k, _, fmt in SERVER_COLUMNS
+                    if k in derived]
+            row.append(", ".join(run_flags(r)) or "-")
+            rows.append(row)
+    right = ([False] if keys else []) + [True, False, True, False, True, True, True, True]
+    right += [True] * len(derived) + [False]
+    return TableData(headers, rows, right)
+
+
+def run_warnings(cell_list: list[Cell], keys: list[str]) -> list[str]:
+    """Sentences under a workload's table for the runs whose mean misleads."""
+    out = []
+    for c in cell_list:
+        who = (variant_text(c.variant, keys) + ", " if keys else "") + _threads_text(c.threads)
+        for r in c.runs:
+            tag = f"{who} r{r.repeat}"
+            if r.steady is False:
+                out.append(f"Unsteady: {tag}: TPS {steadiness_text(r)} from the first to the last third of its "
+                           "intervals; its mean describes no moment of the run (warm up longer, or run longer).")
+            if r.saturated:
+                out.append(f"Client saturated: {tag}: the client kept {r.busy:.0%} of its cores busy "
+                           f"({_us(r.cpu_us_per_query)} µs CPU per query): the figure may be the client's limit "
+                           "(add --workers or client machines).")
+    return out

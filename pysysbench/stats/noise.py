@@ -103,3 +103,20 @@ def margin(best: Sample, other: Sample, min_gain: float) -> float:
     """How much ``other`` must exceed ``best`` to count as better."""
     noise = welch_margin(best, other) or 0.0
     return max(min_gain * abs(best.mean), noise)
+
+
+def paired_difference(pairs: Sequence[tuple[float, float]], min_effect: float) -> Difference:
+    """``b`` relative to ``a`` from pairs measured together (round r of variant A and of
+    variant B in one interleaved campaign): the noise is the spread of the per-pair
+    differences, so drift that moves both members of a pair cancels out."""
+    a = sample([x for x, _ in pairs])
+    b = sample([y for _, y in pairs])
+    base = a.mean
+    ratio = b.mean / base if base else math.inf if b.mean else 1.0
+    change = ratio - 1.0
+    d = sample([y - x for x, y in pairs])
+    if d.n < 2:
+        return Difference(ratio, change, None, None)
+    noise = t_critical(d.n - 1) * d.sd / math.sqrt(d.n) / abs(base) if base else math.inf
+    significant = abs(change) > noise and abs(change) >= min_effect
+    return Difference(ratio, change, noise, significant)

@@ -10,6 +10,7 @@ from ..errors import WorkloadError
 from .base import REGISTRY, Env, ThreadContext, Workload, register
 from . import bulk_insert, oltp, select_random  # noqa: F401  (registration side effect)
 from . import legacy, olap  # noqa: F401  (olap registers; legacy resolves sysbench 0.5 script paths)
+from . import builtin, fileio  # noqa: F401  (sysbench's built-in tests: cpu memory threads mutex fileio)
 
 __all__ = ["REGISTRY", "Env", "ThreadContext", "Workload", "register", "find_workload"]
 

@@ -168,12 +168,12 @@ def test_report_html_loads_cleanly_and_shows_its_charts(browser, tmp_path):
     assert problems(events) == []
     assert facts["title"] == "Benchmark report: fixture" and facts["scripts"] == 0
     charts = [c for s in rep.sections for c in s.charts]
-    assert len(facts["images"]) == len(charts) == 6
+    assert len(facts["images"]) == len(charts) == 8          # scaling, qps, timeseries, percentiles x 2
     assert all(i["ok"] and i["w"] >= 600 and i["h"] >= 200 and i["shown"] > 300 for i in facts["images"]), facts
     assert facts["headings"] == ["Summary", "oltp_point_select", "rw", "Environment", "Commands to reproduce"]
-    assert facts["tables"] == 4
+    assert facts["tables"] == 6                             # summary, per workload: cells + runs, environment
     requests = [e["params"]["request"]["url"] for e in events if e["method"] == "Network.requestWillBeSent"]
-    assert requests[0] == page.resolve().as_uri() and sum(u.startswith("data:image/png") for u in requests) == 6
+    assert requests[0] == page.resolve().as_uri() and sum(u.startswith("data:image/png") for u in requests) == 8
     assert (tmp_path / "report.png").read_bytes().startswith(b"\x89PNG")
 
 

@@ -62,7 +62,7 @@ def test_table_figures_come_from_the_result_files(report):
 
 def test_charts_are_png(report):
     charts = [c for s in report.sections for c in s.charts]
-    assert [c.kind for c in charts] == ["scaling", "timeseries", "percentiles"] * 2
+    assert [c.kind for c in charts] == ["scaling", "qps", "timeseries", "percentiles"] * 2
     for c in charts:
         assert c.png.startswith(b"\x89PNG\r\n\x1a\n") and 2_000 < len(c.png) < 100_000
 
@@ -70,7 +70,7 @@ def test_charts_are_png(report):
 def test_cli_writes_markdown_html_and_charts(tmp_path, capsys):
     out = tmp_path / "rep"
     assert main(["report", str(RESULTS / "a"), str(RESULTS / "b"), f"--output={out}", "--title=Fixture"]) == 0
-    assert "6 charts" in capsys.readouterr().out
+    assert "8 charts" in capsys.readouterr().out
     md = (out / "report.md").read_text()
     assert md.startswith("# Fixture\n")
     for link in re.findall(r"\]\((charts/[^)]+)\)", md):

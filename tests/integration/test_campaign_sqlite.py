@@ -120,3 +120,50 @@ def test_ctrl_c_then_resume(tmp_path):
     assert m["runs"]["oltp_point_select-t0002-r1"]["status"] == "ok"        # interrupted: measured again
     assert results.load(str(first))["started_at"] == stored
     assert results.load(str(res / "oltp_point_select-t0003-r1.json"))["exit_code"] == 0
+
+
+VARIANTS = """
+name = "it-variants"
+[connection]
+db-driver = "sqlite"
+sqlite-db = "{results_dir}/sbtest.db"
+[data]
+tables = 1
+table-size = 300
+[prepare]
+threads = 1
+[run]
+time = 1
+repeats = 2
+[[variant]]
+name = "wal"
+labels = { journal = "wal" }
+connection = { sqlite-journal-mode = "wal" }
+[[variant]]
+name = "delete"
+labels = { journal = "delete" }
+connection = { sqlite-journal-mode = "delete" }
+[[workload]]
+test = "oltp_point_select"
+threads = [1]
+"""
+
+
+def test_interleaved_variants_end_to_end_and_paired_compare(tmp_path, capsys):
+    """[[variant]]s (issue 20 pt 1): rounds alternate the variants, each run carries its
+    variant, and compare --by=variant pairs the rounds and says so."""
+    res = tmp_path / "res"
+    assert main(["campaign", "run", write_campaign(tmp_path, VARIANTS), f"--results-dir={res}", "--progress=plain",
+                 "--no-report"]) == 0
+    manifest = json.loads((res / "manifest.json").read_text())
+    order = list(manifest["runs"])
+    assert order == ["oltp_point_select-wal-t0001-r1", "oltp_point_select-delete-t0001-r1",
+                     "oltp_point_select-wal-t0001-r2", "oltp_point_select-delete-t0001-r2"]
+    doc = results.load(str(res / "oltp_point_select-delete-t0001-r2.json"))
+    assert doc["labels"] == {"journal": "delete", "variant": "delete"}
+    assert doc["options"]["sqlite-journal-mode"] == "delete" and doc["campaign"]["repeat"] == 2
+    capsys.readouterr()
+    assert main(["compare", str(res), "--by=variant", "--metric=tps"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert out.index("variant=wal") < out.index("variant=delete")          # the campaign's order: wal is the baseline
+    assert "paired noise" in out and "ran interleaved in one campaign" in out and "1 verdicts made" in out

@@ -292,9 +292,18 @@ def _wait_for_line(proc: subprocess.Popen, prefix: str, timeout_s: float) -> Non
 
 
 def _children(pid: int) -> list[int]:
-    """Worker processes of ``pid`` (not multiprocessing's resource tracker)."""
-    out = subprocess.run(["pgrep", "-P", str(pid), "-f", "spawn_main"], capture_output=True, text=True).stdout
-    return [int(x) for x in out.split()]
+    """Worker processes of ``pid`` (not multiprocessing's resource tracker): forked ones
+    have the parent's command line, spawned ones multiprocessing's ``spawn_main``."""
+    out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout
+    kids = []
+    for child in out.split():
+        try:
+            with open(f"/proc/{child}/cmdline", "rb") as fh:
+                if b"resource_tracker" not in fh.read():
+                    kids.append(int(child))
+        except FileNotFoundError:
+            continue
+    return kids
 
 
 def _alive(pid: int) -> bool:
@@ -303,3 +312,78 @@ def _alive(pid: int) -> bool:
             return fh.read().split(")")[-1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+@pytest.mark.parametrize("start", ["", "spawn"])
+def test_workers_forked_by_default_and_nothing_printed_twice(tmp_path, start):
+    """Worker processes are forked from the parent (they inherit its imported modules;
+    a spawned one imports everything again: 0.55 s of CPU with two workers), and
+    PYSYSBENCH_WORKER_START=spawn spawns them.  Forked children inherit the parent's
+    unflushed stdout buffer: nothing the parent wrote may come out twice through a pipe."""
+    env = dict(os.environ, PYTHONPATH=str(REPO), PYSYSBENCH_WORKER_START=start)
+    proc = subprocess.Popen([sys.executable, "-m", "pysysbench", "oltp_point_select", *DRY_RUN, "--threads=4",
+                             "--workers=2", "--time=3", "--report-interval=1", "run"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
+    try:
+        _wait_for_line(proc, "[ 1s ]", timeout_s=60)
+        kids = _children(proc.pid)
+        with open(f"/proc/{proc.pid}/cmdline", "rb") as fh:
+            parent_cmdline = fh.read()
+        cmdlines = []
+        for kid in kids:
+            with open(f"/proc/{kid}/cmdline", "rb") as fh:
+                cmdlines.append(fh.read())
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, stdout + stderr
+    assert len(kids) == 2, "expected two worker processes"
+    if start == "spawn":
+        assert all(b"spawn_main" in c for c in cmdlines), cmdlines
+    else:
+        assert cmdlines == [parent_cmdline] * 2, "the workers should be forked from the parent"
+    assert stdout.count("Running the test with following options:") == 0   # read by _wait_for_line
+    assert stdout.count("Threads started!") == 0 and "General statistics" in stdout
+    assert stdout.count("General statistics") == 1 and stdout.count("SQL statistics") == 1
+
+
+@pytest.mark.mysql
+def test_metrics_endpoint_serves_counters_merged_over_worker_processes(run_cli, mysql_opts, tmp_path):
+    """--metrics-addr during a 2-worker run (issue 20 pt 6): the events counter is the
+    workers' sum and keeps increasing while the run goes."""
+    import socket
+    import urllib.request
+    pytest.importorskip("prometheus_client")
+    run_cli.ok("oltp_point_select", *mysql_opts, *PREPARE, "prepare")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = tmp_path / "r.json"
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.Popen([sys.executable, "-m", "pysysbench", "oltp_point_select", *mysql_opts, *PREPARE,
+                             "--threads=4", "--workers=2", "--time=12", f"--metrics-addr=127.0.0.1:{port}",
+                             f"--result-file={out}", "run"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, env=env)
+
+    def events() -> float | None:
+        try:
+            text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+        except OSError:
+            return None
+        m = re.search(r'^pysysbench_events_total\{test="oltp_point_select"\} ([\d.e+]+)$', text, re.M)
+        assert m and "pysysbench_latency_seconds_bucket" in text and 'kind="read"' in text, text[:300]
+        return float(m.group(1))
+
+    seen: list[float] = []
+    deadline = time.monotonic() + 60
+    while len(seen) < 3 and time.monotonic() < deadline and proc.poll() is None:
+        value = events()
+        if value:
+            seen.append(value)
+        time.sleep(1.5)
+    output, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 0, output
+    assert len(seen) == 3 and seen[0] < seen[1] < seen[2], seen
+    doc = _result(out)
+    assert len(doc["client"]["per_worker"]) == 2 and seen[-1] <= doc["summary"]["events"]

@@ -260,3 +260,48 @@ def test_results_no_longer_in_the_plan_are_retired(tmp_path):
     assert (res / "oltp_point_select-t0001-r1.json.superseded").exists()
     assert (res / "other.json").exists() and (res / "oltp_point_select-t0002-r1.json").exists()
     assert any("renamed to *.superseded" in e[1] for e in events if e[0] == "phase")
+
+
+VARIANTS = """
+name = "ab"
+[connection]
+db-driver = "mysql"
+[run]
+time = 1
+repeats = 2
+[[variant]]
+name = "flush1"
+labels = { flush = "1" }
+sql = ["SET GLOBAL innodb_flush_log_at_trx_commit = 1"]
+[[variant]]
+name = "flush2"
+labels = { flush = "2" }
+sql = ["SET GLOBAL innodb_flush_log_at_trx_commit = 2"]
+options = { mysql-ignore-errors = "1062" }
+[[workload]]
+test = "oltp_update_index"
+threads = [1, 4]
+"""
+
+
+def test_variants_run_interleaved_round_by_round_with_their_switch_sql_and_labels(tmp_path):
+    backend = FakeBackend()
+    manifest, events = run(tmp_path, backend, campaign(tmp_path, VARIANTS))
+    runs = [e[1] for e in events if e[0] == "run"]
+    assert runs == [f"oltp_update_index-{v}-t{t:04d}-r{r}" for r in (1, 2) for t in (1, 4)
+                    for v in ("flush1", "flush2")]
+    switches = [e[1] for e in backend.log if e[0] == "sql"]
+    assert switches == [f"SET GLOBAL innodb_flush_log_at_trx_commit = {n}" for _ in range(4) for n in (1, 2)]
+    doc = results.load(str(tmp_path / "res" / "oltp_update_index-flush2-t0004-r2.json"))
+    assert doc["labels"] == {"flush": "2", "variant": "flush2"}
+    assert doc["campaign"]["variant"] == "flush2" and doc["campaign"]["repeat"] == 2
+    assert doc["campaign"]["interleaved"] == ["flush1", "flush2"]
+    assert manifest["runs"]["oltp_update_index-flush2-t0004-r2"]["variant"] == "flush2"
+    assert executor.estimate_runs(campaign(tmp_path, VARIANTS)) == (8, True)
+
+
+def test_variants_refuse_automatic_thread_counts(tmp_path):
+    with pytest.raises(UsageError, match="cannot be combined with \\[\\[variant\\]\\]s"):
+        campaign(tmp_path, VARIANTS.replace("threads = [1, 4]", 'threads = "auto"'))
+    with pytest.raises(UsageError, match="name 'flush1' is used twice"):
+        campaign(tmp_path, VARIANTS.replace('name = "flush2"', 'name = "flush1"'))

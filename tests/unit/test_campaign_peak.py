@@ -129,3 +129,18 @@ def test_single_point(start, maximum):
     measure, calls = curve({})
     peak = find_peak(AutoThreads(start=start, max=maximum), measure)
     assert calls == [(start, "search")] and peak.threads == start == peak.saturation_threads
+
+
+def test_within_min_gain_and_within_noise_are_kept_apart():
+    """Issue 20: with noisy repeats the old combined rule named the lowest thread count; the
+    peak now carries both facts, and the progress line states them separately."""
+    from pysysbench.campaign.spec import WorkloadSpec
+    from pysysbench.cli.progress import peak_line
+    noisy = {1: [600, 1500], 2: [1900, 2100], 4: [2000, 2040]}
+    peak = find_peak(AutoThreads(start=1, max=4, patience=3, refine=0), lambda t, phase: noisy[t])
+    assert peak.threads == 4 and peak.within_gain_threads == 2 and peak.within_noise_threads == 1
+    assert peak.as_dict()["within_noise_threads"] == 1
+    w = WorkloadSpec("ps", "oltp_point_select", (), AutoThreads(), {}, 1, 0, 2)
+    assert ", within 5% of it from 2 threads, within noise of it from 1 thread" in peak_line(w, peak)
+    single = find_peak(AutoThreads(start=1, max=2, patience=3, refine=0), lambda t, phase: [1000.0 * t])
+    assert single.within_noise_threads is None and "noise unknown (no repeats)" in peak_line(w, single)

@@ -1,6 +1,6 @@
 """The one native switch (pysysbench/native.py): ``PYSYSBENCH_NATIVE=off`` puts every
 C twin out of use at once -- draws, recorder, event loop, wire core, statement,
-scanners, Bind, strand core -- and nothing but native.py imports the C extension,
+scanners, Bind, strand core, the built-in tests' loops -- and nothing but native.py imports the C extension,
 so no module can keep using C behind the switch's back."""
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from pysysbench.drivers import wire, wirescan
 from pysysbench.drivers.base import Counters
 from pysysbench.engine import strand, worker
 from pysysbench.stats import recorder
+from pysysbench.workloads import builtin_core
 print(json.dumps({
     "enabled": native.ENABLED,
     "draws": not hasattr(Rand(1).special, "__func__"),
@@ -36,6 +37,7 @@ print(json.dumps({
     "pg scan": wirescan.pg_scan_fast is not wirescan.pg_scan,
     "pg bind": wire.pg_bind_fast is not wire._py_pg_bind,
     "strand core": strand._StrandCore is not strand._PyStrandCore,
+    "builtin tests": builtin_core.is_native(),
 }))
 """
 

@@ -1,0 +1,257 @@
+"""Server context of a run: curated settings and metric deltas over the measured phase.
+
+Role: what BenchBase stores per run and HammerDB shows live -- which server
+configuration produced the figures, and what the server did meanwhile.  At the
+start of the measured phase one short session reads a curated set of settings
+and a snapshot of cumulative counters; at its end another reads the counters
+again; the result file keeps the settings, the deltas and derived figures
+(buffer-pool hit ratio, lock waits per transaction, server CPU per query).
+
+* MariaDB / MySQL: ``SHOW GLOBAL VARIABLES`` (buffer pool, flush and sync
+  settings, max_connections, isolation, ...) and ``SHOW GLOBAL STATUS``
+  (buffer-pool read requests vs reads, row-lock waits and time, commits,
+  fsyncs, Threads_running at both ends, ...).
+* PostgreSQL: ``pg_settings`` and ``pg_stat_database`` (this database: blks_hit
+  vs blks_read, commits, deadlocks, temp bytes, ...) and ``pg_stat_bgwriter``.
+* The server process's CPU time (``/proc``) when the server runs on this host
+  and its pid file can be read.
+
+Counters are server-wide (other sessions count too); per-transaction figures
+divide by this run's own transactions.  Nothing here may fail a run: a query
+the server does not allow, a missing view or an unreadable pid file is left
+out, with one note saying what and why.  Off with ``--server-context=off``;
+collected only when the run writes a result file.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..errors import PySysbenchError
+
+MYSQL_SETTINGS = ("version", "version_comment", "innodb_buffer_pool_size", "innodb_buffer_pool_instances",
+                  "innodb_flush_log_at_trx_commit", "innodb_flush_method", "innodb_doublewrite", "sync_binlog",
+                  "log_bin", "binlog_format", "innodb_log_file_size", "innodb_io_capacity", "max_connections",
+                  "transaction_isolation", "tx_isolation", "thread_handling", "innodb_adaptive_hash_index",
+                  "performance_schema", "pid_file")
+MYSQL_STATUS = ("Innodb_buffer_pool_read_requests", "Innodb_buffer_pool_reads", "Innodb_row_lock_waits",
+                "Innodb_row_lock_time", "Innodb_deadlocks", "Innodb_data_fsyncs", "Innodb_os_log_fsyncs",
+                "Innodb_log_waits", "Innodb_rows_read", "Innodb_rows_inserted", "Innodb_rows_updated",
+                "Innodb_rows_deleted", "Com_select", "Com_insert", "Com_update", "Com_delete", "Com_commit",
+                "Com_rollback", "Questions", "Handler_commit", "Handler_rollback", "Created_tmp_disk_tables",
+                "Threads_running", "Threads_connected")
+MYSQL_GAUGES = ("Threads_running", "Threads_connected")
+PG_SETTINGS = ("server_version", "shared_buffers", "effective_cache_size", "work_mem", "max_connections",
+               "synchronous_commit", "fsync", "full_page_writes", "wal_level", "wal_sync_method", "max_wal_size",
+               "checkpoint_timeout", "default_transaction_isolation", "data_directory")
+PG_DATABASE = ("xact_commit", "xact_rollback", "blks_read", "blks_hit", "tup_returned", "tup_fetched",
+               "tup_inserted", "tup_updated", "tup_deleted", "conflicts", "temp_files", "temp_bytes", "deadlocks")
+
+
+def _in(names: tuple[str, ...]) -> str:
+    return ", ".join(f"'{n}'" for n in names)
+
+
+def _number(text: Any) -> float | None:
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        return None
+    return int(value) if value.is_integer() else value
+
+
+# --- the server process's CPU (this host only) ---------------------------------------------------
+
+TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _stat(pid: int) -> list[str] | None:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            text = fh.read()
+    except OSError:
+        return None
+    return text[text.rindex(")") + 2:].split()    # fields from the state on (the name may hold spaces)
+
+
+def process_cpu_s(pid: int, children: bool) -> float | None:
+    """CPU seconds of ``pid`` (with ``children``: its reaped children and the live ones too,
+    as PostgreSQL's backends are)."""
+    fields = _stat(pid)
+    if fields is None:
+        return None
+    ticks = int(fields[11]) + int(fields[12])             # utime, stime
+    if children:
+        ticks += int(fields[13]) + int(fields[14])        # cutime, cstime: children that ended
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                f = _stat(int(entry))
+                if f is not None and f[1] == str(pid):
+                    ticks += int(f[11]) + int(f[12])
+    return ticks / TICKS
+
+
+def _pid_from(path: str) -> int | None:
+    try:
+        with open(path, encoding="ascii", errors="replace") as fh:
+            first = fh.readline().strip()
+    except OSError:
+        return None
+    return int(first) if first.isdigit() else None
+
+
+def is_local(where: str) -> bool:
+    host = where.rsplit(":", 1)[0].strip("[]") if not where.startswith("/") else "/"
+    return host in ("127.0.0.1", "localhost", "::1", "/") or host.startswith("127.")
+
+
+# --- collection ------------------------------------------------------------------------------------
+
+
+class ServerContext:
+    """Two snapshots around the measured phase (:meth:`begin`, :meth:`finish`), then :meth:`result`."""
+
+    def __init__(self, driver):
+        self.driver = driver
+        self.family = getattr(driver.dialect, "family", "")
+        self.settings: dict[str, str] = {}
+        self.start: dict[str, float] = {}
+        self.end: dict[str, float] = {}
+        self.notes: list[str] = []
+        self.pid: int | None = None
+        self.children = self.family == "postgresql"
+        self.cpu_start: float | None = None
+        self.cpu_end: float | None = None
+        self.where = ""
+
+    @property
+    def supported(self) -> bool:
+        return self.family in ("mysql", "postgresql")
+
+    async def begin(self) -> None:
+        await self._session(first=True)
+        if self.pid is not None:
+            self.cpu_start = process_cpu_s(self.pid, self.children)
+
+    def stop_cpu(self) -> None:
+        """At the end of the measured phase (before the sessions close)."""
+        if self.pid is not None:
+            self.cpu_end = process_cpu_s(self.pid, self.children)
+
+    async def finish(self) -> None:
+        if self.pid is not None and self.cpu_end is None:
+            self.stop_cpu()
+        await self._session(first=False)
+
+    async def _session(self, first: bool) -> None:
+        try:
+            conn = await self.driver.connect()
+        except PySysbenchError as exc:
+            self._note(f"no connection for it ({exc})")
+            return
+        try:
+            self.where = getattr(conn, "where", "") or self.where
+            if first:
+                await self._settings(conn)
+            counters = await self._counters(conn)
+            (self.start if first else self.end).update(counters)
+        finally:
+            try:
+                await conn.close()
+            except PySysbenchError:
+                pass
+
+    def _note(self, text: str) -> None:
+        note = f"server context: {text}"
+        if note not in self.notes:
+            self.notes.append(note)
+
+    async def _rows(self, conn, sql: str, what: str) -> list[tuple]:
+        try:
+            return await conn.fetchall(sql)
+        except PySysbenchError as exc:
+            self._note(f"{what} left out: the server refused '{sql[:60]}...' ({str(exc).splitlines()[0][:120]})")
+            return []
+
+    async def _settings(self, conn) -> None:
+        if self.family == "mysql":
+            rows = await self._rows(conn, f"SHOW GLOBAL VARIABLES WHERE Variable_name IN ({_in(MYSQL_SETTINGS)})",
+                                    "settings")
+        else:
+            rows = await self._rows(conn, f"SELECT name, current_setting(name) FROM pg_settings WHERE name "
+                                          f"IN ({_in(PG_SETTINGS)})", "settings")
+        self.settings = {str(k): str(v) for k, v in rows}
+        self._find_pid()
+
+    def _find_pid(self) -> None:
+        if not is_local(self.where):
+            return                                      # another machine: its CPU is not ours to read
+        if self.family == "mysql":
+            path = self.settings.get("pid_file", "")
+        else:
+            data = self.settings.get("data_directory", "")
+            path = os.path.join(data, "postmaster.pid") if data else ""
+        pid = _pid_from(path) if path else None
+        if pid is None or _stat(pid) is None:
+            self._note("server CPU left out: " + ("the server does not say where its pid file is" if not path else
+                                                  f"cannot read the server's pid file or process ({path})"))
+            return
+        self.pid = pid
+
+    async def _counters(self, conn) -> dict[str, float]:
+        out: dict[str, float] = {}
+        if self.family == "mysql":
+            rows = await self._rows(conn, f"SHOW GLOBAL STATUS WHERE Variable_name IN ({_in(MYSQL_STATUS)})",
+                                    "metrics")
+            for name, value in rows:
+                if (v := _number(value)) is not None:
+                    out[str(name)] = v
+            return out
+        cols = ", ".join(PG_DATABASE)
+        rows = await self._rows(conn, f"SELECT {cols} FROM pg_stat_database WHERE datname = current_database()",
+                                "pg_stat_database metrics")
+        if rows:
+            for name, value in zip(PG_DATABASE, rows[0]):
+                if (v := _number(value)) is not None:
+                    out[name] = v
+        rows = await self._rows(conn, "SELECT * FROM pg_stat_bgwriter", "pg_stat_bgwriter metrics")
+        if rows:
+            # column names are not returned by fetchall: read them from the catalogue
+            names = await self._rows(conn, "SELECT attname FROM pg_attribute WHERE attrelid = 'pg_stat_bgwriter'"
+                                           "::regclass AND attnum > 0 ORDER BY attnum", "pg_stat_bgwriter metrics")
+            for (name,), value in zip(names, rows[0]):
+                if (v := _number(value)) is not None:
+                    out[f"bgwriter.{name}"] = v
+        return out
+
+    def result(self, *, events: int, queries: int) -> dict[str, Any]:
+        metrics: dict[str, float] = {}
+        for name, end in self.end.items():
+            if name in MYSQL_GAUGES:
+                metrics[f"{name}_start"] = self.start.get(name)
+                metrics[f"{name}_end"] = end
+            elif name in self.start:
+                metrics[name] = end - self.start[name]
+        derived: dict[str, float] = {}
+        m = metrics
+        if self.family == "mysql" and m.get("Innodb_buffer_pool_read_requests"):
+            derived["hit_ratio"] = 1 - m.get("Innodb_buffer_pool_reads", 0) / m["Innodb_buffer_pool_read_requests"]
+        if self.family == "postgresql" and (m.get("blks_hit", 0) + m.get("blks_read", 0)):
+            derived["hit_ratio"] = m.get("blks_hit", 0) / (m.get("blks_hit", 0) + m.get("blks_read", 0))
+        if events:
+            if "Innodb_row_lock_waits" in m:
+                derived["lock_waits_per_trx"] = m["Innodb_row_lock_waits"] / events
+                derived["lock_wait_ms_per_trx"] = m.get("Innodb_row_lock_time", 0) / events
+            if "deadlocks" in m:
+                derived["deadlocks_per_trx"] = m["deadlocks"] / events
+            if "Innodb_data_fsyncs" in m:
+                derived["fsyncs_per_trx"] = m["Innodb_data_fsyncs"] / events
+        server_cpu = None
+        if self.cpu_start is not None and self.cpu_end is not None:
+            server_cpu = max(0.0, self.cpu_end - self.cpu_start)
+            if queries:
+                derived["server_cpu_us_per_query"] = server_cpu / queries * 1e6
+        settings = {k: v for k, v in self.settings.items() if k not in ("pid_file", "data_directory")}
+        return {"settings": settings, "metrics": metrics, "derived": derived, "notes": list(self.notes),
+                "server_cpu_s": server_cpu}
