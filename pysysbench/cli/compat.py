@@ -205,7 +205,13 @@ def _workload_options(inv: Invocation, rest: list[RawOption]) -> None:
     here each gets a WARNING) and adjust defaults and old names (``after_parse``)."""
     cls, values = inv.workload_cls, inv.values
     lenient = getattr(cls, "accepts_unknown_options", False)
-    for item in apply_options(values, rest, strict=not lenient):
+    try:
+        unknown = apply_options(values, rest, strict=not lenient)
+    except InvalidOption as exc:
+        if face.active().strict:      # sysbench's text: no pointer to pysysbench's help
+            raise InvalidOption(str(exc).split(" (see 'pysysbench", 1)[0]) from None
+        raise
+    for item in unknown:
         inv.warnings.append(f"WARNING: --{item.name} is not an option of {cls.name} nor a general option: ignored "
                             "(sysbench 0.5 accepted and ignored unknown options too)")
     hook = getattr(cls, "after_parse", None)

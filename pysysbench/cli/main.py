@@ -15,7 +15,7 @@ from typing import Any, Callable, Coroutine
 from .. import native
 from ..version import __version__
 from ..drivers import REGISTRY as DRIVERS
-from ..errors import ConfigError, PySysbenchError, UsageError, WorkloadError
+from ..errors import ConfigError, InvalidOption, PySysbenchError, UsageError, WorkloadError
 from ..engine.local import CLIENT_BUSY_FRACTION, CLIENT_BUSY_MIN_S, Hooks, LocalRun, RunOutcome, client_busy, forced_shutdown_s
 from ..files import check_writable
 from ..options import help_block
@@ -206,6 +206,10 @@ def dispatch(argv: list[str], out: Printer) -> int:
     except WorkloadError:
         out(header())      # sysbench prints its first line before it looks for the test
         raise
+    except InvalidOption:
+        if face.active().strict:   # ... and before it checks the test's options
+            out(header())
+        raise
     v = inv.values
     for line in inv.stderr_warnings:
         print(line, file=sys.stderr)
@@ -225,6 +229,9 @@ def dispatch(argv: list[str], out: Printer) -> int:
         return cls.dispatch(v, inv.command, inv.rest, out, driver_name,
                             lambda workload, driver: command_run(inv, workload, driver, out, argv))
     if inv.command is None:
+        if face.active().strict and getattr(cls, "help_text", ""):   # a built-in test, in 1.0.20's words
+            out(f"The '{cls.name}' test requires a command argument. See 'sysbench {cls.name} help'", FATAL)
+            return 1
         raise WorkloadError("Command is required. Supported commands: " + ", ".join(cls.commands))
     if inv.command not in COMMANDS and inv.command not in cls.commands:
         raise UsageError(f"Unknown command: {inv.command}")
