@@ -13,7 +13,7 @@ The tests expected to pass are listed in ``conformance_expected.txt`` beside thi
 file (with the reasons the others fail); only they run, and one of them failing
 fails this test (its cram diff is in the message).  When a change makes another one
 pass, add it to the list (``run.sh ... --list ../shared/conformance/tests-database.txt``
-shows which).  The list's 29 tests run in 8 to 10 minutes on a 2-core machine, most
+shows which).  The list's 32 tests run in 9 to 13 minutes on a 2-core machine, most
 of it the OLTP transcripts' 10-second runs.
 """
 
