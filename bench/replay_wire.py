@@ -31,8 +31,9 @@ import sys
 import time
 
 from pysysbench.drivers import wire
-from pysysbench.drivers.wire import PgWire
-from pysysbench.drivers.wirescan import mysql_scan_fast, pg_scan_fast
+from pysysbench.drivers.mysql.scan import mysql_scan_fast
+from pysysbench.drivers.pgsql.scan import pg_scan_fast
+from pysysbench.drivers.pgsql.wire import PgWire
 
 COM_STMT_EXECUTE = b"\x17"
 

@@ -82,7 +82,8 @@ EventLoop = getattr(_c, "EventLoop", None)
 # drivers/wire.py (drivers/wire.c): the wire's receiving half and the prepared statement
 WireCore = getattr(_c, "WireCore", None)
 Statement = getattr(_c, "Statement", None)
-# the response scanners and PostgreSQL's Bind (drivers/mysql/wire.c, drivers/pgsql/wire.c)
+# drivers/mysql/scan.py, drivers/pgsql/scan.py and pgsql/wire.py (drivers/mysql/wire.c,
+# drivers/pgsql/wire.c): the response scanners and PostgreSQL's Bind
 mysql_scan = getattr(_c, "mysql_scan", None)
 pg_scan = getattr(_c, "pg_scan", None)
 pg_bind = getattr(_c, "pg_bind", None)

@@ -44,6 +44,7 @@ from ..errors import PySysbenchError, RunAborted
 from ..options import Values
 from .channel import Channel, open_channel, send_blocking
 from .group import InProcessGroup, Sample, merged_sample, split
+from .outside import Origin, bring_in, origins
 
 HEARTBEAT_S = 1.0
 WORKER_TIMEOUT_S = 15.0      # a child silent this long is stopped or hung (a starved one: 1.3 s at most, see _WorkerEnd)
@@ -95,9 +96,9 @@ def _forget_parent(inherited_fds: tuple[int, ...]) -> None:
 
 def _child_main(values: Values, test: str, driver_name: str, first_tid: int, last_tid: int, threads: int,
                 rate: float, max_events: int, sock: socket.socket, inherited_fds: tuple[int, ...] = (),
-                forked: bool = False) -> None:
+                forked: bool = False, carried: tuple[Origin, ...] = ()) -> None:
     """Entry point of a worker process (forked from the parent, or spawned: then it
-    imports everything afresh)."""
+    imports everything afresh, and ``carried`` names what it must import beside pysysbench)."""
     if forked:
         _forget_parent(inherited_fds)
     restore_environment()
@@ -111,7 +112,7 @@ def _child_main(values: Values, test: str, driver_name: str, first_tid: int, las
         runner = asyncio.run
     try:
         runner(_child_async(values, test, driver_name, range(first_tid, last_tid), threads, rate, max_events,
-                            sock))
+                            sock, carried))
     except Exception as exc:   # never a silent death: the parent reports it
         try:
             send_blocking(sock, ("error", _failure(exc), 1))
@@ -157,11 +158,11 @@ def worker_payload(group: InProcessGroup) -> dict[str, Any]:
 
 
 async def _child_async(values: Values, test: str, driver_name: str, tids: range, threads: int, rate: float,
-                       max_events: int, sock: socket.socket) -> None:
+                       max_events: int, sock: socket.socket, carried: tuple[Origin, ...] = ()) -> None:
     end = _WorkerEnd()
     link = end.link = await open_channel(sock, end.on_message, end.on_lost)
     try:
-        group = await _init_group(values, test, driver_name, tids, threads, rate, max_events, link)
+        group = await _init_group(values, test, driver_name, tids, threads, rate, max_events, link, carried)
         if group is not None:
             end.group = group
             link.send(("ready",))
@@ -176,12 +177,14 @@ async def _child_async(values: Values, test: str, driver_name: str, tids: range,
 
 
 async def _init_group(values: Values, test: str, driver_name: str, tids: range, threads: int, rate: float,
-                      max_events: int, link: Channel) -> InProcessGroup | None:
-    """The worker's threads, connected; None once a start-up error is sent."""
+                      max_events: int, link: Channel, carried: tuple[Origin, ...] = ()) -> InProcessGroup | None:
+    """The worker's threads, connected; None once a start-up error is sent.  ``carried``: the
+    parent's drivers and workloads registered from outside the package (:mod:`.outside`)."""
     from ..drivers import REGISTRY as DRIVERS
     from ..workloads import find_workload
 
     try:
+        bring_in(carried)
         driver = DRIVERS[driver_name](values)
         workload = find_workload(test)(values, driver)
         group = InProcessGroup(values, workload, driver, tids, threads, rate=rate, max_events=max_events)
@@ -294,6 +297,7 @@ class ProcessGroup:
         method = start_method()
         ctx = mp.get_context(method)
         v = self.values
+        carried = origins()     # what spawned children must import beside pysysbench (forked ones have it)
         first = 0
         parent_ends: list[int] = []
         try:
@@ -305,7 +309,7 @@ class ProcessGroup:
                                    args=(v, self.test, self.driver_name, first, first + n, self.threads,
                                          v.rate / self.workers if v.rate else 0.0,
                                          split(v.events, self.workers, i) if v.events else 0, theirs,
-                                         tuple(parent_ends), method == "fork"))
+                                         tuple(parent_ends), method == "fork", carried))
                 child = _Child(i, proc, range(first, first + n), ready=loop.create_future())
                 self.children.append(child)
                 # a forked child would write out again what the parent had not flushed yet

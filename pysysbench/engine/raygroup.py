@@ -50,6 +50,7 @@ from ..options import Values
 from ..stats.histogram import percentile_ms
 from ..stats.records import Snapshot
 from .group import InProcessGroup, Sample, merge_counts, merged_sample, split
+from .outside import Origin, bring_in, origins
 from .procs import worker_payload
 
 
@@ -126,8 +127,9 @@ class RayWorker:
     """One worker actor; Ray runs its async methods on the actor's event loop."""
 
     def __init__(self, values: Values, test: str, driver_name: str, first_tid: int, last_tid: int,
-                 threads: int, rate: float, max_events: int):
+                 threads: int, rate: float, max_events: int, carried: tuple[Origin, ...] = ()):
         self.args = (values, test, driver_name, range(first_tid, last_tid), threads, rate, max_events)
+        self.carried = carried   # the client's drivers and workloads from outside the package (.outside)
         self.group: InProcessGroup | None = None
         self.started = asyncio.Event()
         self.seq = 0
@@ -146,6 +148,7 @@ class RayWorker:
 
         values, test, driver_name, tids, threads, rate, max_events = self.args
         try:
+            bring_in(self.carried)
             driver = DRIVERS[driver_name](values)
             workload = find_workload(test)(values, driver)
             self.wall0 = time.monotonic()
@@ -328,6 +331,7 @@ class RayGroup:
         v = self.values
         actor_cls = self.ray.remote(RayWorker)
         env = {k: os.environ[k] for k in pass_env() if os.environ.get(k)}
+        carried = origins()
         first = 0
         for i, node in enumerate(slots):
             n = split(self.threads, len(slots), i)
@@ -337,7 +341,7 @@ class RayGroup:
                 opts["runtime_env"] = {"env_vars": env}
             handle = actor_cls.options(**opts).remote(
                 v, self.test, self.driver_name, first, first + n, self.threads,
-                v.rate / len(slots) if v.rate else 0.0, split(v.events, len(slots), i) if v.events else 0)
+                v.rate / len(slots) if v.rate else 0.0, split(v.events, len(slots), i) if v.events else 0, carried)
             self.actors.append(_Actor(i, node, range(first, first + n), handle))
             first += n
 

@@ -199,6 +199,42 @@ def _check_partial(doc: dict, stdout: str, stderr: str, node_ip: str, phrase: st
     assert sum(n["events"] for n in doc["client"]["nodes"]) == doc["summary"]["events"]
 
 
+OUTSIDE_DRIVER = """
+from pysysbench.drivers.base import Dialect, Driver, DriverCaps, register
+from pysysbench.drivers.dryrun import DryRunConnection
+
+
+@register
+class OutsideDry(Driver):
+    name = "outside_dry"
+    description = "a user's driver (every call succeeds)"
+    caps = DriverCaps(server_prepare=False)
+    dialect = Dialect(id_auto_inc="INTEGER NOT NULL")
+
+    def target(self):
+        return "nowhere"
+
+    async def connect(self, counters=None, index=0):
+        return DryRunConnection(counters, self.dialect)
+
+    async def _version(self, conn):
+        return "outside 1"
+"""
+
+
+def test_a_driver_registered_outside_the_package_runs_on_the_actors(ray_cluster, tmp_path):
+    """The actors import the user's module that registered the driver (engine/outside.py),
+    from its file: it is not on the actors' import path."""
+    (tmp_path / "user_dry.py").write_text(OUTSIDE_DRIVER)
+    code = "import sys, user_dry; from pysysbench.cli.main import main; sys.exit(main(sys.argv[1:]))"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(REPO)]))
+    proc = subprocess.run([sys.executable, "-c", code, "oltp_point_select", "--db-driver=outside_dry", *DATA,
+                           "--threads=2", "--events=200", "--time=0", f"--ray-address={ray_cluster.address}", "run"],
+                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=CLI_TIMEOUT_S)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert parse_summary_text(proc.stdout)["transactions"] == 200, proc.stdout   # the dry run counts no statement
+
+
 def test_killed_actor_stops_the_run_naming_the_node(ray_cluster, data, tmp_path):
     out = tmp_path / "killed.json"
     proc = _start_long_run(ray_cluster, out)

@@ -1,5 +1,5 @@
 """A MySQL server's refusal before its greeting is read from the packet it sent
-(pysysbench.drivers.mysql.refusal; the servers' side in
+(pysysbench.drivers.mysql.session.refusal; the servers' side in
 tests/integration/test_connection_limits.py)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from pysysbench.drivers.mysql import ClosedAtOnce, refusal, refusal_packet
+from pysysbench.drivers.mysql.session import ClosedAtOnce, refusal, refusal_packet
 
 
 def packet(body: bytes, seq: int = 0) -> bytes:

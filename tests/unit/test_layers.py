@@ -9,8 +9,10 @@ The order:
     errors, options, native, handoff, version, files, childenv  <  rand, stats, results  <  drivers  <
     workloads, lua, load  <  engine, output  <  campaign  <  report  <  cli
 
-Two rules beyond the order: report reads result files only (it imports no
-campaign, engine, driver or workload module), and nothing below cli prints.
+Rules beyond the order: report reads result files only (it imports no
+campaign, engine, driver or workload module), nothing below cli prints, and each
+driver is a folder of its own (drivers/mysql/, drivers/pgsql/, drivers/sqlite/) that
+imports no other driver's folder and that nothing but drivers/__init__ imports into.
 """
 
 from __future__ import annotations
@@ -205,3 +207,50 @@ def test_drivers_hold_no_sbtest_sql(module):
                   and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
     bad = [line for line in bad if line not in docstrings]
     assert not bad, f"{module} has sbtest SQL at lines {bad} (move it to the workload, keyed by dialect.family)"
+
+
+# --- a folder per driver --------------------------------------------------------------
+
+DRIVERS_PKG = "pysysbench.drivers"
+# what every driver may use: the driver API, the shared wire machinery, TLS, the dry-run session
+SHARED_DRIVER_MODULES = {f"{DRIVERS_PKG}.{m}" for m in ("base", "wire", "tls", "dryrun")}
+
+
+def driver_folders() -> list[str]:
+    """The drivers that are folders (``drivers/mysql/``, ...), by dotted name."""
+    return sorted(f"{DRIVERS_PKG}.{p.parent.name}" for p in (PKG / "drivers").glob("*/__init__.py")
+                  if f"{DRIVERS_PKG}.{p.parent.name}" not in SHARED_DRIVER_MODULES)
+
+
+def _folder_of(module: str) -> str | None:
+    return next((f for f in driver_folders() if module == f or module.startswith(f + ".")), None)
+
+
+def test_the_drivers_are_folders():
+    """The bundled drivers each live in a folder of their own (session, wire client,
+    scanner and that protocol's C); the wire machinery they share is one module."""
+    assert {"pysysbench.drivers.mysql", "pysysbench.drivers.pgsql", "pysysbench.drivers.sqlite"} <= set(driver_folders())
+    loose = sorted(p.name for p in (PKG / "drivers").glob("*.py")
+                   if f"{DRIVERS_PKG}.{p.stem}" not in SHARED_DRIVER_MODULES and p.stem != "__init__")
+    assert not loose, f"driver modules outside a driver folder: {loose}"
+    for name in ("mysql", "pgsql"):
+        assert {"session.py", "wire.py", "scan.py", "wire.c"} <= {p.name for p in (PKG / "drivers" / name).iterdir()}
+
+
+def test_a_driver_folder_is_its_own():
+    """Changing a driver means touching its folder only: a driver folder imports nothing of
+    another driver folder (only the drivers' shared modules), and no module outside it
+    imports into it but ``drivers/__init__`` (which registers it)."""
+    mods = modules()
+    bad = []
+    for module in sorted(python_modules()):
+        mine = _folder_of(module)
+        for name in imports(module, mods[module]):
+            target = known(name, mods)
+            theirs = _folder_of(target) if target else None
+            if theirs is None or theirs == mine:
+                continue
+            if mine is None and module == DRIVERS_PKG and target == theirs:
+                continue   # the registration import of the folder itself
+            bad.append(f"{module} -> {target}")
+    assert not bad, f"imports into another driver's folder: {sorted(set(bad))}"

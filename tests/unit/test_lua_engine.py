@@ -9,7 +9,9 @@ import struct
 import pytest
 
 from pysysbench.cli.main import main
-from pysysbench.drivers.wirescan import TextResult, mysql_scan, pg_scan
+from pysysbench.drivers.mysql.scan import mysql_scan
+from pysysbench.drivers.pgsql.scan import pg_scan
+from pysysbench.drivers.wire import TextResult
 from pysysbench.lua.log import Log
 from pysysbench.lua.options import convert, strtod
 from pysysbench.options import OptType

@@ -21,7 +21,9 @@ IN_USE = """
 import json
 from pysysbench import native
 from pysysbench.rand import Rand
-from pysysbench.drivers import wire, wirescan
+from pysysbench.drivers import wire
+from pysysbench.drivers.mysql import scan as myscan
+from pysysbench.drivers.pgsql import scan as pgscan, wire as pgwire
 from pysysbench.drivers.base import Counters
 from pysysbench.engine import strand, worker
 from pysysbench.stats import recorder
@@ -33,9 +35,9 @@ print(json.dumps({
     "event loop": worker._CEventLoop is not None,
     "wire core": wire._WireCore is not wire._PyWireCore,
     "statement": wire._CStatement is not None,
-    "mysql scan": wirescan.mysql_scan_fast is not wirescan.mysql_scan,
-    "pg scan": wirescan.pg_scan_fast is not wirescan.pg_scan,
-    "pg bind": wire.pg_bind_fast is not wire._py_pg_bind,
+    "mysql scan": myscan.mysql_scan_fast is not myscan.mysql_scan,
+    "pg scan": pgscan.pg_scan_fast is not pgscan.pg_scan,
+    "pg bind": pgwire.pg_bind_fast is not pgwire._py_pg_bind,
     "strand core": strand._StrandCore is not strand._PyStrandCore,
     "builtin tests": builtin_core.is_native(),
 }))

@@ -1,6 +1,7 @@
 """A driver registered from outside the package runs the bundled workloads through the
-CLI, is picked by its option prefix, passes its password variable on, and cannot take a
-name already registered (drivers/base.py ``register``).
+CLI (in worker processes too: engine/outside.py), is picked by its option prefix, passes its
+password variable on, and cannot take a name already registered (drivers/base.py
+``register``).
 
 The driver here is written against the driver API (drivers/base.py) with the dry run's
 session underneath, keeping every statement it is asked to run, so the test can see what
@@ -119,3 +120,87 @@ def test_a_taken_name_is_refused():
     with pytest.raises(ConfigError, match="named 'tally' is already registered"):
         register(TallyDriver)
     assert REGISTRY == before
+
+
+# --- worker processes (and Ray actors) bring the outside classes in (engine/outside.py) ---
+
+@pytest.mark.parametrize("start", ["spawn", "fork"])
+def test_worker_processes_import_the_module_that_registered_it(capsys, monkeypatch, start):
+    """--workers=2: a spawned worker is a fresh interpreter; it imports this module (named in
+    the child's start) and registers the driver before looking it up (a forked one has it)."""
+    monkeypatch.setenv("PYSYSBENCH_WORKER_START", start)
+    rc = main(["oltp_point_select", "--db-driver=tally", "--tables=2", "--table-size=500", "--threads=2",
+               "--workers=2", "--events=40", "--time=0", "run"])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert summary(out, "read") == 40 and summary(out, "transactions") == 40, out
+    assert not SENT, "the statements were run in this process, not in the workers"
+
+
+SCRIPT = '''
+import sys
+from pysysbench.cli.main import main
+from pysysbench.drivers.base import Dialect, Driver, DriverCaps, register
+from pysysbench.drivers.dryrun import DryRunConnection
+from pysysbench.workloads import register as register_workload
+from pysysbench.workloads.oltp import OltpPointSelect
+
+
+class ScriptDriver(Driver):
+    name = "script_tally"
+    description = "a driver defined in a script"
+    caps = DriverCaps(server_prepare=False)
+    dialect = Dialect(id_auto_inc="INTEGER NOT NULL")
+
+    def target(self):
+        return "the script"
+
+    async def connect(self, counters=None, index=0):
+        return DryRunConnection(counters, self.dialect)
+
+    async def _version(self, conn):
+        return "script 1"
+
+
+class ScriptPoints(OltpPointSelect):
+    """point selects under another name"""
+    name = "script_points"
+
+
+if __name__ == "__main__":      # registered in the parent only: spawn's copy of the script skips this
+    register(ScriptDriver)
+    register_workload(ScriptPoints)
+    sys.exit(main(sys.argv[1:]))
+'''
+
+
+def test_classes_of_the_main_script_reach_the_workers(tmp_path):
+    """A driver and a workload defined in the user's script and registered under its
+    ``__main__`` guard: the workers find them in their copy of the script."""
+    import os
+    import subprocess
+    import sys
+    script = tmp_path / "bench_it.py"
+    script.write_text(SCRIPT)
+    env = dict(os.environ, PYSYSBENCH_WORKER_START="spawn")     # a forked worker would inherit them
+    proc = subprocess.run([sys.executable, str(script), "script_points", "--db-driver=script_tally", "--tables=1",
+                           "--table-size=100", "--threads=2", "--workers=2", "--events=30", "--time=0", "run"],
+                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert summary(proc.stdout, "transactions") == 30, proc.stdout
+
+
+def test_a_class_that_cannot_be_brought_in_is_one_line():
+    from pysysbench.engine.outside import Origin, bring_in
+    lost = Origin("driver", "vanished", "no_such_module_here", "VanishedDriver", None)
+    with pytest.raises(ConfigError) as info:
+        bring_in((lost,))
+    message = str(info.value)
+    assert "\n" not in message and "'vanished' (no_such_module_here.VanishedDriver) cannot be loaded" in message
+    assert "vanished" not in REGISTRY
+
+
+def test_only_outside_classes_are_carried():
+    from pysysbench.engine.outside import origins
+    assert [(o.kind, o.name, o.qualname) for o in origins()] == [("driver", "tally", "TallyDriver")]
+    assert origins()[0].path == __file__

@@ -1,5 +1,6 @@
 """The C statement of the lean wire (drivers/wire.c's ``Statement`` / ``Pending``)
-against its contract, the Python statement coroutine in drivers/wire.py: the same
+against its contract, the Python statement coroutines (drivers/mysql/wire.py,
+drivers/pgsql/wire.py): the same
 bytes on the wire for every parameter mix, the same read / write / other counting,
 errors raised through the driver's ``fail``, and the Python coroutine used whenever
 no strand is running or the connection is gone.  Runs without a server: it checks
@@ -15,15 +16,17 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from pysysbench.drivers import wire
+from pysysbench.drivers.mysql import wire as mywire
+from pysysbench.drivers.pgsql import wire as pgwire
 from pysysbench.drivers.base import Counters
 from pysysbench.handoff import Here
 
 if wire._CStatement is None:
     pytest.skip("the C extension is not built", allow_module_level=True)
 
-HEAD = bytes((wire.COM_STMT_EXECUTE,)) + struct.pack("<I", 7) + b"\x00\x01\x00\x00\x00"
+HEAD = bytes((mywire.COM_STMT_EXECUTE,)) + struct.pack("<I", 7) + b"\x00\x01\x00\x00\x00"
 PG_HEAD = b"\x00pysysbench_1\x00\x00\x00"
-PG_TAIL = wire._EXECUTE + wire._SYNC
+PG_TAIL = pgwire._EXECUTE + pgwire._SYNC
 
 
 class Strand:
@@ -32,8 +35,8 @@ class Strand:
 
 def python_packet(args: tuple) -> bytes:
     if not args:
-        return wire._command(wire.COM_STMT_EXECUTE, HEAD[1:])
-    body = HEAD + wire._param_packer()(args, "utf8")
+        return mywire._command(mywire.COM_STMT_EXECUTE, HEAD[1:])
+    body = HEAD + mywire._param_packer()(args, "utf8")
     return struct.pack("<I", len(body))[:3] + b"\x00" + body
 
 
@@ -48,11 +51,11 @@ def make(proto=1, nparams=1, is_read=False, fail=None, slow=None):
         errors.append(exc)
         raise RuntimeError(f"classified: {exc}")
     if proto == 1:
-        stmt = wire._CStatement(1, core, here, sent.append, HEAD, b"", nparams, wire._param_packer(), "utf8",
-                                counters, fail or raise_, wire.mysql_failure, slow or (lambda *a: ("slow", a)), False)
+        stmt = wire._CStatement(1, core, here, sent.append, HEAD, b"", nparams, mywire._param_packer(), "utf8",
+                                counters, fail or raise_, mywire.mysql_failure, slow or (lambda *a: ("slow", a)), False)
     else:
         stmt = wire._CStatement(2, core, here, sent.append, PG_HEAD, PG_TAIL, -1, None, "", counters, fail,
-                                wire.PgWire._error, slow or (lambda *a: ("slow", a)), is_read)
+                                pgwire.PgWire._error, slow or (lambda *a: ("slow", a)), is_read)
     return stmt, core, here, sent, counters, errors
 
 
@@ -130,7 +133,7 @@ def test_pg_counting_follows_the_command_tag(tag, is_read, counted):
     stmt, core, here, sent, counters, _ = make(proto=2, is_read=is_read)
     here.strand = Strand()
     pending = stmt(1, "x", None)
-    assert sent == [wire._py_pg_bind(PG_HEAD, (1, "x", None), PG_TAIL)] and core.kind == 2
+    assert sent == [pgwire._py_pg_bind(PG_HEAD, (1, "x", None), PG_TAIL)] and core.kind == 2
     drive(pending, (0, tag, None, -1))
     assert {"reads": counters.reads, "writes": counters.writes, "others": counters.others}[counted] == 1
     assert counters.reads + counters.writes + counters.others == 1

@@ -1,4 +1,4 @@
-"""The response scanners of the lean wire clients (pysysbench/drivers/wirescan.py):
+"""The response scanners of the lean wire clients (drivers/mysql/scan.py, drivers/pgsql/scan.py):
 the Python reference and the C extension must agree on every buffer, report
 "incomplete" (None) for every proper prefix of a response, and find its end,
 kind, counts and error exactly."""
@@ -12,11 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pysysbench import native
-from pysysbench.drivers import wirescan
+from pysysbench.drivers.mysql import scan as myscan
+from pysysbench.drivers.pgsql import scan as pgscan
 
-SCANNERS = [pytest.param((wirescan.mysql_scan, wirescan.pg_scan), id="python")]
-if wirescan.mysql_scan_c is not None:
-    SCANNERS.append(pytest.param((wirescan.mysql_scan_c, wirescan.pg_scan_c), id="c"))
+SCANNERS = [pytest.param((myscan.mysql_scan, pgscan.pg_scan), id="python")]
+if myscan.mysql_scan_c is not None:
+    SCANNERS.append(pytest.param((myscan.mysql_scan_c, pgscan.pg_scan_c), id="c"))
 
 
 @pytest.mark.skipif(not native.WANTED, reason="PYSYSBENCH_NATIVE=off")
@@ -24,7 +25,7 @@ def test_c_extension_is_built():
     """pip install builds it here (gcc is on every machine of this project); without
     it the hot path silently pays the Python scanner's cost."""
     assert native.ENABLED, native.describe()
-    assert wirescan.mysql_scan_c is not None and wirescan.mysql_scan_fast is wirescan.mysql_scan_c
+    assert myscan.mysql_scan_c is not None and myscan.mysql_scan_fast is myscan.mysql_scan_c
 
 
 # --- MySQL -------------------------------------------------------------------------
@@ -177,14 +178,14 @@ def test_pg_responses(scanners):
 @settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=300), st.booleans(), st.booleans())
 def test_c_and_python_agree_on_any_bytes(data, deprecate_eof, cache_metadata):
-    if wirescan.mysql_scan_c is None:
+    if myscan.mysql_scan_c is None:
         pytest.skip("C extension not built")
-    assert wirescan.pg_scan_c(data) == wirescan.pg_scan(data)
+    assert pgscan.pg_scan_c(data) == pgscan.pg_scan(data)
     try:
-        expected = wirescan.mysql_scan(data, deprecate_eof, cache_metadata)
+        expected = myscan.mysql_scan(data, deprecate_eof, cache_metadata)
     except IndexError:   # the Python reference does not bound-check malformed OK packets
         return
-    assert wirescan.mysql_scan_c(data, deprecate_eof, cache_metadata) == expected
+    assert myscan.mysql_scan_c(data, deprecate_eof, cache_metadata) == expected
 
 
 @settings(max_examples=200, deadline=None)
@@ -193,7 +194,7 @@ def test_c_and_python_agree_on_any_bytes(data, deprecate_eof, cache_metadata):
 def test_mysql_split_anywhere(names, deprecate_eof, cut):
     data, expected = mysql_cases(deprecate_eof)[names[0]]
     cut %= len(data)
-    for scan in (wirescan.mysql_scan, wirescan.mysql_scan_c or wirescan.mysql_scan):
+    for scan in (myscan.mysql_scan, myscan.mysql_scan_c or myscan.mysql_scan):
         assert scan(data[:cut], deprecate_eof) is None
         assert scan(data, deprecate_eof)[0] == len(data)
 
@@ -207,7 +208,7 @@ def test_mysql_split_anywhere(names, deprecate_eof, cut):
 def test_python_param_packer_matches_asyncmy(args):
     from asyncmy.protocol import pack_binary_params
 
-    from pysysbench.drivers.wire import _py_pack_params
+    from pysysbench.drivers.mysql.wire import _py_pack_params
     assert _py_pack_params(args, "utf8") == pack_binary_params(args, "utf8")
 
 
@@ -219,12 +220,12 @@ PG_BIND_ARGS = [(), (1,), (-5, 2**62, 0), (2**70, -(2**70)), ("abc", None, 1.5),
 
 @pytest.mark.parametrize("args", PG_BIND_ARGS)
 def test_pg_bind_c_matches_python(args):
-    from pysysbench.drivers import wire
+    from pysysbench.drivers.pgsql import wire
     head, tail = b"\x00pysysbench_1\x00\x00\x00", b"E\x00\x00\x00\x09\x00\x00\x00\x00\x00S\x00\x00\x00\x04"
     expected = wire._py_pg_bind(head, args, tail)
     assert expected[:1] == b"B" and int.from_bytes(expected[1:5], "big") == len(expected) - 1 - len(tail)
     assert expected.endswith(tail)
-    if wirescan.mysql_scan_c is None:
+    if myscan.mysql_scan_c is None:
         pytest.skip("C extension not built")
     assert native.pg_bind(head, args, tail) == expected
 
@@ -256,7 +257,7 @@ def handshake_response(flags: int) -> bytes:
 
 
 def test_cache_metadata_asked_only_of_a_mariadb_server_that_offers_it():
-    from pysysbench.drivers.mysql import MARIADB_CLIENT_CACHE_METADATA, mariadb_ext_caps, with_cache_metadata
+    from pysysbench.drivers.mysql.session import MARIADB_CLIENT_CACHE_METADATA, mariadb_ext_caps, with_cache_metadata
 
     mariadb = greeting(b"5.5.5-10.11.19-MariaDB", 0xF7FE, 0x1D)
     assert mariadb_ext_caps(mariadb) == 0x1D

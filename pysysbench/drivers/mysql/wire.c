@@ -1,5 +1,5 @@
 /* MySQL's half of the lean wire in C: where a response ends (the twin of
- * drivers/wirescan.py's mysql_scan; its docstring is the contract and the unit tests run
+ * drivers/mysql/scan.py's mysql_scan; its docstring is the contract and the unit tests run
  * both on the same buffers), the COM_STMT_EXECUTE packet of one execution, and what a
  * scanned response counts as (spec 5.11) -- the wire core (drivers/wire.c) asks these
  * through mysql_wire_protocol. */

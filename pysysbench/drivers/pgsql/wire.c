@@ -1,6 +1,6 @@
 /* PostgreSQL's half of the lean wire in C: where a response ends (the twin of
- * drivers/wirescan.py's pg_scan), the Bind message of one execution (the twin of
- * drivers/wire.py's _py_pg_bind) and what a scanned response counts as (spec 5.11) -- the
+ * drivers/pgsql/scan.py's pg_scan), the Bind message of one execution (the twin of
+ * drivers/pgsql/wire.py's _py_pg_bind) and what a scanned response counts as (spec 5.11) -- the
  * wire core (drivers/wire.c) asks these through pg_wire_protocol. */
 
 #include "native.h"
@@ -83,7 +83,7 @@ pg_scan(PyObject *self, PyObject *args)
 /* pg_bind(head, args, tail) -> bytes: a Bind message of args as text parameters
  * ('B', length, head = portal + statement name + "no format codes", the parameter
  * count, each as int32 length + text (-1 = NULL), "no result format codes"), then
- * tail (Execute + Sync) -- the Python twin is wire._py_pg_bind */
+ * tail (Execute + Sync) -- the Python twin is drivers/pgsql/wire.py's _py_pg_bind */
 static PyObject *
 pg_bind_items(const Py_buffer *headp, PyObject *const *items, Py_ssize_t n, const Py_buffer *tailp)
 {

@@ -12,13 +12,13 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..errors import (ConnectError, FatalSQLError, IgnorableError, MissingTableError,
+from ...errors import (ConnectError, FatalSQLError, IgnorableError, MissingTableError,
                       ReconnectError, TableExistsError, listing)
-from ..options import PORT, Option, OptType
-from . import tls
-from .base import (TOO_MANY_CONNECTIONS, Connection, Counters, Dialect, Driver, DriverCaps, register,
+from ...options import PORT, Option, OptType
+from .. import tls
+from ..base import (TOO_MANY_CONNECTIONS, Connection, Counters, Dialect, Driver, DriverCaps, register,
                    split_placeholders, substitute, text_rows)
-from .wire import count_result
+from ..wire import count_result
 
 GROUP = "pgsql options"
 READ_TAGS = ("SELECT", "FETCH", "SHOW")
@@ -114,7 +114,8 @@ class PgConnection(Connection):
         except Exception as exc:
             raise ConnectError(self.driver.connect_message(self.endpoint, exc), _sqlstate(exc)) from None
         if self.driver.fast_path:
-            from .wire import PgWire, library_changed
+            from ..wire import library_changed
+            from .wire import PgWire
             try:
                 transport = self.conn._transport
             except AttributeError as exc:

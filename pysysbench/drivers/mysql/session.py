@@ -10,13 +10,13 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..errors import (BulkLoadRefused, ConfigError, ConnectError, FatalSQLError, IgnorableError, MissingTableError,
+from ...errors import (BulkLoadRefused, ConfigError, ConnectError, FatalSQLError, IgnorableError, MissingTableError,
                       PySysbenchError, ReconnectError, TableExistsError, listing)
-from ..options import PORT, Option, OptType
-from . import tls
-from .base import (TOO_MANY_CONNECTIONS, Connection, Counters, Dialect, Driver, DriverCaps, register,
+from ...options import PORT, Option, OptType
+from .. import tls
+from ..base import (TOO_MANY_CONNECTIONS, Connection, Counters, Dialect, Driver, DriverCaps, register,
                    split_placeholders, substitute, text_rows)
-from .wire import count_result
+from ..wire import count_result
 
 GROUP = "mysql options"
 DEFAULT_SOCKETS = ("/run/mysqld/mysqld.sock", "/var/run/mysqld/mysqld.sock", "/tmp/mysql.sock")
@@ -228,7 +228,8 @@ class MySQLConnection(Connection):
         _shrink_receive_buffer(self.conn)
         if self.driver.fast_path:
             from asyncmy.constants.CLIENT import DEPRECATE_EOF
-            from .wire import MySQLWire, library_changed
+            from ..wire import library_changed
+            from .wire import MySQLWire
             conn = self.conn
             try:
                 transport, flags, encoding = conn._transport, conn._client_flag, conn._encoding
@@ -493,7 +494,7 @@ class MySQLDriver(Driver):
 
     async def connect(self, counters: Counters | None = None, index: int = 0) -> Connection:
         if self.values.mysql_dry_run:
-            from .dryrun import DryRunConnection
+            from ..dryrun import DryRunConnection
             return DryRunConnection(counters or Counters(), DIALECT)
         conn = MySQLConnection(self, counters or Counters(), self.endpoint(index))
         await conn.open()

@@ -1,13 +1,13 @@
-"""Where a server's response ends, without decoding it (the hot path's only parsing).
+"""Where a MySQL / MariaDB response ends, without decoding it (the hot path's only parsing).
 
-pysysbench's workloads discard the rows their statements return (as sysbench's
-C client does: it fetches them into buffers it never reads), so the lean wire
-clients in :mod:`.wire` do not decode rows at all: they only need to know when a
-response is complete, what kind it was (rows / affected rows) and the error, if
-any.  These scanners answer exactly that for a buffer holding the bytes received
-so far.  The C extension (drivers/mysql/wire.c, drivers/pgsql/wire.c) implements the same two
-functions (the unit tests check both against each other); this module is its
-reference and the fallback when the extension was not built.
+pysysbench's workloads discard the rows their statements return (as sysbench's C
+client does: it fetches them into buffers it never reads), so the lean wire client
+(:mod:`.wire`) does not decode rows at all: it only needs to know when a response is
+complete, what kind it was (rows / affected rows) and the error, if any.
+:func:`mysql_scan` answers exactly that for a buffer holding the bytes received so
+far.  The C twin (``mysql_scan`` of this folder's wire.c) does the same (the unit
+tests check both against each other); this module is its reference and the fallback
+when the C is not used (pysysbench/native.py).
 
 ``mysql_scan(buf, deprecate_eof, cache_metadata=False)`` -> ``None`` while incomplete, else
 ``(end, field_count, affected_rows, errno, message)``: the response to one
@@ -16,18 +16,15 @@ COM_QUERY or COM_STMT_EXECUTE, every result set of it (SERVER_MORE_RESULTS_EXIST
 packet's (then ``message``, bytes, without the SQLSTATE marker); ``errno`` -1 for
 a LOCAL INFILE request (not handled on this path).  ``cache_metadata``: the
 connection negotiated MariaDB's MARIADB_CLIENT_CACHE_METADATA, so every column count
-packet ends with a byte saying whether the column definitions follow.
-
-Both take an optional :class:`TextResult` sink that receives the first result set's
-rows as text (the Lua API's ``con:query``, through the Python functions only).
-
-``pg_scan(buf)`` -> ``None`` while incomplete, else ``(end, tag, error, described)``:
-everything up to and including ReadyForQuery; ``tag`` the last CommandComplete
-(bytes, without its NUL) or None, ``error`` the ErrorResponse body or None,
-``described`` 1 when a RowDescription came, 0 when NoData came, -1 for neither.
+packet ends with a byte saying whether the column definitions follow.  An optional
+:class:`~pysysbench.drivers.wire.TextResult` sink receives the first result set's rows
+as text (the Lua API's ``con:query``, through the Python function only).
 """
 
 from __future__ import annotations
+
+from ...native import mysql_scan as mysql_scan_c
+from ..wire import TextResult
 
 MORE_RESULTS = 0x0008
 MAX_PACKET = 0xFFFFFF
@@ -64,7 +61,7 @@ def mysql_packet(buf, pos: int, n: int) -> tuple[int, int, int] | None:
             return start, first_len, pos
 
 
-def mysql_error(buf, start: int, end: int, sink: "TextResult | None" = None) -> tuple[int, bytes]:
+def mysql_error(buf, start: int, end: int, sink: TextResult | None = None) -> tuple[int, bytes]:
     errno = buf[start + 1] | buf[start + 2] << 8
     at = start + 3
     if at < end and buf[at] == 0x23:    # '#' + 5-character SQLSTATE
@@ -72,19 +69,6 @@ def mysql_error(buf, start: int, end: int, sink: "TextResult | None" = None) -> 
             sink.sqlstate = bytes(buf[at + 1:at + 6]).decode("ascii", "replace")
         at += 6
     return errno, bytes(buf[at:end])
-
-
-class TextResult:
-    """Where the scanners put the first result set's rows, when asked (the Lua API's
-    ``con:query``; the hot path passes no sink and nothing is decoded): ``columns``
-    -1 without a result set, ``rows`` tuples of text (None for NULL)."""
-
-    __slots__ = ("columns", "rows", "sqlstate")
-
-    def __init__(self) -> None:
-        self.columns = -1
-        self.rows: list[tuple] = []
-        self.sqlstate = ""
 
 
 def _mysql_row(buf, start: int, end: int, columns: int) -> tuple:
@@ -168,52 +152,5 @@ def mysql_scan(buf, deprecate_eof: bool, cache_metadata: bool = False, sink: Tex
             return pos, field_count, affected, 0, b""
 
 
-def _pg_row(buf, at: int) -> tuple:
-    """One DataRow: a 32-bit length (-1 for NULL) and the text of each column."""
-    count = buf[at] << 8 | buf[at + 1]
-    at += 2
-    out = []
-    for _ in range(count):
-        size = int.from_bytes(buf[at:at + 4], "big", signed=True)
-        at += 4
-        out.append(None if size < 0 else bytes(buf[at:at + size]).decode("utf-8", "replace"))
-        at += max(size, 0)
-    return tuple(out)
-
-
-def pg_scan(buf, sink: TextResult | None = None):
-    n = len(buf)
-    pos = 0
-    tag = None
-    error = None
-    described = -1
-    while True:
-        if n - pos < 5:
-            return None
-        kind = buf[pos]
-        length = int.from_bytes(buf[pos + 1:pos + 5], "big")
-        end = pos + 1 + length
-        if end > n:
-            return None
-        if kind == 0x5A:                       # 'Z' ReadyForQuery
-            return end, tag, error, described
-        if kind == 0x43:                       # 'C' CommandComplete
-            tag = bytes(buf[pos + 5:end - 1]) if tag is None or sink is None else tag
-        elif kind == 0x45 and error is None:   # 'E' ErrorResponse
-            error = bytes(buf[pos + 5:end])
-        elif kind == 0x54:                     # 'T' RowDescription
-            if sink is not None and described < 0 and tag is None:
-                sink.columns = buf[pos + 5] << 8 | buf[pos + 6]
-            described = 1
-        elif kind == 0x44 and sink is not None and tag is None:   # 'D' DataRow of the first result
-            sink.rows.append(_pg_row(buf, pos + 5))
-        elif kind == 0x6E and described < 0:   # 'n' NoData
-            described = 0
-        pos = end
-
-
-# the same functions in C, when the C extension is used (pysysbench/native.py)
-from ..native import mysql_scan as mysql_scan_c, pg_scan as pg_scan_c
-
+# the same function in C, when the C extension is used (pysysbench/native.py)
 mysql_scan_fast = mysql_scan_c or mysql_scan
-pg_scan_fast = pg_scan_c or pg_scan
