@@ -106,6 +106,7 @@ class Option:
     alias_for: str | None = None  # deprecated alias: value goes to this option
     choices: tuple[str, ...] | None = None
     bounds: Bounds | None = None  # checked after parsing (check_bounds)
+    extra: bool = False           # not sysbench 1.0.20's: works, but unlisted in the sysbench face's help
 
     @property
     def key(self) -> str:

@@ -58,14 +58,18 @@ class RunOutcome:
 
 
 def client_busy(outcome: RunOutcome) -> float:
-    """Share of the worker processes' cores the client kept busy (0..1)."""
+    """Share of the client's cores its worker processes kept busy in the measured phase
+    (0..1, start-up and warm-up not counted): the mean of the workers' shares (one
+    worker process at most 100 %), or the one process's share when the threads run in
+    this process."""
     if outcome.nodes:   # several client machines: the busiest one decides
         return max(n["busy_fraction"] for n in outcome.nodes)
     elapsed = outcome.summary.total_time_s
     if elapsed <= 0:
         return 0.0
-    cores = min(outcome.workers, os.cpu_count() or 1)
-    return outcome.client_cpu_s / (elapsed * cores)
+    if outcome.per_worker and all("busy_fraction" in w for w in outcome.per_worker):
+        return sum(w["busy_fraction"] for w in outcome.per_worker) / len(outcome.per_worker)
+    return min(1.0, outcome.client_cpu_s / elapsed)
 
 
 def _rate(count: int, seconds: float) -> float:

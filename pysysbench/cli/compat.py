@@ -4,27 +4,29 @@ help text, and the two-phase parse that turns argv into a :class:`Invocation`.
 
 from __future__ import annotations
 
+import inspect
 import os
 import stat
 import sys
 from dataclasses import dataclass, field
 
-from ..version import __version__
 from ..drivers import DB_OPTIONS, REGISTRY as DRIVERS
 from ..drivers.base import by_option_prefix
 from ..engine.options import ENGINE_OPTIONS, validate_engine
 from ..engine.ray_options import RAY_OPTIONS
-from ..errors import ConfigError, InvalidOption, UsageError
+from ..errors import ConfigError, InvalidOption, UsageError, WorkloadError
 from ..load.options import GROUP as LOAD_GROUP, LOAD_OPTIONS
 from ..options import (PERCENT, Bounds, Option, OptType, RawOption, Registry, Values,
                        apply_options, canonical, check_bounds, help_block, split_argv)
-from ..output.legacy_text import OUTPUT_OPTIONS
+from ..output.registry import OUTPUT_OPTIONS
 from ..rand import DISTRIBUTIONS
 from ..rand_compat import COMPAT_OPTIONS, compat_warnings
 from ..workloads import REGISTRY as WORKLOADS, find_workload
 from ..workloads.base import Workload
 from ..workloads.legacy import LEGACY_SCRIPTS
+from . import face
 from .glued import known_options, test_name, unglue
+from .sysbench_help import GENERAL_HELP as SYSBENCH_HELP
 
 G = "General options"
 R = "Pseudo-Random Numbers Generator options"
@@ -128,12 +130,19 @@ def parse(argv: list[str]) -> Invocation:
     inv.test = words[0] if words else None
     inv.command = words[1] if len(words) > 1 else None
     _apply_aliases(inv)
+    if (values.help or values.version) and face.active().strict:
+        return inv                   # sysbench: the help whatever else is given, even a missing test
     if inv.test is None and not values.help and not values.version and stdin_has_script():
         inv.test = "-"               # sysbench runs a Lua script from standard input
     if inv.test is None:
         _reject_unknown(rest)
         return inv
-    inv.workload_cls = find_workload(inv.test, lua_bundled=values.lua_bundled)
+    try:
+        inv.workload_cls = find_workload(inv.test, lua_bundled=values.lua_bundled)
+    except WorkloadError:
+        if values.help or values.version:   # --help with a test that is not there: the help, as sysbench
+            return inv
+        raise
     if getattr(inv.workload_cls, "runs_own_commands", False):
         inv.rest = rest              # a Lua script declares its options when its chunk has run
         return inv
@@ -169,7 +178,13 @@ def _workload_options(inv: Invocation, rest: list[RawOption]) -> None:
     here each gets a WARNING) and adjust defaults and old names (``after_parse``)."""
     cls, values = inv.workload_cls, inv.values
     lenient = getattr(cls, "accepts_unknown_options", False)
-    for item in apply_options(values, rest, strict=not lenient):
+    try:
+        unknown = apply_options(values, rest, strict=not lenient)
+    except InvalidOption as exc:
+        if face.active().strict:      # sysbench's text: no pointer to pysysbench's help
+            raise InvalidOption(str(exc).split(" (see 'pysysbench", 1)[0]) from None
+        raise
+    for item in unknown:
         inv.warnings.append(f"WARNING: --{item.name} is not an option of {cls.name} nor a general option: ignored "
                             "(sysbench 0.5 accepted and ignored unknown options too)")
     hook = getattr(cls, "after_parse", None)
@@ -199,6 +214,8 @@ def config_file_warnings(raw: list[RawOption], registry: Registry) -> list[str]:
 def _reject_unknown(rest: list[RawOption]) -> None:
     if rest:
         r = rest[0]
+        if face.active().strict:     # sysbench's text: the argument as given
+            raise InvalidOption(f"invalid option: --{r.name}" + ("" if r.value is None else f"={r.value}"))
         raise InvalidOption(f"invalid option: --{r.name}{r.origin} (see 'pysysbench --help')")
 
 
@@ -223,8 +240,11 @@ STORAGE_ENGINE_OPTIONS = ("mysql_storage_engine", "mysql_table_engine", "mysql_t
 
 def choose_driver(values: Values) -> str:
     """--db-driver, else the driver whose options were given (its ``option_prefix``:
-    --mysql-*, --pgsql-*, ...), else the default (sqlite, whose own options need no sniffing)."""
+    --mysql-*, --pgsql-*, ...), else the default (sqlite, whose own options need no sniffing;
+    mysql in the sysbench face, as 1.0.20)."""
     name = values.db_driver
+    if not values.is_set("db_driver") and face.active().default_driver:
+        return face.active().default_driver
     if values.is_set("db_driver"):
         if name not in DRIVERS:
             raise ConfigError(f"invalid database driver name: '{name}' (available: {', '.join(DRIVERS)})")
@@ -249,10 +269,12 @@ def validate(values: Values) -> None:
 
 
 def general_help() -> str:
+    if face.active().strict:
+        return SYSBENCH_HELP
     reg = base_registry()
     groups = reg.groups()
     out = ["Usage:", "  pysysbench [options]... [testname] [command]", "",
-           "Commands implemented by most tests: prepare run cleanup help prewarm", ""]
+           "Commands implemented by most tests: prepare run cleanup help prewarm check", ""]
     out.append(help_block("General options:", [o for o in groups[G] if o.name != "test"]))
     out.append(help_block(R + ":", groups[R]))
     out.append(help_block(L + ":", groups[L]))
@@ -266,13 +288,32 @@ def general_help() -> str:
     out.append(help_block(LOAD_GROUP + ":", groups[LOAD_GROUP]))
     from ..workloads import REGISTRY
     out.append("Built-in tests:")
-    out.extend(f"  {name} - {(cls.__doc__ or '').strip().splitlines()[0]}" for name, cls in sorted(REGISTRY.items()))
+    out.extend(f"  {name} - {first_sentence(cls.__doc__ or '')}" for name, cls in sorted(REGISTRY.items()))
+    out.append("")
+    out.append("pysysbench commands (see 'pysysbench <command> --help'):")
+    out.extend(f"  {name} - {text}" for name, text in TOOL_COMMANDS)
     out.append("")
     out.append("See 'pysysbench <testname> help' for a list of options for each test.")
     return "\n".join(out) + "\n"
 
 
+TOOL_COMMANDS = (
+    ("campaign", "run a matrix of benchmarks from a campaign file and keep every result"),
+    ("report", "render result files or a campaign's results as Markdown with PNG charts and one HTML file"),
+    ("compare", "compare groups of runs (result files, directories, label selectors) per workload and threads"),
+    ("export", "write result files as CSV or JSON lines for other tools"),
+    ("check", "(a test command: pysysbench TEST check) verify a prepared data set"),
+)
+
+
+def first_sentence(doc: str) -> str:
+    """A docstring's first sentence, whole (its first paragraph joined; never cut at a line end)."""
+    para = " ".join(inspect.cleandoc(doc).split("\n\n", 1)[0].split())
+    for i, ch in enumerate(para):
+        if ch == "." and (i + 1 == len(para) or para[i + 1] == " ") and para.count("(", 0, i) == para.count(")", 0, i):
+            return para[:i + 1]
+    return para
+
+
 def header() -> str:
-    impl = sys.implementation.name
-    impl = "CPython" if impl == "cpython" else impl
-    return f"pysysbench {__version__} (using {impl} {'.'.join(map(str, sys.version_info[:3]))})\n"
+    return face.active().header()

@@ -50,8 +50,9 @@ def summary_line(snap) -> str:
 
 
 class PlainLoadDisplay:
-    def __init__(self, out):
-        self.say = out
+    def __init__(self, out, say=None):
+        self.say = say or out      # the workload's messages
+        self.out = out             # the progress lines
         self.next_at = PLAIN_EVERY_S
         self.printed = False
 
@@ -64,17 +65,17 @@ class PlainLoadDisplay:
     def update(self, snap) -> None:
         if snap.finished:
             if self.printed:
-                self.say(summary_line(snap))
+                self.out(summary_line(snap))
             return
         if snap.elapsed_s >= self.next_at:
-            self.say(progress_line(snap))
+            self.out(progress_line(snap))
             self.printed = True
             self.next_at = (snap.elapsed_s // PLAIN_EVERY_S + 1) * PLAIN_EVERY_S
 
 
 class RichLoadDisplay:
-    def __init__(self, out, console: Console | None = None):
-        self.out = out
+    def __init__(self, out, console: Console | None = None, say=None):
+        self.out = say or out
         self.console = console or Console()
         self.progress: Progress | None = None
         self.tasks: dict[str, Any] = {}
@@ -118,10 +119,11 @@ class RichLoadDisplay:
             self.console.print(Text(summary_line(snap)))
 
 
-def load_display(out) -> PlainLoadDisplay | RichLoadDisplay:
+def load_display(out, say=None) -> PlainLoadDisplay | RichLoadDisplay:
     """The display for prepare's progress on the printer's stream (a terminal: bars;
-    a pipe, a file, a campaign's log: plain lines)."""
+    a pipe, a file, a campaign's log: plain lines); ``say`` prints the workload's
+    messages (default: ``out``)."""
     console = Console(file=getattr(out, "stream", None) or sys.stdout)
     if console.is_terminal and not console.is_dumb_terminal:
-        return RichLoadDisplay(out, console)
-    return PlainLoadDisplay(out)
+        return RichLoadDisplay(out, console, say)
+    return PlainLoadDisplay(out, say)

@@ -14,17 +14,18 @@ from typing import Any, Callable, Coroutine
 
 from .. import native
 from ..version import __version__
-from ..errors import PySysbenchError, UsageError, WorkloadError
-from ..engine.local import CLIENT_BUSY_FRACTION, Hooks, LocalRun
+from ..drivers import REGISTRY as DRIVERS
+from ..errors import ConfigError, InvalidOption, PySysbenchError, UsageError, WorkloadError
+from ..engine.local import CLIENT_BUSY_FRACTION, CLIENT_BUSY_MIN_S, Hooks, LocalRun
 from ..engine.run import run_async as run_engine
 from ..engine.spec import RunSpec
 from ..results import RunOutcome, client_busy
 from ..files import check_writable
 from ..options import help_block
 from ..output import text
-from ..output.legacy_text import report_format
+from ..output.registry import report_for
 from ..workloads.base import Env, Workload, user_code
-from . import subcommands
+from . import face, subcommands
 from .library import check_command, configure
 from .compat import Invocation, choose_driver, general_help, header, parse
 
@@ -32,23 +33,48 @@ from .compat import Invocation, choose_driver, general_help, header, parse
 EXIT_STDOUT_CLOSED = 128 + signal.SIGPIPE   # what a shell shows for sysbench killed by SIGPIPE
 
 
+# sysbench's log levels (spec 1.4); ALWAYS: what sysbench writes without its logger
+# (help, --version, a Lua script's print(), the workloads' "Creating table ..." lines)
+ALWAYS, FATAL, ALERT, WARNING, NOTICE, INFO, DEBUG = -1, 0, 1, 2, 3, 4, 5
+PREFIX_LEVELS = (("FATAL: ", FATAL), ("ALERT: ", ALERT), ("WARNING: ", WARNING), ("DEBUG: ", DEBUG))
+# lines a workload's messages carry that sysbench prints through its logger, not print()
+LOGGED_LINES = ("Initializing worker threads...",)
+
+
+def level_of(line: str) -> int:
+    """A line's sysbench log level from its prefix (NOTICE, the level of the report, when it has none)."""
+    for prefix, level in PREFIX_LEVELS:
+        if line.startswith(prefix):
+            return level
+    return NOTICE
+
+
 class Printer:
-    """Unbuffered line output, like sysbench's stdout.
+    """Unbuffered line output, like sysbench's stdout, through sysbench's log levels:
+    a line above ``verbosity`` (--verbosity, default 3; --debug: 5) is not printed.
 
     When the reader goes away ("pysysbench ... | head -1") the printer goes quiet
     (``closed``; the stream's descriptor is pointed at /dev/null so no later
     flush fails) and calls ``on_closed``: a run then stops as if interrupted."""
 
-    def __init__(self, stream=None):
+    def __init__(self, stream=None, verbosity: int = NOTICE):
         self.stream = stream or sys.stdout
+        self.verbosity = verbosity
         self.closed = False
         self.on_closed: Callable[[], None] | None = None
 
-    def __call__(self, line: str = "") -> None:
-        self.raw(line + "\n")
+    def __call__(self, line: str = "", level: int | None = None) -> None:
+        if (level_of(line) if level is None else level) <= self.verbosity:
+            self.raw(line + "\n", ALWAYS)
 
-    def raw(self, chunk: str) -> None:
-        if self.closed:
+    def script(self, line: str = "") -> None:
+        """A workload's own message (sysbench's scripts print() them): shown at every
+        verbosity, except the lines sysbench logs."""
+        logged = line.rstrip("\n") in LOGGED_LINES or level_of(line) != NOTICE
+        self(line, None if logged else ALWAYS)
+
+    def raw(self, chunk: str, level: int = NOTICE) -> None:
+        if self.closed or level > self.verbosity:
             return
         try:
             self.stream.write(chunk)
@@ -136,7 +162,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    out = Printer()
+    face.use(face.select())
+    out = Printer(verbosity=_early_verbosity(argv))
     debug = any(a.split("=", 1)[0] == "--debug" and a.split("=", 1)[-1] not in ("off", "0", "false")
                 for a in argv)
     try:
@@ -161,6 +188,19 @@ def _main(argv: list[str] | None) -> int:
         return 1
 
 
+def _early_verbosity(argv: list[str]) -> int:
+    """--verbosity / --debug as given on the command line, for the lines printed before
+    the options are parsed (a test that is not found); the parsed value replaces it."""
+    level = NOTICE
+    for a in argv:
+        name, _, value = a.partition("=")
+        if name == "--verbosity" and value.isdigit():
+            level = int(value)
+        elif name == "--debug" and value not in ("off", "0", "false"):
+            return DEBUG
+    return level
+
+
 def dispatch(argv: list[str], out: Printer) -> int:
     command = subcommands.find(argv[0]) if argv else None
     if command is not None:
@@ -170,14 +210,18 @@ def dispatch(argv: list[str], out: Printer) -> int:
     except WorkloadError:
         out(header())      # sysbench prints its first line before it looks for the test
         raise
+    except InvalidOption:
+        if face.active().strict:   # ... and before it checks the test's options
+            out(header())
+        raise
     v = inv.values
     for line in inv.stderr_warnings:
         print(line, file=sys.stderr)
     if v.version:
-        out(f"pysysbench {__version__}")
+        out(face.active().version_line(), ALWAYS)
         return 0
     if v.help or inv.test is None:
-        out.raw(general_help())
+        out.raw(general_help(), ALWAYS)
         return 0 if v.help else 1
     return execute(inv, out, argv)
 
@@ -187,70 +231,71 @@ def execute(inv: Invocation, out: Printer, command_line: list[str]) -> int:
     the exit code.  The CLI and the campaign executor (cli/campaign_backend.py) both
     come here; ``command_line`` is what the result file records."""
     v = inv.values
-    for line in inv.warnings:
-        out(line)
+    out.verbosity = DEBUG if v.debug else v.verbosity
+    for line in inv.warnings:   # sysbench prints these before its logger knows --verbosity
+        out(line, ALWAYS)
     out(header())
     cls = inv.workload_cls
     if getattr(cls, "runs_own_commands", False):   # a Lua script: sysbench's own command dispatch
         driver_name = v.db_driver if v.is_set("db_driver") else choose_driver(v)
         return cls.dispatch(v, inv.command, inv.rest, out, driver_name,
                             lambda workload, driver: command_run(inv, workload, driver, out, command_line))
+    if inv.command is None and face.active().strict and getattr(cls, "help_text", ""):
+        # a built-in test, in 1.0.20's words
+        out(f"The '{cls.name}' test requires a command argument. See 'sysbench {cls.name} help'", FATAL)
+        return 1
     check_command(inv)
     if inv.command == "help":
-        return print_workload_help(cls, out)
+        return print_workload_help(cls, out, inv.test)
+    _check_driver_name(v, inv.command)
     workload, driver = configure(inv)
+    if inv.command == "prewarm" and face.active().strict and driver.dialect.family != "mysql":
+        # 1.0.20's oltp_common.lua refuses (pysysbench's own face prewarms PostgreSQL)
+        raise WorkloadError("`sysbench.cmdline.call_command' function failed: oltp_common.lua: prewarm is "
+                            "currently MySQL only")
     if inv.command == "run":
         return command_run(inv, workload, driver, out, command_line)
-    env = Env(driver=driver, values=v, say=out, seed=v.rand_seed or None)
+    # sysbench's scripts print() their messages (every --verbosity); built-in tests log them
+    say = out if getattr(cls, "logs_messages", False) else out.script
+    env = Env(driver=driver, values=v, say=say, seed=v.rand_seed or None)
     with user_code(workload, inv.command):
         if inv.command == "prepare":     # progress bars / plain progress lines (pysysbench.load)
             from .load_progress import load_display   # rich: only commands that load data need it
-            with load_display(out) as env.observer:
+            with load_display(out, say) as env.observer:
                 run_async(workload.prepare(env))
             return 0
         run_async(getattr(workload, inv.command)(env))
     return 0
 
 
-def print_workload_help(cls: type[Workload], out: Printer) -> int:
+def _check_driver_name(v, command: str) -> None:
+    """The sysbench face: an unknown --db-driver fails as 1.0.20 fails it (in the script)."""
+    if face.active().strict and v.is_set("db_driver") and v.db_driver not in DRIVERS:
+        # 1.0.20: the driver fails in the script's function (oltp_common.lua's sysbench.sql.driver())
+        fn = "thread_init" if command == "run" else command
+        raise ConfigError(f"invalid database driver name: '{v.db_driver}'\nFATAL: `{fn}' function failed: "
+                          "oltp_common.lua: failed to initialize the DB driver"
+                          + ("\nFATAL: Thread initialization failed!" if command == "run" else ""))
+
+
+def print_workload_help(cls: type[Workload], out: Printer, test: str | None = None) -> int:
     if getattr(cls, "help_text", ""):   # a built-in test (workloads/builtin.py): sysbench's own text
-        out(cls.help_text)
+        out(cls.help_text, ALWAYS)
         return 0
+    strict = face.active().strict
     if not cls.options:
+        if strict:    # sysbench's text, on stderr, no FATAL
+            raise UsageError(f"'{cls.name}' test does not implement the 'help' command.")
         raise WorkloadError(f"'{cls.name}' test does not implement the 'help' command.")
-    out.raw(help_block(f"{cls.name} options:", list(cls.options), sort=True) + "\n")
+    if strict:        # 1.0.20's block: the test as named ('oltp_read_write.lua' for a path), its options only
+        name = os.path.basename(test or cls.name)
+        out.raw(help_block(f"{name} options:", [o for o in cls.options if not o.extra], sort=True) + "\n",
+                ALWAYS)
+        return 0
+    out.raw(help_block(f"{cls.name} options:", list(cls.options), sort=True) + "\n", ALWAYS)
     if cls.__doc__:   # after the sysbench-format block, so parsers of it are unaffected
-        out(inspect.cleandoc(cls.__doc__) + "\n")
+        out(inspect.cleandoc(cls.__doc__) + "\n", ALWAYS)
     return 0
-
-
-def banner(spec: RunSpec, out: Printer) -> None:
-    v = spec.values
-    out("Running the test with following options:")
-    out(f"Number of threads: {v.threads}")
-    if v.rate:
-        out(f"Target transaction rate: {v.rate}/sec")
-    if v.report_interval:
-        out(f"Report intermediate results every {v.report_interval} second(s)")
-    if v.report_checkpoints:
-        out(f"Report checkpoint(s) at {', '.join(v.report_checkpoints)} seconds")
-    if v.debug:
-        out("Debug mode enabled.\n")
-    if v.validate:
-        out("Validation checks: on.\n")
-    if v.rand_seed:
-        out(f"Initializing random number generator from seed ({v.rand_seed}).\n")
-    else:
-        out("Initializing random number generator from current time\n")
-    if v.warmup_time:
-        out(f"Warmup time: {v.warmup_time}s")
-    if not v.time and not v.events:
-        out("WARNING: Both event and time limits are disabled, running an endless test")
-    grace = spec.forced_shutdown_s
-    if grace is not None:
-        out(f"Forcing shutdown in {int(v.time + grace)} seconds\n")   # replaces the blank (Appendix A.7)
-    else:
-        out()
 
 
 def command_run(inv: Invocation, workload: Workload, driver, out: Printer, argv: list[str]) -> int:
@@ -276,12 +321,9 @@ def command_run(inv: Invocation, workload: Workload, driver, out: Printer, argv:
 def _run_and_report(spec: RunSpec, workload: Workload, driver, out: Printer, argv: list[str],
                     stops: Interrupts) -> int:
     v = spec.values
-    old = report_format(v, workload)     # --output-format=0.5: sysbench 0.5's lines (None: 1.0's)
-    if old is None:
-        banner(spec, out)
-    else:
-        for line in old.banner(v, spec.forced_shutdown_s):
-            out(line)
+    fmt = report_for(v, workload)        # --output-format: the output registry (pysysbench.output.registry)
+    for line in fmt.banner(spec.forced_shutdown_s):
+        out(line)
 
     intro = getattr(workload, "run_intro", None)   # a built-in test's mode lines and checks
     if intro is not None:
@@ -291,31 +333,35 @@ def _run_and_report(spec: RunSpec, workload: Workload, driver, out: Printer, arg
         custom.attach(out, text.summary_block)
     sql = (lambda counts: True) if custom is None else custom.sql   # False: sysbench's generic reports
 
+    def print_line(line: str | None) -> None:
+        if line is not None:
+            out(line)
+
     def interval(st) -> None:
         if custom is None or not custom.intermediate(st):
-            line = text.intermediate_line if sql(st) else text.generic_line
-            out(line(st) if old is None else old.interval_line(st))
+            out(fmt.interval(st, sql(st)))
         if st.queue_length is not None:
-            out(text.rate_line(st) if old is None else old.rate_line(st))
+            print_line(fmt.rate(st))
 
     def checkpoint(t: float, summary) -> None:
-        out(text.checkpoint_header(t))
+        print_line(fmt.checkpoint_header(t))
         if custom is None or not custom.checkpoint(summary):
-            out.raw(text.summary_block(summary, sql(summary)) if old is None else old.summary_block(summary))
+            out.raw(fmt.checkpoint_summary(t, summary, sql(summary)))
 
     hooks = Hooks(say=out, interval=interval, checkpoint=checkpoint)
     outcome = _measure(spec, workload, driver, hooks, out, argv, stops)
+    _limit_lines(v, outcome, out)
     busy = client_busy(outcome)
     # an embedded database runs inside the client: its CPU is not client overhead
-    if busy >= CLIENT_BUSY_FRACTION and outcome.error is None and not driver.caps.blocking:
+    if (busy >= CLIENT_BUSY_FRACTION and outcome.summary.total_time_s >= CLIENT_BUSY_MIN_S and outcome.error is None
+            and not driver.caps.blocking):
         out(f"WARNING: the client kept {busy:.0%} of its {outcome.workers} worker process(es) busy: it may be "
             "the bottleneck (add --workers or client machines)")
     if outcome.error is None:
         if v.histogram:
-            out.raw(text.histogram_block(outcome.summary.hist))
+            out.raw(fmt.histogram(outcome.summary.hist))
         if custom is None or not custom.cumulative(outcome.summary):
-            out.raw(text.summary_block(outcome.summary, sql(outcome.summary)) if old is None
-                    else old.summary_block(outcome.summary))
+            out.raw(fmt.summary(outcome.summary, sql(outcome.summary)))
         if v.debug:
             _per_thread_debug(outcome, out)
     else:
@@ -328,6 +374,18 @@ def _run_and_report(spec: RunSpec, workload: Workload, driver, out: Printer, arg
         _save_result(v, argv, workload, driver, outcome, exit_code=exit_code, error=outcome.error,
                      interrupted=outcome.interrupted or reason)
     return exit_code
+
+
+def _limit_lines(v, outcome: RunOutcome, out: Printer) -> None:
+    """sysbench's INFO lines (--verbosity >= 4) at the end of a run: each thread logs
+    which limit it met (the logger folds the repeats), then ``Done.`` and a blank."""
+    if outcome.error is not None or outcome.interrupted or outcome.forced or out.verbosity < INFO:
+        return
+    by_events = v.events and outcome.summary.events >= v.events
+    out("Event limit exceeded, exiting..." if by_events else "Time limit exceeded, exiting...", INFO)
+    if v.threads > 1:
+        out(f"(last message repeated {v.threads - 1} times)", INFO)
+    out("Done.\n", INFO)
 
 
 def _measure(spec: RunSpec, workload: Workload, driver, hooks: Hooks, out: Printer, argv: list[str],

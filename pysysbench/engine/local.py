@@ -15,6 +15,7 @@ process, or ``--workers`` processes); every figure is built from merged
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -33,6 +34,7 @@ from .reconnects import CHECK_EVERY_S, ReconnectWatch
 from .worker import NS
 
 CLIENT_BUSY_FRACTION = 0.9      # warn when the client used this share of its cores
+CLIENT_BUSY_MIN_S = 1.0         # ... in a measured phase at least this long (a shorter one says too little)
 CONNECTION_HEADROOM = 1         # the pre-flight connection, still open while checking
 STOP_GRACE_S = 5.0              # after Ctrl-C / SIGTERM: events in flight get this long, then are cut short
 DEADLINE_GRACE_S = 30.0         # --forced-shutdown off: events still running this long after --time are cut short
@@ -74,6 +76,9 @@ class LocalRun:
             self.group = InProcessGroup(spec, workload, driver, range(self.threads), rate=spec.rate,
                                         max_events=spec.events)
         self.percentile = spec.percentile
+        self.intervals: list[IntervalStat] = []
+        self.report_prev: tuple[Snapshot, int, int, float] | None = None   # last interval's end: counts, time,
+        self.at_t0 = Sample(Snapshot())                                       # threads, client CPU
         self.interval_cpu_s: list[float] = []
         self.host_start: dict = {}
         self.host_end: dict = {}
@@ -139,6 +144,11 @@ class LocalRun:
         self._install_signals()
         try:
             await self._start_up()
+            for tid in range(self.threads):   # sysbench's --verbosity=5 lines (the printer drops them below)
+                self.hooks.say(f"DEBUG: Worker thread (#{tid}) started")
+                self.hooks.say(f"DEBUG: Worker thread (#{tid}) initialized")
+            if self.spec.report_interval_s:
+                self.hooks.say("DEBUG: Reporting thread started")
             self.hooks.say("Threads started!\n")
             started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
             try:
@@ -210,6 +220,8 @@ class LocalRun:
             if self.context is not None:
                 await self.context.begin()
         self.t0 = self.checkpoint_t = perf_counter_ns()
+        self.at_t0 = await g.sample()   # the measured phase's start: counts and client CPU
+        self.report_prev = (self.at_t0.snapshot, self.t0, self.at_t0.running, self.at_t0.cpu_s)
         self.host_start = host.snapshot()
         if spec.report_interval_s:
             side.append(asyncio.create_task(self._report()))
@@ -229,32 +241,61 @@ class LocalRun:
             task.cancel()
         await asyncio.gather(*side, return_exceptions=True)
         self.last = await g.sample()
+        if spec.report_interval_s:
+            self._final_interval()
 
     # --- side tasks -----------------------------------------------------------------
 
     async def _report(self) -> None:
+        """One interval line per tick of --report-interval, except a tick at the --time
+        limit: there the threads are stopping as the tick fires (a sample would find
+        some or all of them gone), so the run's end prints that line
+        (``_final_interval``) from the final counts."""
         every_ns = int(self.spec.report_interval_s * NS)
-        first = await self.group.sample()
-        prev, prev_t, prev_cpu = first.snapshot, self.t0, first.cpu_s
+        end_k = self._end_tick()
         k = 1
-        while True:
+        while end_k is None or k < end_k:
             now = perf_counter_ns()
             k = max(k, (now - self.t0) // every_ns + 1)   # missed ticks are skipped
+            if end_k is not None and k >= end_k:
+                return
             await asyncio.sleep((self.t0 + k * every_ns - now) / NS)
             s = await self.group.sample()
-            t = perf_counter_ns()
             if s.running == 0:
                 return
-            rate = bool(self.spec.rate)
-            st = interval_from(s.snapshot, prev, time_s=(t - self.t0) / NS, interval_s=(t - prev_t) / NS,
-                               threads_running=s.running, percentile=self.percentile,
-                               queue_length=s.queue_length if rate else None,
-                               concurrency=s.inflight if rate else None)
-            self.intervals.append(st)
-            self.interval_cpu_s.append(max(0.0, s.cpu_s - prev_cpu))
-            self.hooks.interval(st)
-            prev, prev_t, prev_cpu = s.snapshot, t, s.cpu_s
+            self._interval(s, perf_counter_ns(), s.running)
             k += 1
+
+    def _end_tick(self) -> int | None:
+        """The tick that falls on the --time limit (None: none does)."""
+        spec = self.spec
+        if not spec.time_s or spec.time_s % spec.report_interval_s:
+            return None
+        return spec.time_s // spec.report_interval_s
+
+    def _final_interval(self) -> None:
+        """The tick at the --time limit, printed once the run has reached it: from the
+        final counts, with the threads that were running in that interval."""
+        spec = self.spec
+        end_k = self._end_tick()
+        prev = self.report_prev
+        if end_k is None or prev is None or self.stop_reason or self.fatal or self.forced:
+            return
+        if self.end - self.t0 < (spec.time_s - spec.report_interval_s / 2) * NS:   # ended early (--events, an error)
+            return
+        self._interval(self.last, self.end, prev[2])
+
+    def _interval(self, s: Sample, t: int, running: int) -> None:
+        prev, prev_t, _, prev_cpu = self.report_prev
+        rate = bool(self.spec.rate)
+        st = interval_from(s.snapshot, prev, time_s=(t - self.t0) / NS, interval_s=(t - prev_t) / NS,
+                           threads_running=running, percentile=self.percentile,
+                           queue_length=s.queue_length if rate else None,
+                           concurrency=s.inflight if rate else None)
+        self.intervals.append(st)
+        self.interval_cpu_s.append(max(0.0, s.cpu_s - prev_cpu))
+        self.hooks.interval(st)
+        self.report_prev = (s.snapshot, t, running, s.cpu_s)
 
     async def _checkpoints(self) -> None:
         for at in self.spec.checkpoints_s:
@@ -360,9 +401,10 @@ class LocalRun:
         summary = self._summary(s.snapshot, self.end, self.unfinished if self.forced else None)
         out = RunOutcome(summary=summary, intervals=self.intervals, started_at=started_at,
                          forced=self.forced, interrupted=self.stop_reason, traceback=self.group.traceback,
-                         workers=len(s.per_worker) or self.workers, client_cpu_s=s.cpu_s,
-                         per_worker=s.per_worker, connections=s.connections, nodes=s.nodes,
-                         server_version=self.server_version, interval_cpu_s=self.interval_cpu_s,
+                         workers=len(s.per_worker) or self.workers, client_cpu_s=max(0.0, s.cpu_s - self.at_t0.cpu_s),
+                         per_worker=measured_per_worker(s.per_worker, self.at_t0.per_worker, summary.total_time_s),
+                         connections=s.connections, nodes=s.nodes, server_version=self.server_version,
+                         interval_cpu_s=self.interval_cpu_s,
                          host=host.between(self.host_start, self.host_end) if self.host_start else {})
         if self.context is not None and self.context.end:
             q = summary.reads + summary.writes + summary.others
@@ -389,3 +431,17 @@ async def _count(conn, sql: str) -> int:
         return 0
     value = str(rows[0][-1]) if rows else ""
     return int(value) if value.isdigit() else 0
+
+
+def measured_per_worker(end: list[dict], start: list[dict], elapsed_s: float) -> list[dict]:
+    """Each worker process's entry with ``busy_fraction``: the share of a core it used in
+    the measured phase (its CPU between the phase's start and end over the phase's
+    length; at most 1).  ``cpu_s`` stays the process's whole CPU time."""
+    before = {w["worker"]: w.get("cpu_s", 0.0) for w in start}
+    cores = os.cpu_count() or 1
+    share = min(1.0, cores / len(end)) if end else 1.0   # more workers than cores: each gets a part of one
+    out = []
+    for w in end:
+        used = max(0.0, w.get("cpu_s", 0.0) - before.get(w["worker"], 0.0))
+        out.append(dict(w, busy_fraction=min(1.0, used / (elapsed_s * share)) if elapsed_s > 0 else 0.0))
+    return out

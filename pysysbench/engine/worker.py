@@ -37,6 +37,11 @@ EVENT_QUEUE_SLOTS = 131_072       # sysbench's rate-mode ring size (spec 5.4)
 QUEUE_FULL = ("The event queue is full. This means the worker threads are unable to keep up with "
               "the specified event generation rate")
 NS = 1_000_000_000
+# a thread gives the event loop a turn at least this often, whatever its events do: an
+# event whose statements complete without waiting (a dry run, a driver that never
+# suspends, a CPU-only workload) would otherwise hold the loop, and the reporter, the
+# checkpoints and a worker process's answers to its parent would wait for the time limit
+YIELD_EVERY_NS = 5_000_000
 BATCH_BUDGET_NS = 5_000_000       # a built-in test's batch of C events (_batch_loop): at most 5 ms
 BATCH_EVENTS = 1 << 40
 
@@ -243,8 +248,15 @@ class Worker:
         reconnect_every = self.reconnect_every
         after_event = ctx.after_event
         done = 0
+        turn = perf_counter_ns() + YIELD_EVERY_NS
         while not lim.stop:
             start = clock()   # the deadline check's clock is the event's start
+            if start >= turn:      # a turn for the reporter even when no statement waits
+                await asyncio.sleep(0)
+                start = clock()
+                turn = start + YIELD_EVERY_NS
+                if lim.stop:
+                    break
             if deadline and start >= deadline:
                 break
             if counted and not lim.warming:

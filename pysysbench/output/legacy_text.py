@@ -22,15 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..options import Option, OptType
 from ..stats.records import IntervalStat, Summary
-
-FORMATS = ("1.0", "0.5")
-OUTPUT_OPTIONS = [
-    Option("output-format", OptType.STRING, "1.0",
-           "human-readable report format: '1.0' (sysbench 1.0.20) or '0.5' (sysbench 0.5: 'OLTP test "
-           "statistics:', 'response time:', 'approx.  95 percentile:' ...)", "General options", choices=FORMATS),
-]
 
 _NS_PER_S = 1e9
 

@@ -31,15 +31,16 @@ TABLES = Bounds(1, INT32_MAX)
 TABLE_SIZE = Bounds(0, INT32_MAX, why="the range of the INTEGER id column")
 
 
-def _opt(name: str, type_: OptType, default: Any, text: str, bounds: Bounds | None = None) -> Option:
-    return Option(name, type_, default, text, GROUP, bounds=bounds)
+def _opt(name: str, type_: OptType, default: Any, text: str, bounds: Bounds | None = None,
+         extra: bool = False) -> Option:
+    return Option(name, type_, default, text, GROUP, bounds=bounds, extra=extra)
 
 
 OLTP_OPTIONS = [
     _opt("auto_inc", OptType.BOOL, True, "Use AUTO_INCREMENT column as Primary Key (for MySQL), or its alternatives "
          "in other DBMS. When disabled, use client-generated IDs"),
     _opt("create_secondary", OptType.BOOL, True, "Create a secondary index in addition to the PRIMARY KEY"),
-    _opt("create_table_options", OptType.STRING, "", "Extra CREATE TABLE options (sysbench 1.1)"),
+    _opt("create_table_options", OptType.STRING, "", "Extra CREATE TABLE options (sysbench 1.1)", extra=True),
     _opt("delete_inserts", OptType.INT, 1, "Number of DELETE/INSERT combinations per transaction", COUNT),
     _opt("distinct_ranges", OptType.INT, 1, "Number of SELECT DISTINCT queries per transaction", COUNT),
     _opt("index_updates", OptType.INT, 1, "Number of UPDATE index queries per transaction", COUNT),
@@ -53,7 +54,7 @@ OLTP_OPTIONS = [
     _opt("range_selects", OptType.BOOL, True, "Enable/disable all range SELECT queries"),
     _opt("range_size", OptType.INT, 100, "Range size for range SELECT queries", COUNT),
     _opt("reconnect", OptType.INT, 0, "Reconnect after every N events. The default (0) is to not reconnect "
-         "(sysbench 1.1)", COUNT),
+         "(sysbench 1.1)", COUNT, extra=True),
     _opt("secondary", OptType.BOOL, False, "Use a secondary index in place of the PRIMARY KEY"),
     _opt("simple_ranges", OptType.INT, 1, "Number of simple range SELECT queries per transaction", COUNT),
     _opt("skip_trx", OptType.BOOL, False, "Don't start explicit transactions and execute all queries in the "

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import pytest
 
-HEADER_RE = re.compile(r"^pysysbench \S+ \(using CPython \d+\.\d+\.\d+\)$")
+HEADER_RE = re.compile(r"^pysysbench \S+ \(using system CPython \d+\.\d+\.\d+\)$")  # sysbench's six tokens
 _VENV_SCRIPT = Path(sys.executable).with_name("pysysbench")
 CLI = [str(_VENV_SCRIPT)] if _VENV_SCRIPT.exists() else [sys.executable, "-m", "pysysbench"]
 
@@ -505,7 +505,7 @@ def test_version(tmp_path):
     assert re.fullmatch(r"pysysbench \S+\n", proc.stdout), proc.stdout
     # same version as the header line
     head = run_cli(["oltp_read_write", "help"], tmp_path).stdout.split("\n", 1)[0]
-    assert head.startswith(proc.stdout.strip() + " (using CPython ")
+    assert head.startswith(proc.stdout.strip() + " (using system CPython ")
 
 
 # =========================================================================== errors

@@ -25,7 +25,7 @@ CLI = [str(_VENV_SCRIPT)] if _VENV_SCRIPT.exists() else [sys.executable, "-m", "
 # =========================================================================== the parser's regexes
 
 SYSBENCH_HEADER_RE = re.compile(r"^sysbench (\d+\.\d+\.\d+)(?:-\w+)? \(using (?:bundled|system) LuaJIT [\w.-]+\)$")
-PYSYSBENCH_HEADER_RE = re.compile(r"^pysysbench (\S+) \(using CPython (\d+\.\d+\.\d+)\)$")
+PYSYSBENCH_HEADER_RE = re.compile(r"^pysysbench (\S+) \(using system CPython (\d+\.\d+\.\d+)\)$")
 
 REGEXES: dict[str, re.Pattern] = {name: re.compile(rx) for name, rx in {
     # banner
