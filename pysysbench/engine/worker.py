@@ -348,6 +348,7 @@ class Worker:
         while not lim.stop and not (lim.deadline_ns and perf_counter_ns() >= lim.deadline_ns):
             try:
                 await ctx.conn.reconnect()
+                self.counters.reopened += 1
                 ctx.stmts.clear()
                 await self.workload.thread_init(ctx)
                 return True
