@@ -45,7 +45,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests" / "integration"))
 sys.path.insert(0, str(REPO))
 
-from private_servers import PG_BIN, PrivateMariaDB, PrivatePostgres  # noqa: E402
+from private_servers import PrivateMariaDB, PrivatePostgres  # noqa: E402
 
 PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
 INTERVAL_RE = re.compile(r"^\[ (\d+)s \] thds: (\d+) tps: ([\d.]+) .* reconn/s: ([\d.]+)$")
@@ -204,7 +204,7 @@ class Soak:
         self.out = Path(args.out)
         self.out.mkdir(parents=True, exist_ok=True)
         self.result_file = self.out / "result.json"
-        self.log = open(self.out / "run.log", "w", buffering=1)
+        self.log = None if args.evaluate_only else open(self.out / "run.log", "w", buffering=1)
         self.lines: list[tuple[float, str]] = []      # (monotonic arrival, line)
         self.t0: float | None = None                  # monotonic time of the run's second 0
         self.t0_set = threading.Event()
@@ -315,6 +315,12 @@ class Soak:
         started = time.monotonic()
         proc = subprocess.Popen([sys.executable, "-m", "pysysbench", *cmd], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, env=env, cwd=REPO, start_new_session=True)
+
+        def stop_run(signum, frame):    # a stopped soak leaves neither its run nor its server behind
+            os.killpg(proc.pid, signal.SIGKILL)
+            raise SystemExit(128 + signum)
+        signal.signal(signal.SIGTERM, stop_run)
+        signal.signal(signal.SIGINT, stop_run)
         reader = threading.Thread(target=self._read, args=(proc,), daemon=True)
         killer = threading.Thread(target=self._killer, args=(server,), daemon=True)
         sampler = threading.Thread(target=self._sampler, args=(proc, server), daemon=True)
@@ -338,18 +344,20 @@ class Soak:
             server.start()
         chk = pysysbench("oltp_read_write", *server.options, *data, "check", timeout=600)
         self.log.write("# check:\n" + chk.stdout + chk.stderr)
-        return self.evaluate(code, stderr, chk)
+        (self.out / "raw.json").write_text(json.dumps({"kills": self.kills, "server_memory": self.server_mem,
+                                                        "client_rss": self.client_rss}) + "\n")
+        return self.evaluate(code, stderr, chk.stdout + chk.stderr, chk.returncode)
 
     # --- the checks
-    def evaluate(self, code: int, stderr: str, chk: subprocess.CompletedProcess) -> int:
+    def evaluate(self, code: int, stderr: str, check_out: str, check_rc: int) -> int:
         a = self.a
         text = "\n".join(line for _, line in self.lines)
         checks: list[tuple[str, bool, str]] = []
         checks.append(("exit code 0", code == 0, f"exit code {code}" + (f"; stderr: {stderr.strip()[-300:]}"
                                                                         if stderr.strip() else "")))
-        passed = chk.returncode == 0 and "Data check passed" in chk.stdout
-        checks.append(("check passes", passed, (chk.stdout + chk.stderr).strip().splitlines()[-1]
-                       if (chk.stdout + chk.stderr).strip() else "no output"))
+        passed = check_rc == 0 and "Data check passed" in check_out
+        last = check_out.strip().splitlines()[-1] if check_out.strip() else "no output"
+        checks.append(("check passes", passed, last))
 
         doc, doc_problem = None, None
         try:
@@ -359,58 +367,75 @@ class Soak:
             doc_problem = f"{type(exc).__name__}: {exc}"
         intervals = (doc or {}).get("intervals") or []
         summary = (doc or {}).get("summary") or {}
-        expected = a.duration // a.report_interval
+        # complete: what pysysbench's reader accepts, a clean end, and intervals that cover the whole
+        # run without a hole or an overlap (a late report covers more than one interval: time_s and
+        # interval_s say so), up to the summary's total time
+        total = summary.get("total_time_s") or 0
+        covered = sum(iv["interval_s"] for iv in intervals)
+        ordered = all(b["time_s"] > a_["time_s"] and abs(b["time_s"] - a_["time_s"] - b["interval_s"]) < 0.05
+                      for a_, b in zip(intervals, intervals[1:]))
         complete = (doc is not None and doc.get("exit_code") == 0 and doc.get("interrupted") is None
-                    and doc.get("error") is None and summary.get("events", 0) > 0
-                    and abs(len(intervals) - expected) <= 1 and "latency_ms" in summary)
+                    and doc.get("error") is None and summary.get("events", 0) > 0 and total >= a.duration
+                    and ordered and abs(covered - total) <= 2 and "latency_ms" in summary
+                    and sum(summary.get("thread_events") or []) == summary.get("events"))
+        late = sum(1 for iv in intervals if iv["interval_s"] > 1.5 * a.report_interval)
         checks.append(("result file complete", complete,
-                       doc_problem or f"{len(intervals)} intervals of {expected} expected, exit_code "
-                       f"{doc.get('exit_code')}, interrupted {doc.get('interrupted')}, events "
-                       f"{summary.get('events')}, reconnects {summary.get('reconnects')}"))
+                       doc_problem or f"reads back; exit_code {doc.get('exit_code')}, interrupted "
+                       f"{doc.get('interrupted')}; {len(intervals)} intervals covering {covered:.1f} s of "
+                       f"{total:.1f} s ({late} late reports covering more than {a.report_interval} s), in order: "
+                       f"{ordered}; {summary.get('events')} events = sum of per-thread events"))
 
-        # outages: each kill must show as near-zero tps in the intervals after it, with reconnects
-        tps = [iv["tps"] for iv in intervals]
-        baseline = statistics.median(tps) if tps else 0.0
-        low = max(baseline * a.low_fraction, 0.0)
+        # outages: each kill shows as near-zero tps intervals after it, with reconnects counted
+        steady = [iv["tps"] for iv in intervals if 10 < iv["time_s"] <= a.duration]
+        baseline = statistics.median(steady) if steady else 0.0
+        low = baseline * a.low_fraction
         outages = []
         for k in self.kills:
             if "up_s" not in k:
                 outages.append({**k, "shown": False})
                 continue
-            window = [iv for iv in intervals if k["killed_s"] < iv["time_s"] <= k["up_s"] + 10]
+            after = [iv for iv in intervals if iv["time_s"] > k["killed_s"]]
+            back = next((iv["time_s"] for iv in after if iv["time_s"] > k["up_s"] and iv["tps"] > low), None)
+            end = back if back is not None else total
+            window = [iv for iv in after if iv["time_s"] <= end]
             zero = [iv for iv in window if iv["tps"] <= low]
-            reconn = sum(iv.get("reconnects", 0) for iv in intervals
-                         if k["killed_s"] < iv["time_s"] <= k["up_s"] + 30)
-            after = [iv["tps"] for iv in intervals if k["up_s"] + 30 < iv["time_s"] <= k["up_s"] + 90]
-            outages.append({**k, "low_intervals": len(zero), "min_tps": min((iv["tps"] for iv in window),
-                                                                            default=None),
-                            "reconnects_near": reconn, "tps_after": round(statistics.fmean(after), 1)
-                            if after else None, "shown": bool(zero) and reconn > 0})
+            reconn = sum(iv.get("reconnects", 0) for iv in window)
+            fails = sum(iv.get("reconnect_failures", 0) for iv in window)
+            later = [iv["tps"] for iv in intervals if end + 30 < iv["time_s"] <= end + 120]
+            outages.append({**k, "low_intervals": len(zero), "low_s": round(sum(iv["interval_s"] for iv in zero), 1),
+                            "back_s": round(back, 1) if back is not None else None,
+                            "outage_s": round(end - k["killed_s"], 1), "reconnects": reconn,
+                            "reconnect_failures": fails,
+                            "tps_after": round(statistics.fmean(later), 1) if later else None,
+                            "shown": bool(zero) and reconn > 0})
         kills_expected = len([k for k in range(1, a.duration // a.kill_every + 1)
                               if k * a.kill_every <= a.duration - a.down_time - 20])
         shown = len(self.kills) == kills_expected and all(o["shown"] for o in outages)
         checks.append(("every outage in the intervals", shown,
-                       f"{sum(o['shown'] for o in outages)} of {kills_expected} kills shown (tps <= {low:.1f}"
-                       f" = {a.low_fraction:.0%} of the median {baseline:.1f}, reconnects counted)"))
-        stalls = [iv["time_s"] for iv in intervals if iv["tps"] <= low
-                  and not any(o.get("killed_s", 1e9) < iv["time_s"] <= o.get("up_s", -1) + 10 for o in outages)]
+                       f"{sum(o['shown'] for o in outages)} of {kills_expected} kills shown as intervals with tps "
+                       f"<= {low:.1f} ({a.low_fraction:.0%} of the median {baseline:.1f}) and reconnects counted"))
+        stalls = [round(iv["time_s"], 1) for iv in intervals if iv["tps"] <= low and 10 < iv["time_s"] <= a.duration
+                  and not any(o["killed_s"] < iv["time_s"] <= (o.get("back_s") or total) for o in outages)]
 
         m = re.search(r"^\s+reconnects:\s+(\d+)", text, re.M)
         printed = int(m.group(1)) if m else None
         counted = (printed is not None and printed == summary.get("reconnects")
-                   and printed >= len(self.kills) * min(a.threads, 1) and all(o.get("reconnects_near", 0) > 0
-                                                                              for o in outages))
+                   and printed == sum(iv.get("reconnects", 0) for iv in intervals)
+                   and all(o.get("reconnects", 0) > 0 for o in outages))
         checks.append(("reconnects counted", counted,
-                       f"summary reconnects: {printed} printed, {summary.get('reconnects')} in the result file "
-                       f"({(printed or 0) / max(len(self.kills), 1):.0f} per kill); reconnect failures "
+                       f"{printed} printed = {summary.get('reconnects')} in the result file's summary = "
+                       f"{sum(iv.get('reconnects', 0) for iv in intervals)} over its intervals "
+                       f"({(printed or 0) / max(len(self.kills), 1):.0f} per kill); failed reconnect attempts "
                        f"{summary.get('reconnect_failures')} {summary.get('reconnect_failures_by_code')}"))
 
-        rss = self._rss_figures()
+        rss = self._rss_figures(total)
         checks.append(("client RSS flat", rss["flat"],
-                       f"total {rss['first_mb']} -> {rss['last_mb']} MB (max {rss['max_mb']}), slope "
-                       f"{rss['slope_mb_per_min']:+.2f} MB/min after the first kill"))
+                       f"{rss['first_mb']} -> {rss['last_mb']} MB (max {rss['max_mb']}); from "
+                       f"{rss['steady_from_s']} s on {rss['steady_first_mb']} -> {rss['last_mb']} MB, slope "
+                       f"{rss['slope_mb_per_min']:+.2f} MB/min"))
 
         ok = all(c[1] for c in checks)
+        lat = summary.get("latency_ms") or {}
         self.summary = {
             "db": a.db, "ok": ok, "command": self.command,
             "soak": {"duration_s": a.duration, "kill_every_s": a.kill_every, "down_time_s": a.down_time,
@@ -418,50 +443,59 @@ class Soak:
                      "wall_s": round(self.wall_s, 1)},
             "checks": [{"name": n, "ok": o, "detail": d} for n, o, d in checks],
             "kills": outages, "stalls_outside_kills_s": stalls,
-            "run": {"events": summary.get("events"), "tps": summary.get("tps"), "qps": summary.get("qps"),
+            "run": {"events": summary.get("events"), "tps": round(summary.get("tps") or 0, 2),
+                    "qps": round(summary.get("qps") or 0, 1), "total_time_s": round(total, 1),
                     "errors": summary.get("errors"), "errors_by_code": summary.get("errors_by_code"),
                     "reconnects": summary.get("reconnects"),
                     "reconnect_failures": summary.get("reconnect_failures"),
                     "reconnect_failures_by_code": summary.get("reconnect_failures_by_code"),
-                    "latency_ms": summary.get("latency_ms"), "median_interval_tps": baseline,
-                    "intervals": len(intervals)},
+                    "latency_ms": {k: round(v, 1) for k, v in lat.items() if isinstance(v, (int, float))},
+                    "median_interval_tps": round(baseline, 2), "intervals": len(intervals)},
             "client_rss": rss,
             "server_memory": self._server_figures(),
-            "check_output": chk.stdout.strip().splitlines()[-3:],
+            "check_output": check_out.strip().splitlines()[-3:],
         }
         (self.out / "summary.json").write_text(json.dumps(self.summary, indent=1) + "\n")
-        (self.out / "client_rss.json").write_text(json.dumps(self.client_rss) + "\n")
         md = self.markdown()
         (self.out / "summary.md").write_text(md)
         print(md)
         return 0 if ok else 1
 
-    def _rss_figures(self) -> dict:
-        samples = self.client_rss
-        running = [s for s in samples if s["run_s"] is not None]   # from the run's second 0 (workers up)
-        samples = running or samples
-        if not samples:
+    def _rss_figures(self, total: float) -> dict:
+        """The client's processes while the run ran (all workers up, before its end)."""
+        full = max((s["processes"] for s in self.client_rss), default=0)
+        samples = [s for s in self.client_rss if s["run_s"] is not None and s["processes"] == full
+                   and 0 <= s["run_s"] <= total]
+        if len(samples) < 2:
             return {"flat": False, "first_mb": None, "last_mb": None, "max_mb": None, "slope_mb_per_min": 0.0,
-                    "samples": 0}
+                    "samples": len(samples), "steady_from_s": None, "steady_first_mb": None}
+        # steady state: a minute after the first kill on (the first reconnect storm raises the
+        # high-water mark of the allocator once; what must not happen is growth per kill or per minute)
         first_kill = self.kills[0]["killed_s"] if self.kills else 0
-        # steady state: from the first kill on (connections opened, caches warm); the total and the parent
-        steady = [s for s in samples if s["run_s"] is not None and s["run_s"] >= first_kill] or samples
-        pts = [(s["t"], s["total_mb"]) for s in steady]
+        steady = [s for s in samples if s["run_s"] >= first_kill + 60] or samples
+        pts = [(s["run_s"], s["total_mb"]) for s in steady]
         slope = slope_per_min(pts)
-        parent_slope = slope_per_min([(s["t"], s["parent_mb"]) for s in steady])
-        minutes = max((steady[-1]["t"] - steady[0]["t"]) / 60, 1e-9)
+        minutes = max((steady[-1]["run_s"] - steady[0]["run_s"]) / 60, 1e-9)
         growth = steady[-1]["total_mb"] - steady[0]["total_mb"]
-        # flat: over the steady part the line rises less than 5 % of the level (or 20 MB) in all
         level = statistics.fmean(p[1] for p in pts)
         flat = abs(slope) * minutes <= max(0.05 * level, 20) and growth <= max(0.05 * level, 20)
-        procs = sorted({s["processes"] for s in samples})
-        return {"flat": flat, "samples": len(samples), "every_s": self.a.sample_every,
-                "first_mb": samples[0]["total_mb"], "steady_first_mb": steady[0]["total_mb"],
-                "last_mb": samples[-1]["total_mb"], "max_mb": max(s["total_mb"] for s in samples),
+        # the level just before each kill (and at the end): growth per kill shows here
+        marks = [k["killed_s"] for k in self.kills] + [total]
+        before = []
+        for t in marks:
+            prior = [s for s in samples if s["run_s"] < t]
+            if prior:
+                before.append({"run_s": prior[-1]["run_s"], "total_mb": prior[-1]["total_mb"]})
+        return {"flat": flat, "samples": len(samples), "every_s": self.a.sample_every, "processes": full,
+                "first_mb": samples[0]["total_mb"], "last_mb": samples[-1]["total_mb"],
+                "max_mb": max(s["total_mb"] for s in samples),
+                "steady_from_s": steady[0]["run_s"], "steady_first_mb": steady[0]["total_mb"],
+                "steady_max_mb": max(s["total_mb"] for s in steady),
                 "steady_growth_mb": round(growth, 1), "slope_mb_per_min": round(slope, 3),
                 "parent_first_mb": samples[0]["parent_mb"], "parent_last_mb": samples[-1]["parent_mb"],
                 "parent_max_mb": max(s["parent_mb"] for s in samples),
-                "parent_slope_mb_per_min": round(parent_slope, 3), "process_counts": procs}
+                "parent_slope_mb_per_min": round(slope_per_min([(s["run_s"], s["parent_mb"]) for s in steady]), 3),
+                "before_each_kill_and_end": before}
 
     def _server_figures(self) -> dict:
         pts = [p for p in self.server_mem if p[0] >= 0]
@@ -479,27 +513,45 @@ class Soak:
                  "```sh", s["command"], "```", "",
                  "| check | result | detail |", "|---|---|---|"]
         lines += [f"| {c['name']} | {'ok' if c['ok'] else 'FAILED'} | {c['detail']} |" for c in s["checks"]]
-        lines += ["", "| kill | killed at s | server up at s | restart took s | intervals <= low tps | min tps "
-                  "| reconnects near | tps 30-90 s after |", "|---|---|---|---|---|---|---|---|"]
+        lines += ["", "| kill | killed at s | server up at s | tps back at s | outage s | low-tps intervals (s) "
+                  "| reconnects | failed attempts | tps 30-120 s after |", "|---|---|---|---|---|---|---|---|---|"]
         for o in s["kills"]:
-            lines.append(f"| {o['n']} | {o.get('killed_s')} | {o.get('up_s')} | {o.get('restart_took_s')} | "
-                         f"{o.get('low_intervals')} | {o.get('min_tps')} | {o.get('reconnects_near')} | "
-                         f"{o.get('tps_after')} |")
+            lines.append(f"| {o['n']} | {o.get('killed_s')} | {o.get('up_s')} | {o.get('back_s')} | "
+                         f"{o.get('outage_s')} | {o.get('low_intervals')} ({o.get('low_s')}) | {o.get('reconnects')} | "
+                         f"{o.get('reconnect_failures')} | {o.get('tps_after')} |")
         lat = r.get("latency_ms") or {}
-        lines += ["", f"Run: {r['events']} transactions, {r['tps']} tps (median interval {r['median_interval_tps']}), "
-                  f"{r['qps']} qps, {r['errors']} ignored errors {r['errors_by_code']}, {r['reconnects']} "
-                  f"reconnects, {r['reconnect_failures']} failed reconnect attempts "
-                  f"{r['reconnect_failures_by_code']}; latency avg {lat.get('avg')} ms, max {lat.get('max')} ms.",
-                  f"Stalls (low-tps intervals) outside the kill windows: {s['stalls_outside_kills_s'] or 'none'}.",
-                  f"Client RSS (parent + workers, {rss.get('samples')} samples every {rss.get('every_s')} s, "
-                  f"processes {rss.get('process_counts')}): first {rss['first_mb']} MB, last {rss['last_mb']} MB, "
-                  f"max {rss['max_mb']} MB; after the first kill {rss.get('steady_first_mb')} -> {rss['last_mb']} MB, "
-                  f"slope {rss['slope_mb_per_min']:+.3f} MB/min; parent {rss.get('parent_first_mb')} -> "
-                  f"{rss.get('parent_last_mb')} MB (max {rss.get('parent_max_mb')}, slope "
-                  f"{rss.get('parent_slope_mb_per_min', 0):+.3f} MB/min).",
+        marks = ", ".join(f"{b['total_mb']} MB at {b['run_s']} s" for b in rss.get("before_each_kill_and_end", []))
+        lines += ["", f"Run: {r['events']} transactions in {r['total_time_s']} s, {r['tps']} tps (median interval "
+                  f"{r['median_interval_tps']}), {r['qps']} qps, {r['errors']} ignored errors {r['errors_by_code']}, "
+                  f"{r['reconnects']} reconnects, {r['reconnect_failures']} failed reconnect attempts "
+                  f"{r['reconnect_failures_by_code']}; latency avg {lat.get('avg')} ms, max {lat.get('max')} ms.", "",
+                  f"Low-tps intervals outside the outages (after the first 10 s): "
+                  f"{s['stalls_outside_kills_s'] or 'none'}.", "",
+                  f"Client RSS (parent + {rss.get('processes', 1) - 1} child processes, {rss.get('samples')} samples "
+                  f"every {rss.get('every_s')} s while the run ran): first {rss['first_mb']} MB, last "
+                  f"{rss['last_mb']} MB, max {rss['max_mb']} MB; from {rss.get('steady_from_s')} s (a minute after "
+                  f"the first kill) {rss.get('steady_first_mb')} -> {rss['last_mb']} MB (max "
+                  f"{rss.get('steady_max_mb')}), slope {rss['slope_mb_per_min']:+.3f} MB/min; just before each kill "
+                  f"and at the end: {marks}; parent {rss.get('parent_first_mb')} -> {rss.get('parent_last_mb')} MB "
+                  f"(slope {rss.get('parent_slope_mb_per_min', 0):+.3f} MB/min).", "",
                   f"Server memory (PSS of all its processes): max {srv.get('max_pss_mb')} MB; machine "
                   f"MemAvailable min {srv.get('min_mem_available_mb')} MB.", ""]
         return "\n".join(lines) + "\n"
+
+    def reevaluate(self) -> int:
+        """The checks again from what a soak left in --out (run.log, raw.json, result.json)."""
+        raw = json.loads((self.out / "raw.json").read_text())
+        self.kills, self.client_rss, self.server_mem = raw["kills"], raw["client_rss"], raw["server_memory"]
+        log = (self.out / "run.log").read_text()
+        self.lines = [(0.0, line) for line in log.split("# stderr:\n")[0].splitlines() if not line.startswith("# ")]
+        self.command = next(line[line.index("pysysbench "):] for line in log.splitlines()
+                            if line.startswith("# ") and "soak: pysysbench " in line)
+        m = re.search(r"soak: run ended: exit code (-?\d+) after (\d+) s", log)
+        code, self.wall_s = int(m.group(1)), float(m.group(2))
+        stderr = log.split("# stderr:\n", 1)[1].split("# ", 1)[0] if "# stderr:\n" in log else ""
+        check_out = log.split("# check:\n", 1)[1] if "# check:\n" in log else ""
+        ok = "Data check passed" in check_out
+        return self.evaluate(code, stderr, check_out, 0 if ok else 1)
 
 
 def main() -> int:
@@ -523,11 +575,14 @@ def main() -> int:
     p.add_argument("--pg-work-mem", default="1MB")
     p.add_argument("--keep-server", action="store_true", help="leave the private server's data directory")
     p.add_argument("--out", required=True, help="directory for run.log, result.json, summary.json/.md")
+    p.add_argument("--evaluate-only", action="store_true",
+                   help="no run: the checks again from what a soak left in --out")
     p.add_argument("extra", nargs="*", help="more pysysbench options (after --)")
     a = p.parse_args()
     if a.port in (3306, 5432):
         p.error("--port: the soak kills its server; use a private port, not the shared servers'")
-    return Soak(a).run()
+    soak = Soak(a)
+    return soak.reevaluate() if a.evaluate_only else soak.run()
 
 
 if __name__ == "__main__":

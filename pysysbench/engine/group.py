@@ -20,6 +20,7 @@ from ..drivers.base import Driver
 from ..options import Values
 from ..stats.records import Snapshot
 from ..workloads.base import Workload
+from .memory import pin_mmap_threshold
 from .worker import Worker
 
 
@@ -69,6 +70,7 @@ class InProcessGroup:
 
     def __init__(self, values: Values, workload: Workload, driver: Driver, tids: range, threads: int,
                  rate: float = 0.0, max_events: int = 0):
+        pin_mmap_threshold()   # the process holding the connections returns their buffers (engine/memory.py)
         self.worker = Worker(values, workload, driver, tids, threads)
         self.rate = rate
         self.max_events = max_events
