@@ -105,7 +105,17 @@ class Worker:
                     await self.workload.thread_init(ctx)
                 return ctx
 
-        await asyncio.gather(*(init_one(t) for t in self.tids))
+        tasks = [asyncio.ensure_future(init_one(t)) for t in self.tids]
+        try:
+            await asyncio.gather(*tasks)
+        except BaseException:
+            # the first failure is the run's error; the threads still connecting are stopped and
+            # their failures (the same server gone) retrieved here, not logged with a traceback
+            # each by asyncio at the loop's shutdown ("unhandled exception during asyncio.run()")
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
         self.contexts.sort(key=lambda c: c.tid)
         if self.driver.caps.blocking:    # statements that block (SQLite): an OS thread per thread
             self.os_threads = ThreadStrands(asyncio.get_running_loop(), [f"thread-{c.tid}" for c in self.contexts])
