@@ -475,10 +475,12 @@ class Soak:
         steady = [s for s in samples if s["run_s"] >= first_kill + 60] or samples
         pts = [(s["run_s"], s["total_mb"]) for s in steady]
         slope = slope_per_min(pts)
-        minutes = max((steady[-1]["run_s"] - steady[0]["run_s"]) / 60, 1e-9)
         growth = steady[-1]["total_mb"] - steady[0]["total_mb"]
         level = statistics.fmean(p[1] for p in pts)
-        flat = abs(slope) * minutes <= max(0.05 * level, 20) and growth <= max(0.05 * level, 20)
+        # flat: the end within 5 % (or 20 MB) of the level a minute after the first kill; the slope is
+        # reported, not judged (RSS moves in steps at the reconnect storms: a line through a step
+        # function extrapolates one step over the whole run)
+        flat = growth <= max(0.05 * level, 20)
         # the level just before each kill (and at the end): growth per kill shows here
         marks = [k["killed_s"] for k in self.kills] + [total]
         before = []
