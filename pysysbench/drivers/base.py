@@ -53,14 +53,16 @@ class Counters:
 
     ``errors_by_code`` lets the result file say which errors were ignored;
     ``reconnect_failures`` counts failed attempts to re-open a lost connection
-    by error code, ``reconnect_error`` is the last one's message."""
+    by error code, ``reconnect_error`` is the last one's message; ``reopened``
+    counts lost connections re-opened (the reconnect watch's sign of life while
+    no event completes yet)."""
 
     __slots__ = ("reads", "writes", "others", "errors", "reconnects", "errors_by_code", "reconnect_failures",
-                 "reconnect_error")
+                 "reconnect_error", "reopened")
 
     def __init__(self) -> None:
         self.reads = self.writes = self.others = 0
-        self.errors = self.reconnects = 0
+        self.errors = self.reconnects = self.reopened = 0
         self.errors_by_code: dict[str, int] = {}
         self.reconnect_failures: dict[str, int] = {}
         self.reconnect_error = ""

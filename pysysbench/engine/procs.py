@@ -306,7 +306,11 @@ class ProcessGroup(RemoteGroup):
         child.heard = time.monotonic()
         kind = msg[0]
         if kind == "ready":
-            child.ready.set_result(None)
+            # late: the start-up already failed (another worker's error or the start-up timeout
+            # cancelled the wait); setting it then raised in the channel's callback and printed
+            # a traceback ("Fatal error on transport") over the run's one-line error
+            if not child.ready.done():
+                child.ready.set_result(None)
         elif kind == "error":
             err = RunAborted(msg[1], msg[2])
             if not child.ready.done():

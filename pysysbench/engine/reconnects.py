@@ -10,8 +10,9 @@ reads one merged snapshot a second (``LocalRun``) and answers a ``WARNING:``
 line after ``WARN_AFTER_S`` of failures, then every ``WARN_EVERY_S`` while they go
 on, and a fatal error once reconnects have failed for ``--reconnect-timeout``
 seconds (default ``RECONNECT_TIMEOUT_S``; 0 = retry until the run ends) with no
-event completed.  A failure episode ends when events complete again and no
-attempt failed since the previous look.
+event completed and no connection re-opened.  A failure episode ends when events
+complete again (or connections are re-opened) and no attempt failed since the
+previous look.
 """
 
 from __future__ import annotations
@@ -59,7 +60,11 @@ class ReconnectWatch:
 
     def observe(self, t: float, snap: Snapshot) -> Verdict:
         failed = snap.failed_reconnects > self.prev.failed_reconnects
-        progress = snap.events > self.prev.events
+        # a connection re-opened is progress too: after a server restart at 2,000 threads the
+        # re-opened sessions re-prepare their statements and queue on row locks for longer
+        # than --reconnect-timeout before the first event completes; giving up then said
+        # "no connection could be re-opened" of a run whose connections all were
+        progress = snap.events > self.prev.events or snap.reopened > self.prev.reopened
         if progress:
             self.progress_t = t
         if failed and self.since is None:

@@ -113,7 +113,17 @@ class Worker:
                     await self.workload.thread_init(ctx)
                 return ctx
 
-        await asyncio.gather(*(init_one(t) for t in self.tids))
+        tasks = [asyncio.ensure_future(init_one(t)) for t in self.tids]
+        try:
+            await asyncio.gather(*tasks)
+        except BaseException:
+            # the first failure is the run's error; the threads still connecting are stopped and
+            # their failures (the same server gone) retrieved here, not logged with a traceback
+            # each by asyncio at the loop's shutdown ("unhandled exception during asyncio.run()")
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
         self.contexts.sort(key=lambda c: c.tid)
         # statements that block (SQLite), a built-in test's C events (workloads/builtin.py): an OS thread per thread
         if self.driver.caps.blocking or getattr(self.workload, "os_threads", False):
@@ -381,6 +391,7 @@ class Worker:
         while not lim.stop and not (lim.deadline_ns and perf_counter_ns() >= lim.deadline_ns):
             try:
                 await ctx.conn.reconnect()
+                self.counters.reopened += 1
                 ctx.stmts.clear()
                 await self.workload.thread_init(ctx)
                 return True

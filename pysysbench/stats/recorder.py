@@ -102,7 +102,7 @@ def _snapshot(c: Any, state: tuple) -> Snapshot:
                     reconnects=c.reconnects, lat_sum_ns=lat_sum, lat_min_ns=lat_min, lat_max_ns=lat_max,
                     hist=hist, thread_events=thread_events, thread_lat_ns=thread_lat,
                     error_codes=dict(c.errors_by_code), reconnect_failures=dict(c.reconnect_failures),
-                    reconnect_error=c.reconnect_error)
+                    reconnect_error=c.reconnect_error, reopened=c.reopened)
 
 
 def make_recorder(counters: Any, tids: range) -> PyRecorder | CRecorder:

@@ -20,7 +20,7 @@ from pysysbench.stats.histogram import new_counts, percentile_ms
 DEFAULT_PERCENTILES = (50, 90, 95, 99, 99.9)
 
 # Integer counters handled identically by merge and minus.
-_COUNTERS = ("events", "reads", "writes", "others", "errors", "reconnects", "lat_sum_ns")
+_COUNTERS = ("events", "reads", "writes", "others", "errors", "reconnects", "lat_sum_ns", "reopened")
 
 
 def _dict_add(dst: dict, src: dict) -> None:
@@ -54,6 +54,7 @@ class Snapshot:
     error_codes: dict[str, int] = field(default_factory=dict)  # error code -> count
     reconnect_failures: dict[str, int] = field(default_factory=dict)  # error code -> failed reconnect attempts
     reconnect_error: str = ""  # the last failed reconnect's message (not a counter: merge keeps one)
+    reopened: int = 0  # lost connections re-opened (a reconnect that succeeded)
 
     @property
     def failed_reconnects(self) -> int:

@@ -22,9 +22,11 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-MY_PORT = 3391
-MY_GRANTS_PORT = 3392   # the variant with grant tables, beside the usual one
-PG_PORT = 5491
+# the ports can be moved (PYSYSBENCH_TEST_MY_PORT, ..._MY_GRANTS_PORT, ..._PG_PORT) so that two
+# checkouts' fault tests can run at the same time on one machine
+MY_PORT = int(os.environ.get("PYSYSBENCH_TEST_MY_PORT", 3391))
+MY_GRANTS_PORT = int(os.environ.get("PYSYSBENCH_TEST_MY_GRANTS_PORT", 3392))   # with grant tables
+PG_PORT = int(os.environ.get("PYSYSBENCH_TEST_PG_PORT", 5491))
 PG_BIN = Path("/usr/lib/postgresql") / sorted(os.listdir("/usr/lib/postgresql"))[-1] / "bin"
 START_TIMEOUT_S = 60
 

@@ -76,3 +76,31 @@ def test_timeout_zero_retries_until_the_run_ends():
 
 def test_codes_text_shows_the_most_frequent_first():
     assert codes_text({"2003": 4, "1045": 212, "2013": 0}) == "1045: 212, 2003: 4"
+
+
+def test_no_give_up_once_the_lost_connections_are_reopened():
+    """A server restart at 2,000 threads (the soak, bench/soak.py): the server is away for 8 s
+    (failed attempts), then every connection is re-opened, but re-preparing the statements and
+    the row-lock queue keep the first event from completing for longer than the timeout. The
+    connections were re-opened: no give-up (it said "no connection could be re-opened")."""
+    watch = ReconnectWatch(timeout_s=20, start_s=0.0, start=snap(100))
+    verdicts = []
+    for t in range(1, 60):
+        s = snap(100 if t < 50 else 100 + t, {"1045": 8 * min(t, 8)}, DENIED)
+        s.reopened = 0 if t < 9 else 2000
+        verdicts.append(watch.observe(float(t), s))
+    assert not any(v.fatal for v in verdicts)
+    assert [Snapshot.merge([Snapshot(reopened=2), Snapshot(reopened=3)]).reopened,
+            Snapshot(reopened=7).minus(Snapshot(reopened=2)).reopened] == [5, 5]
+
+
+def test_reopened_connections_that_fail_again_still_give_up():
+    """Re-opened, then nothing but failures again for the timeout: the give-up still comes."""
+    watch = ReconnectWatch(timeout_s=10, start_s=0.0, start=snap(100))
+    fatal = []
+    for t in range(1, 40):
+        s = snap(100, {"2003": 8 * t}, "refused")
+        s.reopened = 5 if t >= 3 else 0
+        if watch.observe(float(t), s).fatal:
+            fatal.append(t)
+    assert fatal and fatal[0] == 13
