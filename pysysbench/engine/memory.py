@@ -1,7 +1,7 @@
 """The client's memory after a reconnect storm: glibc's mmap threshold, pinned.
 
 Every MySQL connection starts with asyncmy's 256 KiB receive buffer, which the
-driver shrinks right after the handshake (drivers/mysql.py).  glibc serves a
+driver shrinks right after the handshake (drivers/mysql/session.py).  glibc serves a
 block that large with mmap (threshold 128 KiB at start) and gives it back on
 free, but the first such free raises the threshold ("dynamic mmap threshold")
 above the block's size: from then on the buffers come from the heap, and freed

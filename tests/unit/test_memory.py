@@ -21,7 +21,7 @@ def storm(n=400):
         bufs.append(bytearray(256 * 1024))              # asyncmy's receive buffer of a new connection
         keep.append([object() for _ in range(20)] + [bytearray(300)])   # the connection's small objects
     for i in range(n):
-        bufs[i] = bytearray(16 * 1024)                  # drivers/mysql.py shrinks it after the handshake
+        bufs[i] = bytearray(16 * 1024)                  # drivers/mysql/session.py shrinks it after the handshake
     return keep, bufs
 first = storm()
 before = rss_mb()
