@@ -352,11 +352,9 @@ def _run_and_report(spec: RunSpec, workload: Workload, driver, out: Printer, arg
     outcome = _measure(spec, workload, driver, hooks, out, argv, stops)
     _limit_lines(v, outcome, out)
     busy = client_busy(outcome)
-    # an embedded database runs inside the client: its CPU is not client overhead
-    if (busy >= CLIENT_BUSY_FRACTION and outcome.summary.total_time_s >= CLIENT_BUSY_MIN_S and outcome.error is None
-            and not driver.caps.blocking):
-        out(f"WARNING: the client kept {busy:.0%} of its {outcome.workers} worker process(es) busy: it may be "
-            "the bottleneck (add --workers or client machines)")
+    warning = busy_warning(outcome, busy, driver, workload)
+    if warning:
+        out(warning)
     if outcome.error is None:
         if v.histogram:
             out.raw(fmt.histogram(outcome.summary.hist))
@@ -374,6 +372,17 @@ def _run_and_report(spec: RunSpec, workload: Workload, driver, out: Printer, arg
         _save_result(v, argv, workload, driver, outcome, exit_code=exit_code, error=outcome.error,
                      interrupted=outcome.interrupted or reason)
     return exit_code
+
+
+def busy_warning(outcome: RunOutcome, busy: float, driver, workload: Workload) -> str | None:
+    """The 'client may be the bottleneck' warning, when it applies: not for an embedded
+    database (it runs inside the client: its CPU is not client overhead) nor for a built-in
+    test (cpu, fileio, ...: the client machine is what it measures)."""
+    if (busy < CLIENT_BUSY_FRACTION or outcome.summary.total_time_s < CLIENT_BUSY_MIN_S or outcome.error is not None
+            or driver.caps.blocking or getattr(workload, "measures_the_client", False)):
+        return None
+    return (f"WARNING: the client kept {busy:.0%} of its {outcome.workers} worker process(es) busy: it may be "
+            "the bottleneck (add --workers or client machines)")
 
 
 def _limit_lines(v, outcome: RunOutcome, out: Printer) -> None:

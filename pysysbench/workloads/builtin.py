@@ -99,6 +99,7 @@ class BuiltinTest(Workload):
     os_threads = True       # an OS thread per benchmark thread, one process
     own_event_limit = False  # True: --events does not apply (the test counts its own)
     logs_messages = True    # prepare/cleanup lines are sysbench log lines (the sysbench face: --verbosity applies)
+    measures_the_client = True   # the machine is the subject: a busy client is the point, not a warning
     help_text = ""
     summary_block: Callable[..., str] | None = None   # output/text.py's, given by the CLI (Reports.attach)
 
