@@ -158,7 +158,7 @@ class LocalRun:
                 if self.metrics is not None:
                     self.metrics.close()
             if self.context is not None:     # after the sessions ended: PostgreSQL has flushed their counts
-                await self.context.finish()
+                await self.context.finish(cut_short=self.forced or self.stop_reason is not None)
         finally:
             self._remove_signals()
         return self._outcome(started_at)

@@ -25,6 +25,7 @@ collected only when the run writes a result file.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from typing import Any
 
@@ -109,8 +110,14 @@ def is_local(where: str) -> bool:
 # --- collection ------------------------------------------------------------------------------------
 
 
+ANSWER_TIMEOUT_S = 5.0      # a snapshot the server has not answered in this long is left out
+CUT_SHORT_TIMEOUT_S = 1.0   # ... after a run that was stopped or cut short (the server may be hung)
+
+
 class ServerContext:
-    """Two snapshots around the measured phase (:meth:`begin`, :meth:`finish`), then :meth:`result`."""
+    """Two snapshots around the measured phase (:meth:`begin`, :meth:`finish`), then :meth:`result`.
+    Each is bounded: a server that does not answer (stopped, hung) leaves the snapshot out with
+    one note instead of holding the run's end past the bounds it promises (--time, Ctrl-C)."""
 
     def __init__(self, driver):
         self.driver = driver
@@ -130,7 +137,7 @@ class ServerContext:
         return self.family in ("mysql", "postgresql")
 
     async def begin(self) -> None:
-        await self._session(first=True)
+        await self._bounded(True, ANSWER_TIMEOUT_S)
         if self.pid is not None:
             self.cpu_start = process_cpu_s(self.pid, self.children)
 
@@ -139,10 +146,18 @@ class ServerContext:
         if self.pid is not None:
             self.cpu_end = process_cpu_s(self.pid, self.children)
 
-    async def finish(self) -> None:
+    async def finish(self, cut_short: bool = False) -> None:
         if self.pid is not None and self.cpu_end is None:
             self.stop_cpu()
-        await self._session(first=False)
+        await self._bounded(False, CUT_SHORT_TIMEOUT_S if cut_short else ANSWER_TIMEOUT_S)
+
+    async def _bounded(self, first: bool, timeout_s: float) -> None:
+        try:
+            await asyncio.wait_for(self._session(first), timeout_s)
+        except asyncio.TimeoutError:
+            (self.start if first else self.end).clear()
+            self._note(f"the server did not answer within {timeout_s:g} s: its counters at the "
+                       f"{'start' if first else 'end'} of the run are left out")
 
     async def _session(self, first: bool) -> None:
         try:
