@@ -47,6 +47,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+from pysysbench.engine.servercontext import process_cpu_s  # noqa: E402  (this checkout's, not an installed one)
 PYSYSBENCH = [sys.executable, "-m", "pysysbench"]
 DB = "bench"
 TABLES = 4
@@ -89,7 +91,6 @@ class Measure:
         return self.server_cpu_s / self.queries * 1e6 if self.queries else float("nan")
 
 
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 SERVER_PID_SQL = {
     "mysql": ["mysql", "-uroot", "-N", "-e", "SELECT @@pid_file"],
     "pgsql": ["psql", "-h", "127.0.0.1", "-U", "postgres", "-Atc", "SHOW data_directory"],
@@ -108,32 +109,12 @@ def server_pid(server: str) -> int | None:
     return pid
 
 
-def _cpu_ticks(pid: int, reaped: bool) -> int:
-    """utime + stime of ``pid`` (all its threads), plus cutime + cstime (the children
-    it has waited for) when ``reaped``."""
-    with open(f"/proc/{pid}/stat") as fh:
-        fields = fh.read().rsplit(")", 1)[1].split()
-    # fields[0] is the state (field 3): utime..cstime are fields 14-17
-    ticks = int(fields[11]) + int(fields[12])
-    return ticks + (int(fields[13]) + int(fields[14]) if reaped else 0)
-
-
 def server_cpu_s(server: str, pid: int | None) -> float:
-    """CPU seconds the server has used so far: mariadbd's threads; for PostgreSQL the
-    postmaster, its reaped backends, and the live ones (children not yet reaped)."""
-    if pid is None:
-        return float("nan")
-    try:
-        total = _cpu_ticks(pid, reaped=server == "pgsql")
-    except OSError:
-        return float("nan")
-    if server == "pgsql":
-        for child in _children(pid):
-            try:
-                total += _cpu_ticks(child, reaped=True)
-            except OSError:
-                continue
-    return total / CLK_TCK
+    """CPU seconds the server has used so far (NaN when it is not on this host): mariadbd's
+    threads; for PostgreSQL the postmaster with its backends, reaped and live -- the
+    server-context reading of result files (engine/servercontext.py), so both agree."""
+    used = process_cpu_s(pid, children=server == "pgsql") if pid is not None else None
+    return float("nan") if used is None else used
 
 
 PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
