@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Coroutine
 from time import perf_counter_ns
 
+from ..aio import all_or_nothing
 from ..drivers.base import Counters, Driver
 from ..errors import DatabaseError, IgnorableError, PySysbenchError, ReconnectError, RunAborted
 from ..stats.recorder import CRecorder, make_recorder
@@ -113,17 +114,8 @@ class Worker:
                     await self.workload.thread_init(ctx)
                 return ctx
 
-        tasks = [asyncio.ensure_future(init_one(t)) for t in self.tids]
-        try:
-            await asyncio.gather(*tasks)
-        except BaseException:
-            # the first failure is the run's error; the threads still connecting are stopped and
-            # their failures (the same server gone) retrieved here, not logged with a traceback
-            # each by asyncio at the loop's shutdown ("unhandled exception during asyncio.run()")
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            raise
+        # the first failure is the run's error; the threads still connecting are stopped
+        await all_or_nothing(init_one(t) for t in self.tids)
         self.contexts.sort(key=lambda c: c.tid)
         # statements that block (SQLite), a built-in test's C events (workloads/builtin.py): an OS thread per thread
         if self.driver.caps.blocking or getattr(self.workload, "os_threads", False):

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from time import perf_counter
 from typing import Any, Callable
 
+from ..aio import all_or_nothing
 from ..errors import BulkLoadRefused, ConfigError, FatalSQLError, TableExistsError
 from .layout import RandParams
 from .marker import drop_existing
@@ -275,7 +276,7 @@ class Loader:
             for t, rngs in enumerate(self.plan, 1):
                 groups.append(self._table(t, self.streams[first:first + len(rngs)], rngs))
                 first += len(rngs)
-            await _all_or_nothing(groups)
+            await all_or_nothing(groups)
             return
         queue: asyncio.Queue[int] = asyncio.Queue()
         for t in range(1, self.tables + 1):
@@ -286,7 +287,7 @@ class Loader:
                 t = queue.get_nowait()
                 await self._table(t, [stream], [(1, self.size)] if self.size else [])
 
-        await _all_or_nothing([worker(s) for s in self.streams])
+        await all_or_nothing([worker(s) for s in self.streams])
 
     async def _table(self, t: int, streams: list[Stream], rngs: list[tuple[int, int]]) -> None:
         """Create, load, index and un-flag sbtest<t> (sysbench's message order)."""
@@ -313,7 +314,7 @@ class Loader:
                      and await self._drop_key(conn, name))
         if self.progress.load_t0 is None:
             self.progress.load_t0 = perf_counter()
-        await _all_or_nothing([s.load_range(t, lo, hi) for s, (lo, hi) in zip(streams, rngs)])
+        await all_or_nothing([s.load_range(t, lo, hi) for s, (lo, hi) in zip(streams, rngs)])
         await _run_all(conn, d.add_primary_key_sql(name) if defer_key else [])
         for sql in d.after_load_sql(name, self.size) if d.after_load_sql else []:
             await conn.fetchall(sql)
@@ -349,18 +350,6 @@ class Loader:
 async def _run_all(conn, statements: list[str]) -> None:
     for sql in statements:
         await conn.query(sql)
-
-
-async def _all_or_nothing(coros: list) -> None:
-    """Run concurrently; on the first failure cancel the rest and raise it."""
-    tasks = [asyncio.ensure_future(c) for c in coros]
-    try:
-        await asyncio.gather(*tasks)
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
 
 
 async def fast_prepare(env, tables: int, size: int, create_sql: Callable[[int], str]) -> None:

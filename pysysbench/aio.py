@@ -1,0 +1,30 @@
+"""asyncio helpers that more than one layer needs.
+
+Role: :func:`all_or_nothing` runs coroutines concurrently and, on the first failure,
+cancels the rest and retrieves their outcomes before raising that failure -- so the
+others' errors (the same server gone, usually) are neither lost nor logged by asyncio
+with a traceback each at the loop's shutdown ("unhandled exception during
+asyncio.run() shutdown"). The engine's thread start-up and the loader's parallel
+loads both use it. Standard library only; it sits in the bottom layer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Awaitable, Iterable
+
+
+async def all_or_nothing(aws: Iterable[Awaitable[Any]]) -> list[Any]:
+    """The results of ``aws`` run concurrently; on the first failure, the others are
+    cancelled and awaited, then that failure is raised."""
+    tasks = [asyncio.ensure_future(a) for a in aws]
+    try:
+        return await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+
+
+__all__ = ["all_or_nothing"]
