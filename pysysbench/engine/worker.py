@@ -417,9 +417,3 @@ class Worker:
     def snapshot(self) -> Snapshot:
         return self.recorder.snapshot()
 
-
-def worker_error(exc: BaseException) -> PySysbenchError:
-    if isinstance(exc, PySysbenchError):
-        return exc
-    return RunAborted(f"{type(exc).__name__}: {exc}")
-

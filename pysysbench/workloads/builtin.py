@@ -156,10 +156,6 @@ class BuiltinTest(Workload):
             say(self.summary_block(s, False).rstrip("\n") + "\n")
 
 
-def _need(values: Any, name: str) -> Any:
-    return values.get(name.replace("-", "_"))
-
-
 @register
 class Cpu(BuiltinTest):
     """sysbench's CPU test: each event counts the primes below --cpu-max-prime by trial division."""

@@ -9,7 +9,6 @@ it must be called once per use in every recorded event (and in restarted ones).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest

@@ -15,7 +15,6 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from contextlib import contextmanager
 from pathlib import Path
