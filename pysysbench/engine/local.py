@@ -185,13 +185,6 @@ class LocalRun:
                 pass   # the pre-flight or the threads report the connection problem
         await self.preflight()
         await self.group.setup()
-        if v_addr := self.spec.metrics_addr:   # after the workers started: its HTTP thread is not theirs
-            from .metrics import RunMetrics
-            try:
-                self.metrics = RunMetrics(v_addr, {"test": self.workload.name})
-            except PySysbenchError:
-                await self.group.close()
-                raise
         self.hooks.say("Initializing worker threads...\n")
         try:
             await asyncio.wait_for(self.group.init(), self.spec.thread_init_timeout_s or None)
@@ -199,6 +192,15 @@ class LocalRun:
             await self.group.close()
             raise RunAborted(f"Worker threads failed to initialize within {self.spec.thread_init_timeout_s} seconds!",
                              2) from None
+        if v_addr := self.spec.metrics_addr:
+            # after the worker processes started (init forks them): a parent running the
+            # HTTP server's thread would have to spawn them instead (procs.start_method)
+            from .metrics import RunMetrics
+            try:
+                self.metrics = RunMetrics(v_addr, {"test": self.workload.name})
+            except PySysbenchError:
+                await self.group.close()
+                raise
 
     async def _measure(self) -> None:
         spec, g = self.spec, self.group
