@@ -13,6 +13,7 @@ static Py_ssize_t here_off = -1;
 
 PyTypeObject *handoff_strand_type;
 PyObject *(*handoff_resume)(PyObject *strand, PyObject *response);
+int (*handoff_as_task)(void);
 
 int
 handoff_setup(PyObject *here)

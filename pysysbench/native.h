@@ -51,6 +51,17 @@ PyObject *handoff_here(void);
 /* the strand core, registered by engine/strand.c: its type and its resume(response) */
 extern PyTypeObject *handoff_strand_type;
 extern PyObject *(*handoff_resume)(PyObject *strand, PyObject *response);
+/* make the running strand the loop's current asyncio task if it deferred that (a strand
+ * handing a response straight to a C awaitable registers itself only when Python code
+ * that may ask asyncio for its task is about to run): 0, or -1 with an exception.  NULL
+ * until engine/strand.c sets it. */
+extern int (*handoff_as_task)(void);
+/* 0, or what handoff_as_task returns: call before running code of unknown kind */
+static inline int
+handoff_ensure_task(void)
+{
+    return handoff_as_task == NULL ? 0 : handoff_as_task();
+}
 
 /* -------------------------------------------------------------------- rand.c --- */
 
@@ -122,6 +133,8 @@ enum { WIRE_CALL = 0, WIRE_MYSQL = 1, WIRE_PGSQL = 2, WIRE_PROTOCOLS = 3 };
 const WireProtocol *wire_protocol(int kind);
 
 extern PyTypeObject WireCoreType;
+/* o is the lean wire's own awaitable (a Pending): it runs no driver library code */
+int wire_is_pending(PyObject *o);
 int wire_init(PyObject *module);
 
 /* ------------------------------------------------- drivers/{mysql,pgsql}/wire.c --- */

@@ -271,6 +271,8 @@ statement_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *k
     Py_DECREF(r);
     return pending_new(s);
 slow:
+    if (handoff_ensure_task() < 0)
+        return NULL;
     return PyObject_Vectorcall(s->slow, args, nargsf, kwnames);
 }
 
@@ -450,6 +452,10 @@ pending_finish(Pending *p, PyObject *result, PyObject **presult)
     if (rc < 0)
         return PYGEN_ERROR;
     if (rc == 1) {
+        if (handoff_ensure_task() < 0) {
+            Py_DECREF(error);
+            return PYGEN_ERROR;
+        }
         r = PyObject_CallOneArg(s->fail, error);   /* raises the classified error (or is a coroutine that does) */
         Py_DECREF(error);
         if (r == NULL)
@@ -471,7 +477,10 @@ pending_finish(Pending *p, PyObject *result, PyObject **presult)
 static PySendResult
 pending_delegate(Pending *p, PyObject *arg, PyObject **presult)
 {
-    PySendResult r = PyIter_Send(p->sub, arg, presult);
+    PySendResult r;
+    if (handoff_ensure_task() < 0)
+        return PYGEN_ERROR;
+    r = PyIter_Send(p->sub, arg, presult);
     if (r != PYGEN_NEXT) {
         p->state = P_DONE;
         Py_CLEAR(p->sub);
@@ -672,6 +681,12 @@ static PyTypeObject PendingType = {
     .tp_iternext = pending_iternext,
     .tp_methods = pending_methods,
 };
+
+int
+wire_is_pending(PyObject *o)
+{
+    return Py_IS_TYPE(o, &PendingType);
+}
 
 int
 wire_init(PyObject *m)

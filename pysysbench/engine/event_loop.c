@@ -66,6 +66,8 @@ typedef struct {
     PyObject *record;                    /* a Recorder, or a callable record(tid, lat_ns) */
     PyObject *tid_obj;
     PyObject *limits;                    /* .stop */
+    PyTypeObject *limits_type;           /* the type stop_off was taken from */
+    Py_ssize_t stop_off;                 /* .stop's __slots__ offset in limits, or -1: read in place */
     PyObject *cur[MAX_STMTS];            /* the current step's statements, its table drawn */
     PyObject *values[MAX_VALUES];        /* the current repetition's draws */
     int ncur, nvalues;                   /* how many of them are set */
@@ -163,6 +165,8 @@ el_issue(EventLoop *p, PyObject *stmt, PyObject **args, Py_ssize_t n, PySendResu
         return -1;
     }
     p->sub = it;
+    if (!wire_is_pending(it) && handoff_ensure_task() < 0)   /* Python code: the strand is the current task */
+        return -1;
     *r = PyIter_Send(it, Py_None, res);
     return 0;
 }
@@ -258,6 +262,27 @@ el_next(EventLoop *p, PySendResult *r, PyObject **res)
     }
 }
 
+/* limits.stop, read in place while limits is of the type its slot offset was taken from */
+static int
+el_stopped(EventLoop *p)
+{
+    PyObject *stop;
+    int r;
+    if (p->stop_off >= 0 && Py_IS_TYPE(p->limits, p->limits_type)) {
+        stop = SLOT(p->limits, p->stop_off);
+        if (stop == Py_False)
+            return 0;
+        if (stop == Py_True)
+            return 1;
+        if (stop != NULL)
+            return PyObject_IsTrue(stop);
+    }
+    stop = PyObject_GetAttr(p->limits, s_stop);       /* anything else (or unset: its error) */
+    r = stop == NULL ? -1 : PyObject_IsTrue(stop);
+    Py_XDECREF(stop);
+    return r;
+}
+
 /* go on from the outcome `r` (`res`) of the awaited statement's last step; PYGEN_RETURN with res
  * NULL on entry between events */
 static PySendResult
@@ -277,9 +302,7 @@ el_run(EventLoop *p, PySendResult r, PyObject *res, PyObject **out)
         Py_XDECREF(res);
         res = NULL;
         if (!p->in_event) {
-            PyObject *stop = PyObject_GetAttr(p->limits, s_stop);
-            int stopped = stop == NULL ? -1 : PyObject_IsTrue(stop);
-            Py_XDECREF(stop);
+            int stopped = el_stopped(p);
             if (stopped < 0)
                 return PYGEN_ERROR;
             p->start = now_ns();                           /* the deadline check's clock is the event's start */
@@ -327,8 +350,12 @@ el_send(PyObject *self, PyObject *arg, PyObject **out)
         p->kept_type = p->kept_exc = p->kept_tb = NULL;
         return PYGEN_ERROR;
     }
-    if (p->sub != NULL)
-        r = PyIter_Send(p->sub, arg, &res);
+    if (p->sub != NULL) {
+        if (!wire_is_pending(p->sub) && handoff_ensure_task() < 0)
+            r = PYGEN_ERROR;
+        else
+            r = PyIter_Send(p->sub, arg, &res);
+    }
     return el_run(p, r, res, out);
 }
 
@@ -649,6 +676,8 @@ el_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     KEEP(record, record);
     KEEP(limits, limits);
 #undef KEEP
+    p->limits_type = Py_TYPE(limits);
+    p->stop_off = native_slot_offset(limits, s_stop);
     p->tid = tid;
     p->deadline = deadline;
     return (PyObject *)p;

@@ -11,6 +11,13 @@
  * CancelledError). */
 
 static PyObject *st_enter, *st_leave, *st_cancelled, *s_park, *s_settle, *s_throw;
+/* asyncio's own table of the running task per loop (asyncio.tasks._current_tasks, the dict
+ * _asyncio._enter_task / _leave_task keep), or NULL: strand_setup is given it only where
+ * engine/strand.py checked that those functions keep it.  Entering and leaving through it
+ * is what those functions do, minus their call and argument parsing (a third of a strand's
+ * resume, docs/performance.md); anything unusual (a task already running, another task
+ * current at leave) goes to the functions themselves, which raise their own errors. */
+static PyObject *st_tasks;
 static PyTypeObject StrandCoreType;
 
 typedef struct StrandCore {
@@ -21,6 +28,7 @@ typedef struct StrandCore {
     int cancel;          /* a cancel() not yet delivered */
     PyObject *inner;     /* an awaitable inside coro that the wire's response may go to directly, or NULL */
     strand_inner_step inner_step;
+    int deferred;        /* running an inner step, not yet the loop's current task (strand_as_task) */
 } StrandCore;
 
 /* The inner shortcut (strand_offer in native.h).  An awaitable deep in the strand's
@@ -41,11 +49,44 @@ strand_offer(PyObject *inner, strand_inner_step step)
     ((StrandCore *)s)->inner_step = step;
 }
 
-/* become the running strand (the hand-off) and the loop's current task; *outer: the one before */
+/* become the loop's current task (asyncio.current_task()): 0, or -1 with an exception */
 static int
-strand_enter(StrandCore *self, PyObject **outer)
+task_enter(StrandCore *self)
 {
     PyObject *r, *task_args[2] = {self->loop, (PyObject *)self};
+    if (st_tasks != NULL) {
+        PyObject *cur = PyDict_GetItemWithError(st_tasks, self->loop);    /* borrowed */
+        if (cur == NULL && !PyErr_Occurred() && PyDict_SetItem(st_tasks, self->loop, (PyObject *)self) == 0)
+            return 0;
+        PyErr_Clear();                        /* the function raises what is wrong */
+    }
+    r = PyObject_Vectorcall(st_enter, task_args, 2, NULL);
+    if (r == NULL)
+        return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+/* stop being the loop's current task: 0, or -1 with an exception */
+static int
+task_leave(StrandCore *self)
+{
+    PyObject *r, *task_args[2] = {self->loop, (PyObject *)self};
+    if (st_tasks != NULL && PyDict_GetItemWithError(st_tasks, self->loop) == (PyObject *)self
+        && PyDict_DelItem(st_tasks, self->loop) == 0)
+        return 0;
+    PyErr_Clear();
+    r = PyObject_Vectorcall(st_leave, task_args, 2, NULL);
+    if (r == NULL)
+        return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+/* become the running strand (the hand-off); *outer: the one before */
+static int
+strand_hand(StrandCore *self, PyObject **outer)
+{
     *outer = handoff_get(handoff_here());
     if (*outer == NULL)
         return -1;
@@ -53,26 +94,35 @@ strand_enter(StrandCore *self, PyObject **outer)
         Py_CLEAR(*outer);
         return -1;
     }
-    r = PyObject_Vectorcall(st_enter, task_args, 2, NULL);
-    if (r == NULL) {
+    return 0;
+}
+
+/* become the running strand and the loop's current task; *outer: the strand before */
+static int
+strand_enter(StrandCore *self, PyObject **outer)
+{
+    if (strand_hand(self, outer) < 0)
+        return -1;
+    if (task_enter(self) < 0) {
         handoff_set(handoff_here(), *outer);
         Py_CLEAR(*outer);
         return -1;
     }
-    Py_DECREF(r);
     return 0;
 }
 
-/* undo strand_enter (consumes outer); an exception set on entry is kept */
+/* undo strand_enter (consumes outer); an exception set on entry is kept.  After an inner
+ * step that never needed to be the current task (deferred), only the hand-off is undone. */
 static int
 strand_leave(StrandCore *self, PyObject *outer)
 {
-    PyObject *r, *et, *ev, *etb, *task_args[2] = {self->loop, (PyObject *)self};
-    int rc;
+    PyObject *et, *ev, *etb;
+    int rc = 0;
     PyErr_Fetch(&et, &ev, &etb);
-    r = PyObject_Vectorcall(st_leave, task_args, 2, NULL);
-    rc = r == NULL ? -1 : 0;
-    Py_XDECREF(r);
+    if (self->deferred)
+        self->deferred = 0;
+    else if (task_leave(self) < 0)
+        rc = -1;
     if (handoff_set(handoff_here(), outer) < 0)
         rc = -1;
     Py_DECREF(outer);
@@ -84,6 +134,19 @@ strand_leave(StrandCore *self, PyObject *outer)
         Py_XDECREF(etb);
     }
     return rc;
+}
+
+/* handoff_as_task: the running strand, deferred in an inner step, becomes the current task now */
+static int
+strand_as_task(void)
+{
+    PyObject *s = handoff_current();
+    if (s == NULL || !PyObject_TypeCheck(s, &StrandCoreType) || !((StrandCore *)s)->deferred)
+        return 0;
+    if (task_enter((StrandCore *)s) < 0)
+        return -1;
+    ((StrandCore *)s)->deferred = 0;
+    return 0;
 }
 
 /* wait for what the coroutine (or the inner awaitable) yielded (consumed): a wire resumes us
@@ -193,10 +256,11 @@ strand_inner(StrandCore *self, PyObject *value)
     PyObject *outer, *y = NULL, *inner = self->inner;
     PySendResult status;
     Py_INCREF(inner);
-    if (strand_enter(self, &outer) < 0) {
+    if (strand_hand(self, &outer) < 0) {       /* the current task only if Python code runs (strand_as_task) */
         Py_DECREF(inner);
         return NULL;
     }
+    self->deferred = 1;
     status = self->inner_step(inner, value, &y);
     Py_DECREF(inner);
     if (strand_leave(self, outer) < 0) {
@@ -235,9 +299,13 @@ strand_fail(StrandCore *self, PyObject *exc)
 static PyObject *
 strand_setup(PyObject *module, PyObject *args)
 {
-    PyObject *here, *enter, *leave, *cancelled;
-    if (!PyArg_ParseTuple(args, "OOOO", &here, &enter, &leave, &cancelled))
+    PyObject *here, *enter, *leave, *cancelled, *tasks = Py_None;
+    if (!PyArg_ParseTuple(args, "OOOO|O", &here, &enter, &leave, &cancelled, &tasks))
         return NULL;
+    if (tasks != Py_None && !PyDict_CheckExact(tasks)) {
+        PyErr_SetString(PyExc_TypeError, "strand_setup: current_tasks must be a dict or None");
+        return NULL;
+    }
     if (handoff_setup(here) < 0)
         return NULL;
     Py_INCREF(enter);
@@ -246,6 +314,12 @@ strand_setup(PyObject *module, PyObject *args)
     Py_XSETREF(st_leave, leave);
     Py_INCREF(cancelled);
     Py_XSETREF(st_cancelled, cancelled);
+    if (tasks == Py_None)
+        Py_CLEAR(st_tasks);
+    else {
+        Py_INCREF(tasks);
+        Py_XSETREF(st_tasks, tasks);
+    }
     Py_RETURN_NONE;
 }
 
@@ -323,7 +397,7 @@ static PyTypeObject StrandCoreType = {
 };
 
 static PyMethodDef strand_methods[] = {
-    {"strand_setup", strand_setup, METH_VARARGS, "strand_setup(here, enter_task, leave_task, CancelledError)"},
+    {"strand_setup", strand_setup, METH_VARARGS, "strand_setup(here, enter_task, leave_task, CancelledError, current_tasks=None)"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -342,6 +416,7 @@ strand_init(PyObject *m)
         return -1;
     handoff_strand_type = &StrandCoreType;      /* the wires resume strands through the hand-off */
     handoff_resume = strand_resume_any;
+    handoff_as_task = strand_as_task;
     Py_INCREF(&StrandCoreType);
     if (PyModule_AddObject(m, "StrandCore", (PyObject *)&StrandCoreType) < 0 ||
         PyModule_AddFunctions(m, strand_methods) < 0)

@@ -73,8 +73,24 @@ class _PyStrandCore:
         self._park(yielded)
 
 
+def _current_tasks() -> dict | None:
+    """asyncio's table of the running task per loop, where the C strand may keep it directly:
+    only when ``_enter_task`` / ``_leave_task`` are _asyncio's and keep exactly this dict
+    (CPython 3.11-3.13); elsewhere None, and the C strand calls the functions."""
+    try:
+        import _asyncio
+    except ImportError:
+        return None
+    tasks = getattr(_asyncio, "_current_tasks", None)
+    if (type(tasks) is not dict or asyncio.tasks._current_tasks is not tasks
+            or _enter_task is not getattr(_asyncio, "_enter_task", None)
+            or _leave_task is not getattr(_asyncio, "_leave_task", None)):
+        return None
+    return tasks
+
+
 if _CStrandCore is not None:
-    _strand_setup(_here, _enter_task, _leave_task, asyncio.CancelledError)
+    _strand_setup(_here, _enter_task, _leave_task, asyncio.CancelledError, _current_tasks())
 _StrandCore = _CStrandCore or _PyStrandCore
 
 

@@ -214,6 +214,62 @@ def test_strand_is_resumed_by_the_wire_and_can_be_cancelled(server_db):
     uvloop.run(main())
 
 
+def test_python_code_after_a_wire_response_in_the_c_loop_sees_the_strand_as_its_task(server_db):
+    """The C event loop takes a wire's response straight from the strand (engine/strand.c's
+    inner step) without registering the strand as asyncio's current task, which only Python
+    code can ask for; a statement of Python code after a lean-wire statement (a driver
+    library call with a timeout, a reconnect) must still find the strand there, and the
+    strand must not stay registered once it has stopped running."""
+    import asyncio
+    import time
+
+    import uvloop
+
+    from pysysbench import native
+    from pysysbench.drivers.base import Counters
+    from pysysbench.engine.strand import Strand
+    from pysysbench.engine.worker import Limits
+    from pysysbench.rand import Rand
+    from pysysbench.workloads.base import ID, native_step
+
+    if not native.ENABLED:
+        pytest.skip(f"the C extension is not in use: {native.describe()}")
+    driver, _ = _driver_and_slow_sql(server_db)
+    seen = []
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        counters = Counters()
+        conn = await driver.connect(counters, index=0)
+        try:
+            point = await conn.prepare("SELECT 1 + ?")
+
+            async def python_statement(i):
+                seen.append(asyncio.current_task())
+                async with asyncio.timeout(5):         # needs the current task (RuntimeError without one)
+                    await asyncio.sleep(0)
+
+            steps = [native_step((point, python_statement), 1, draws=(ID,), calls=((0, (0,)), (1, (0,))),
+                                 per_table=False)]
+            r = Rand(7)
+            limits = Limits()
+            deadline = time.perf_counter_ns() + 300_000_000
+            ev = native.EventLoop(steps, r.uniform, r.default, r.string, 1, 100, lambda tid, lat: None, 0,
+                                  limits, deadline)
+            async def body():
+                await ev
+            s = Strand(body(), loop, "c loop")
+            await asyncio.wait_for(s.finished, 10)
+            assert s.finished.exception() is None
+            assert asyncio.current_task() is not s
+        finally:
+            await conn.close()
+        return s
+
+    s = uvloop.run(main())
+    assert len(seen) > 10 and all(t is s for t in seen), (len(seen), {type(t).__name__ for t in seen})
+
+
 def test_mariadb_cache_metadata_negotiated_and_followed(server_db):
     """On MariaDB 10.6+ the lean wire asks for MARIADB_CLIENT_CACHE_METADATA, as MariaDB's
     C client does: the server then leaves out the column definitions of a prepared

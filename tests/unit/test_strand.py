@@ -136,3 +136,35 @@ def test_bad_yield_is_an_error_inside_the_coroutine():
         with pytest.raises(RuntimeError, match="bad yield"):
             await asyncio.wait_for(s.finished, 2)
     run(main)
+
+
+def test_a_strand_entered_inside_a_running_task_raises_as_asyncio_does():
+    """The running-task table is asyncio's: resuming a strand while a Task runs is refused
+    with asyncio's own RuntimeError (the C core's direct table path falls back to the
+    function for it), and the Task stays the current one."""
+    async def main():
+        loop = asyncio.get_running_loop()
+        me = asyncio.current_task()
+
+        async def body():
+            return 1
+
+        s = Strand(body(), loop, "t")
+        with pytest.raises(RuntimeError, match="Cannot enter into task"):
+            s.step()
+        assert asyncio.current_task() is me
+        assert await s.finished == 1                 # its own scheduled step still runs
+        assert asyncio.current_task() is me
+    run(main)
+
+
+def test_the_c_core_keeps_asyncio_s_task_table_directly():
+    """On CPython 3.11-3.13 the C strand enters and leaves through asyncio's own dict
+    (docs/performance.md: a third of a resume was the two function calls); if a Python
+    release changes asyncio's internals the check in engine/strand.py turns it off."""
+    import sys
+    if strand_module._CStrandCore is None:
+        pytest.skip("the C extension is not built")
+    if sys.version_info >= (3, 14):
+        pytest.skip("asyncio keeps the running task elsewhere")
+    assert strand_module._current_tasks() is asyncio.tasks._current_tasks
