@@ -215,7 +215,9 @@ def test_python_param_packer_matches_asyncmy(args):
 # --- PostgreSQL Bind messages: C and Python build the same bytes -------------------
 
 PG_BIND_ARGS = [(), (1,), (-5, 2**62, 0), (2**70, -(2**70)), ("abc", None, 1.5), (True, False, None),
-                ("x" * 300, "é" * 7000, b"\x00\xff", bytearray(b"ab")), (3.25, 1e300, float("inf"))]
+                ("x" * 300, "é" * 7000, b"\x00\xff", bytearray(b"ab")), (3.25, 1e300, float("inf")),
+                (-(2**63), 2**63 - 1, -1, 0, 9, 10, -10, 99, 100, 10**18, -(10**18)),   # the C decimal formatter's edges
+                tuple(range(-20, 20)) + ("more than the stack keeps", None)]                # its heap path (> 16)
 
 
 @pytest.mark.parametrize("args", PG_BIND_ARGS)

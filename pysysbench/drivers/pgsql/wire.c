@@ -84,27 +84,58 @@ pg_scan(PyObject *self, PyObject *args)
  * ('B', length, head = portal + statement name + "no format codes", the parameter
  * count, each as int32 length + text (-1 = NULL), "no result format codes"), then
  * tail (Execute + Sync) -- the Python twin is drivers/pgsql/wire.py's _py_pg_bind */
+/* x in decimal (as "%lld" prints it) into buf (at least 21 bytes): its length */
+static Py_ssize_t
+pg_decimal(char *buf, long long x)
+{
+    char tmp[24];
+    int k = 0;
+    Py_ssize_t n = 0;
+    unsigned long long u = x < 0 ? 0ULL - (unsigned long long)x : (unsigned long long)x;
+    do {
+        tmp[k++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (x < 0)
+        buf[n++] = '-';
+    while (k)
+        buf[n++] = tmp[--k];
+    return n;
+}
+
+#define PG_FEW 16    /* parameters whose bookkeeping lives on the stack (the bundled statements have 1-4) */
+
 static PyObject *
 pg_bind_items(const Py_buffer *headp, PyObject *const *items, Py_ssize_t n, const Py_buffer *tailp)
 {
     Py_buffer head = *headp, tail = *tailp;
-    PyObject *out = NULL, **temps = NULL;
-    const char **ptrs = NULL;
-    Py_ssize_t *lens = NULL, i, total, bind_len;
-    char (*nums)[24] = NULL;
+    PyObject *out = NULL, **temps = NULL, *few_temps[PG_FEW];
+    const char **ptrs = NULL, *few_ptrs[PG_FEW];
+    Py_ssize_t *lens = NULL, i, total, bind_len, few_lens[PG_FEW];
+    char (*nums)[24] = NULL, few_nums[PG_FEW][24];
+    int heap = n > PG_FEW;
     unsigned char *w;
 
     if (n > 32767) {
         PyErr_SetString(PyExc_ValueError, "too many parameters for one statement");
-        goto done;
+        return NULL;
     }
-    ptrs = PyMem_Calloc(n ? n : 1, sizeof(*ptrs));
-    lens = PyMem_Calloc(n ? n : 1, sizeof(*lens));
-    temps = PyMem_Calloc(n ? n : 1, sizeof(*temps));
-    nums = PyMem_Calloc(n ? n : 1, sizeof(*nums));
-    if (!ptrs || !lens || !temps || !nums) {
-        PyErr_NoMemory();
-        goto done;
+    if (heap) {
+        ptrs = PyMem_Calloc(n, sizeof(*ptrs));
+        lens = PyMem_Calloc(n, sizeof(*lens));
+        temps = PyMem_Calloc(n, sizeof(*temps));
+        nums = PyMem_Calloc(n, sizeof(*nums));
+        if (!ptrs || !lens || !temps || !nums) {
+            PyErr_NoMemory();
+            goto done;
+        }
+    } else {
+        ptrs = few_ptrs;
+        lens = few_lens;
+        temps = few_temps;
+        nums = few_nums;
+        for (i = 0; i < n; i++)
+            temps[i] = NULL;
     }
     bind_len = 4 + head.len + 2 + 2;
     for (i = 0; i < n; i++) {
@@ -121,7 +152,7 @@ pg_bind_items(const Py_buffer *headp, PyObject *const *items, Py_ssize_t n, cons
                 goto done;
             if (overflow)
                 goto generic;
-            lens[i] = snprintf(nums[i], sizeof(nums[i]), "%lld", x);
+            lens[i] = pg_decimal(nums[i], x);
             ptrs[i] = nums[i];
         } else if (PyUnicode_Check(v)) {
             ptrs[i] = PyUnicode_AsUTF8AndSize(v, &lens[i]);
@@ -179,10 +210,12 @@ done:
     if (temps)
         for (i = 0; i < n; i++)
             Py_XDECREF(temps[i]);
-    PyMem_Free(temps);
-    PyMem_Free(ptrs);
-    PyMem_Free(lens);
-    PyMem_Free(nums);
+    if (heap) {
+        PyMem_Free(temps);
+        PyMem_Free(ptrs);
+        PyMem_Free(lens);
+        PyMem_Free(nums);
+    }
     return out;
 }
 
@@ -227,6 +260,13 @@ pg_encode(Statement *s, PyObject *const *args, Py_ssize_t n)
 {
     Py_buffer head, tail;
     PyObject *data;
+    if (PyBytes_CheckExact(s->head) && PyBytes_CheckExact(s->tail)) {    /* what the driver gives: no buffer export */
+        head.buf = PyBytes_AS_STRING(s->head);
+        head.len = PyBytes_GET_SIZE(s->head);
+        tail.buf = PyBytes_AS_STRING(s->tail);
+        tail.len = PyBytes_GET_SIZE(s->tail);
+        return pg_bind_items(&head, args, n, &tail);
+    }
     if (PyObject_GetBuffer(s->head, &head, PyBUF_SIMPLE) < 0)
         return NULL;
     if (PyObject_GetBuffer(s->tail, &tail, PyBUF_SIMPLE) < 0) {
