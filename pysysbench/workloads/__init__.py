@@ -9,7 +9,7 @@ import os
 from ..errors import WorkloadError
 from .base import LUA_SOURCE_PREFIX, REGISTRY, Env, ThreadContext, Workload, register
 from . import bulk_insert, oltp, select_random  # noqa: F401  (registration side effect)
-from . import legacy, olap  # noqa: F401  (olap registers; legacy resolves sysbench 0.5 script paths)
+from . import olap  # noqa: F401  (registers; legacy.py, which resolves sysbench 0.5 script paths, is imported for .lua names)
 from . import builtin, fileio  # noqa: F401  (sysbench's built-in tests: cpu memory threads mutex fileio)
 
 __all__ = ["REGISTRY", "Env", "ThreadContext", "Workload", "register", "find_workload"]
@@ -40,11 +40,12 @@ def _script(name: str) -> type[Workload]:
 
 
 def _native(name: str) -> type[Workload] | None:
-    old = legacy.resolve(name)   # tests/db/oltp.lua & co. (sysbench 0.5 and the sysbench-xa fork)
-    if old is not None:
-        return old
     stem = os.path.basename(name)
     if stem.endswith(".lua"):
+        from . import legacy
+        old = legacy.resolve(name)   # tests/db/oltp.lua & co. (sysbench 0.5 and the sysbench-xa fork)
+        if old is not None:
+            return old
         stem = stem[:-4]
     if stem in REGISTRY:
         cls = REGISTRY[stem]
