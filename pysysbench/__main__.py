@@ -1,5 +1,5 @@
 """``python -m pysysbench``."""
 
-from .cli.main import console
+from .cli.entry import console
 
 console()
