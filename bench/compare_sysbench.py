@@ -14,7 +14,8 @@ reach if the client cost nothing and it had every core; each tool's QPS is shown
 as a share of it.
 
     .venv/bin/python bench/compare_sysbench.py --long          # 60-s runs: the steady state, not the start-up
-    .venv/bin/python bench/compare_sysbench.py --startup       # client CPU of --time=1 runs at 8 threads
+    .venv/bin/python bench/compare_sysbench.py --startup       # client CPU of --time=1 runs at 8 threads,
+                                                               # and of pure start-up (also with --mysql-dry-run)
 
     .venv/bin/python bench/compare_sysbench.py                 # all cases (about 25 min with 5 rounds)
     .venv/bin/python bench/compare_sysbench.py --rounds=1 --time=5 --cases=point_select:8:mysql
@@ -67,6 +68,7 @@ SERVERS = ("mysql", "pgsql")
 CONN = {
     "mysql": ["--db-driver=mysql", "--mysql-host=127.0.0.1", "--mysql-user=sbtest", f"--mysql-db={DB}"],
     "pgsql": ["--db-driver=pgsql", "--pgsql-host=127.0.0.1", "--pgsql-user=sbtest", f"--pgsql-db={DB}"],
+    "dryrun": ["--db-driver=mysql", "--mysql-dry-run=on"],    # --startup only: no server, pure client start-up
 }
 QPS_RE = re.compile(r"^\s+queries:\s+(\d+)\s+\(([\d.]+) per sec\.\)", re.M)
 SAMPLE_S = 0.05
@@ -242,6 +244,8 @@ def wait_quiet(server: str) -> None:
     """Start every run on a server with no session of the previous one left: 1000
     sessions ending (or still queued on locks) slowed the next run's connects past
     sysbench's 30-second thread-init limit."""
+    if server not in QUIET_SQL:    # the dry run: no server
+        return
     deadline = time.monotonic() + QUIET_WAIT_S
     while time.monotonic() < deadline:
         out = subprocess.run(QUIET_SQL[server], capture_output=True, text=True).stdout.strip()
@@ -264,14 +268,14 @@ def prepare(server: str, rows: int) -> None:
 def parse_case(text: str) -> tuple[str, str, str]:
     """``workload:threads:server``; the workload with or without its ``oltp_`` prefix."""
     parts = text.split(":")
-    if len(parts) != 3 or not parts[1].isdigit() or parts[2] not in SERVERS:
+    if len(parts) != 3 or not parts[1].isdigit() or parts[2] not in CONN:
         sys.exit(f"compare_sysbench: bad case '{text}': expected workload:threads:server, "
-                 f"e.g. point_select:8:mysql (servers: {', '.join(SERVERS)})")
+                 f"e.g. point_select:8:mysql (servers: {', '.join(CONN)})")
     return parts[0].removeprefix("oltp_"), parts[1], parts[2]
 
 
 LONG_S = 60
-STARTUP_CASES = ("point_select:8:mysql", "point_select:8:pgsql")
+STARTUP_CASES = ("point_select:8:mysql", "point_select:8:pgsql", "point_select:8:dryrun")
 
 
 def rounds_of(sb_cmd: list[str], py_cmd: list[str], rounds: int, limit_s: float, server: str,
@@ -307,24 +311,39 @@ def case_row(name: str, rows: int, sb: list[Measure], py: list[Measure]) -> str:
 
 def startup(args: argparse.Namespace, lua: bool) -> int:
     """Client CPU seconds of ``--time=1`` runs at 8 threads (start-up, connections and one
-    second of load), each tool, alternating; pysysbench's minus sysbench's per round."""
-    print("| case | sysbench CPU s | pysysbench CPU s | difference s | difference per round |")
-    print("|---|---:|---:|---:|---|")
+    second of load), each tool, alternating; pysysbench's minus sysbench's.  Beside it the
+    pure start-up: ``--events=THREADS --time=0`` (start, connect and prepare every thread,
+    one event each, end), where the second of load, and so the CPU per query, is out of
+    the figure; the ``dryrun`` server runs only that, with ``--mysql-dry-run=on``."""
+    print("# CPU s: user + system of the whole process tree; min over the rounds (median in brackets); "
+          "difference: pysysbench's min minus sysbench's min (each round's in the last column)")
+    print("| case | run | sysbench CPU s | pysysbench CPU s | difference s | sysbench queries "
+          "| pysysbench queries | difference per round |")
+    print("|---|---|---:|---:|---:|---:|---:|---|")
     for workload, threads, server in [parse_case(c) for c in (args.cases or ",".join(STARTUP_CASES)).split(",") if c]:
         rows = table_size(int(threads), args.table_size)
-        prepare(server, rows)
-        sb_cmd, py_cmd = run_cmds(workload, int(threads), server, 1, rows, lua)
-        sb, py = rounds_of(sb_cmd, py_cmd, args.rounds, RUN_LIMIT_EXTRA_S, server, None)
-        pairs = [(s, p) for s, p in zip(sb, py) if isinstance(s, Measure) and isinstance(p, Measure)]
-        if not pairs:
-            print(f"| {workload} {threads} thr {server} | no figure: {next(m for m in sb + py if isinstance(m, str))} |")
-            continue
-        med = statistics.median
-        s_cpu, p_cpu = med(s.cpu_s for s, _ in pairs), med(p.cpu_s for _, p in pairs)
-        per = ", ".join(f"{p.cpu_s - s.cpu_s:+.2f}" for s, p in pairs)
-        print(f"| {workload} {threads} thr {server} | {s_cpu:.2f} | {p_cpu:.2f} | {p_cpu - s_cpu:+.2f} | {per} |",
-              flush=True)
+        if server != "dryrun":
+            prepare(server, rows)
+        sb_timed, py_timed = run_cmds(workload, int(threads), server, 1, rows, lua)
+        runs = [] if server == "dryrun" else [("--time=1", sb_timed, py_timed)]
+        pure = [f"--events={threads}", "--time=0"]
+        runs.append((" ".join(pure), [*sb_timed[:-1], *pure, "run"], [*py_timed[:-1], *pure, "run"]))
+        for label, sb_cmd, py_cmd in runs:
+            sb, py = rounds_of(sb_cmd, py_cmd, args.rounds, RUN_LIMIT_EXTRA_S, server, None)
+            print(startup_row(f"{workload} {threads} thr {server}", label, sb, py), flush=True)
     return 0
+
+
+def startup_row(name: str, label: str, sb: list, py: list) -> str:
+    pairs = [(s, p) for s, p in zip(sb, py) if isinstance(s, Measure) and isinstance(p, Measure)]
+    if not pairs:
+        return f"| {name} | {label} | no figure: {next(m for m in sb + py if isinstance(m, str))} |"
+    med = statistics.median
+    s_cpu, p_cpu = [s.cpu_s for s, _ in pairs], [p.cpu_s for _, p in pairs]
+    per = ", ".join(f"{p.cpu_s - s.cpu_s:+.2f}" for s, p in pairs)
+    return (f"| {name} | {label} | {min(s_cpu):.3f} ({med(s_cpu):.3f}) | {min(p_cpu):.3f} ({med(p_cpu):.3f}) "
+            f"| {min(p_cpu) - min(s_cpu):+.3f} | {med(s.queries for s, _ in pairs):,.0f} "
+            f"| {med(p.queries for _, p in pairs):,.0f} | {per} |")
 
 
 def main(lua: bool = False, workloads: tuple[str, ...] = WORKLOADS, doc: str | None = None) -> int:
@@ -360,6 +379,8 @@ def main(lua: bool = False, workloads: tuple[str, ...] = WORKLOADS, doc: str | N
         return startup(args, lua)
     cases = [parse_case(c) for c in args.cases.split(",") if c] or \
         [(w, str(t), s) for s in SERVERS for t in THREADS for w in workloads]
+    if any(server not in SERVERS for _, _, server in cases):
+        ap.error("the dryrun server measures start-up only (--startup)")
     print("# server CPU us/q: the server's CPU time over the run / queries (median over both tools' runs); "
           f"limit QPS: {os.cpu_count()} cores / server CPU per query (no client cost); share: QPS / limit")
     print("| case | rows/table | sysbench QPS | pysysbench QPS | ratio | sysbench CPU us/q | pysysbench CPU us/q | CPU ratio "

@@ -1,7 +1,5 @@
 """``python -m pysysbench``."""
 
-import sys
+from .cli.entry import console
 
-from .cli.main import main
-
-sys.exit(main())
+console()

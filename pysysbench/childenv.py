@@ -16,7 +16,6 @@ afterwards (a workload's own subprocesses) sees the environment the user set.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from contextlib import contextmanager
@@ -36,6 +35,7 @@ def _parent_path() -> str:
 
 @contextmanager
 def parent_import_path() -> Iterator[None]:
+    import json
     saved = {key: os.environ.get(key) for key in _KEYS}
     os.environ["PYTHONSAFEPATH"] = "1"
     os.environ["PYTHONPATH"] = _parent_path()
@@ -51,6 +51,7 @@ def restore_environment() -> None:
     """In a child started under :func:`parent_import_path`: the user's environment again."""
     raw = os.environ.pop(_SAVED, None)
     if raw is not None:
+        import json
         _put_back(json.loads(raw))
 
 

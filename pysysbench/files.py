@@ -18,7 +18,6 @@ import contextlib
 import errno
 import os
 import stat
-import tempfile
 
 from .errors import UsageError
 
@@ -74,6 +73,7 @@ def check_writable(path: str, what: str = "result file") -> None:
     """Raise the error :func:`write_atomic` would raise for ``path``, as far as
     that can be known before writing (space may still run out later)."""
     _, directory = _directory(what, path)
+    import tempfile   # (shutil, random, ...): imported where a file is written or probed
     try:
         fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, suffix=TMP_SUFFIX, dir=directory)
     except OSError as exc:
@@ -111,6 +111,7 @@ def write_atomic(path: str, data: str | bytes, what: str = "result file") -> Non
     target, directory = _directory(what, path)
     raw = data.encode("utf-8") if isinstance(data, str) else data
     tmp = None
+    import tempfile   # (shutil, random, ...): imported where a file is written or probed
     try:
         fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, suffix=TMP_SUFFIX, dir=directory)
         with os.fdopen(fd, "wb") as fh:

@@ -14,18 +14,17 @@ treat a missing field as empty.
 
 from __future__ import annotations
 
-import json
 import os
-import platform
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from .errors import DamagedResultFile, UsageError
-from .files import write_atomic
 from .options import Values
 from .stats.histogram import N_BUCKETS
 from .stats.records import IntervalStat, Summary
-from .stats.steadiness import of_intervals as steadiness_of
+
+# json, platform, files (tempfile) and stats.steadiness are imported where a document is
+# built, saved or read: a run without --result-file needs only RunOutcome and client_busy
 
 FORMAT = "pysysbench-result"
 FORMAT_VERSION = 1
@@ -141,6 +140,8 @@ def build(*, values: Values, argv: list[str], test: str, command: str, driver: s
           started_at: str, summary: Summary | None, intervals: list[IntervalStat], exit_code: int,
           error: str | None, version: str, interrupted: str | None = None, labels: dict[str, str] | None = None,
           campaign: dict[str, Any] | None = None) -> dict[str, Any]:
+    import platform
+    from .stats.steadiness import of_intervals as steadiness_of
     interval_dicts = [interval_dict(st) for st in intervals]
     return {
         "format": FORMAT,
@@ -198,10 +199,13 @@ def annotate(doc: dict[str, Any], *, labels: dict[str, str], campaign: dict[str,
 
 def save(path: str, doc: dict[str, Any]) -> None:
     """Atomic, durable write (:func:`pysysbench.files.write_atomic`): a reader never sees half a file."""
+    import json
+    from .files import write_atomic
     write_atomic(path, json.dumps(doc, indent=1, sort_keys=False) + "\n", "result file")
 
 
 def load(path: str) -> dict[str, Any]:
+    import json
     try:
         with open(path, encoding="utf-8") as fh:
             doc = json.load(fh)
@@ -288,6 +292,7 @@ def _all(where: str, items: Iterable[tuple[Any, Any]], kind: str, *, buckets: bo
 
 
 def _shown(value: Any) -> str:
+    import json
     text = json.dumps(value)
     return text if len(text) <= 40 else text[:37] + "..."
 

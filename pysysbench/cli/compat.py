@@ -9,6 +9,7 @@ import os
 import stat
 import sys
 from dataclasses import dataclass, field
+from typing import Callable
 
 from ..drivers import DB_OPTIONS, REGISTRY as DRIVERS
 from ..drivers.base import by_option_prefix
@@ -23,7 +24,6 @@ from ..rand import DISTRIBUTIONS
 from ..rand_compat import COMPAT_OPTIONS, compat_warnings
 from ..workloads import REGISTRY as WORKLOADS, find_workload
 from ..workloads.base import Workload
-from ..workloads.legacy import LEGACY_SCRIPTS
 from . import face
 from .glued import known_options, test_name, unglue
 from .sysbench_help import GENERAL_HELP as SYSBENCH_HELP
@@ -165,12 +165,27 @@ def stdin_has_script() -> bool:
 def _unglue(raw: list[RawOption], words: list[str], registry: Registry) -> tuple[list[RawOption], list[str]]:
     """Split options a web page glued together (``--pgsql-db=x--oltp_tables_count=4``)
     at the names of every option a test could declare."""
-    classes = list(WORKLOADS.values()) + list(LEGACY_SCRIPTS.values())
-    split, warnings = unglue(raw, known_options(registry, classes))
+    def classes() -> list[type[Workload]]:
+        from ..workloads.legacy import LEGACY_SCRIPTS
+        return list(WORKLOADS.values()) + list(LEGACY_SCRIPTS.values())
+
+    split, warnings = unglue(raw, _when_asked(lambda: known_options(registry, classes())))
     test = test_name(split, words)
     if test and test.endswith(".py"):   # a user's workload: its options are known once loaded
-        split, warnings = unglue(raw, known_options(registry, classes + [find_workload(test)]))
+        split, warnings = unglue(raw, _when_asked(lambda: known_options(registry, classes() + [find_workload(test)])))
     return split, warnings
+
+
+def _when_asked(make: Callable[[], Callable[[str], Option | None]]) -> Callable[[str], Option | None]:
+    """A lookup made on its first use: only a glued argument asks for one, and most command
+    lines have none (making it imports the sysbench 0.5 scripts' classes for their options)."""
+    made: list[Callable[[str], Option | None]] = []
+
+    def lookup(name: str) -> Option | None:
+        if not made:
+            made.append(make())
+        return made[0](name)
+    return lookup
 
 
 def _workload_options(inv: Invocation, rest: list[RawOption]) -> None:

@@ -291,8 +291,11 @@ class ProcessGroup(RemoteGroup):
                 self.children.append(child)
                 # a forked child would write out again what the parent had not flushed yet
                 flush_std_streams()
-                with parent_import_path():   # spawn: the parent's pysysbench and stdlib, not the cwd's
+                if method == "fork":         # the child is this interpreter: nothing to find again
                     proc.start()
+                else:
+                    with parent_import_path():   # spawn: the parent's pysysbench and stdlib, not the cwd's
+                        proc.start()
                 theirs.close()
                 child.link = await open_channel(mine, lambda msg, c=child: self._on_message(c, msg),
                                                 lambda c=child: self._on_death(c))

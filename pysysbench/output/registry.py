@@ -18,7 +18,6 @@ before the format is asked.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Callable
 
 from ..options import Option, OptType
@@ -128,6 +127,7 @@ class Json(Text10):
         return []
 
     def interval(self, st: IntervalStat, sql: bool = True) -> str:
+        import json   # here: the text formats, every run's, never need it
         return json.dumps({"interval": interval_dict(st)})
 
     def rate(self, st: IntervalStat) -> str | None:
@@ -137,9 +137,11 @@ class Json(Text10):
         return None
 
     def checkpoint_summary(self, t: float, s: Summary, sql: bool = True) -> str:
+        import json
         return json.dumps({"checkpoint": t, "summary": summary_dict(s)}) + "\n"
 
     def summary(self, s: Summary, sql: bool = True) -> str:
+        import json
         return json.dumps({"summary": summary_dict(s)}) + "\n"
 
     def histogram(self, hist) -> str:

@@ -7,9 +7,9 @@ import inspect
 import os
 
 from ..errors import WorkloadError
-from .base import REGISTRY, Env, ThreadContext, Workload, register
+from .base import LUA_SOURCE_PREFIX, REGISTRY, Env, ThreadContext, Workload, register
 from . import bulk_insert, oltp, select_random  # noqa: F401  (registration side effect)
-from . import legacy, olap  # noqa: F401  (olap registers; legacy resolves sysbench 0.5 script paths)
+from . import olap  # noqa: F401  (registers; legacy.py, which resolves sysbench 0.5 script paths, is imported for .lua names)
 from . import builtin, fileio  # noqa: F401  (sysbench's built-in tests: cpu memory threads mutex fileio)
 
 __all__ = ["REGISTRY", "Env", "ThreadContext", "Workload", "register", "find_workload"]
@@ -21,24 +21,31 @@ def find_workload(name: str, lua_bundled: bool = False) -> type[Workload]:
     sysbench Lua script (a file, a module on the Lua path, ``-`` = standard input),
     run by the Lua engine.  ``lua_bundled`` (--lua-bundled) sends the bundled names
     to the Lua engine too, which then runs the sysbench package's own files."""
-    from ..lua import PREFIX, script_class   # lupa is imported only when a script runs
-    if name.startswith(PREFIX):              # a worker process resolving a parent's script
-        return script_class(name[len(PREFIX):])
+    if name.startswith(LUA_SOURCE_PREFIX):    # a worker process resolving a parent's script
+        return _script(name[len(LUA_SOURCE_PREFIX):])
     if name.endswith(".py"):
         return _load_file(name)
     if not lua_bundled:
         native = _native(name)
         if native is not None:
             return native
+    return _script(name)
+
+
+def _script(name: str) -> type[Workload]:
+    """A sysbench Lua script's workload class: the Lua engine is imported only here, so a
+    bundled test never loads it (nor lupa, which only a running script imports)."""
+    from ..lua import script_class
     return script_class(name)
 
 
 def _native(name: str) -> type[Workload] | None:
-    old = legacy.resolve(name)   # tests/db/oltp.lua & co. (sysbench 0.5 and the sysbench-xa fork)
-    if old is not None:
-        return old
     stem = os.path.basename(name)
     if stem.endswith(".lua"):
+        from . import legacy
+        old = legacy.resolve(name)   # tests/db/oltp.lua & co. (sysbench 0.5 and the sysbench-xa fork)
+        if old is not None:
+            return old
         stem = stem[:-4]
     if stem in REGISTRY:
         cls = REGISTRY[stem]

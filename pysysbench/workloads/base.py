@@ -194,6 +194,9 @@ def native_step(statements: tuple, count: int, draws: tuple = (), calls: tuple =
 
 
 REGISTRY: dict[str, type[Workload]] = {}
+# Workload.source of a Lua script (pysysbench.lua): worker processes resolve it again; here,
+# so that resolving a bundled name never imports the Lua engine
+LUA_SOURCE_PREFIX = "lua:"
 
 
 def register(cls: type[Workload]) -> type[Workload]:

@@ -8,6 +8,7 @@ errors in that list reconnect to the same server first (spec 5.10).
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any
 
 from ...errors import (BulkLoadRefused, ConfigError, ConnectError, FatalSQLError, IgnorableError, MissingTableError,
@@ -96,6 +97,59 @@ def with_cache_metadata(payload: bytes, server_ext_caps: int) -> bytes | None:
 
 
 _metadata_connection_class: Any = None
+VERSION_MODULE = "asyncmy.version"
+
+
+def asyncmy_connection_class() -> Any:
+    """asyncmy's Connection class (the first call imports asyncmy)."""
+    made = VERSION_MODULE not in sys.modules and _version_without_metadata()
+    from asyncmy.connection import Connection
+    if made:    # an import sets a submodule on its package; one found in sys.modules is not
+        setattr(sys.modules["asyncmy"], "version", sys.modules[VERSION_MODULE])
+    return Connection
+
+
+def _version_without_metadata() -> bool:
+    """asyncmy's ``version`` module asks ``importlib.metadata`` for asyncmy's own version,
+    which imports importlib.metadata (email, zipfile, csv, ...) and scans every sys.path
+    entry: 66 M instructions, more than the rest of a run's MySQL sessions cost to start.
+    Where it does, the module is made here with the same string read from the same
+    ``Version:`` line of the METADATA file beside the package; anything unexpected (another
+    version module, no or several dist-info folders) leaves the import to asyncmy."""
+    import importlib.util
+    import types
+    try:
+        spec = importlib.util.find_spec("asyncmy")     # finds the folder, imports nothing of it
+        folder = spec.submodule_search_locations[0]
+        path = os.path.join(folder, "version.py")
+        with open(path, encoding="utf-8") as fh:
+            if 'version("asyncmy")' not in fh.read():
+                return False
+        site = os.path.dirname(folder)
+        infos = [n for n in os.listdir(site) if n.startswith("asyncmy-") and n.endswith(".dist-info")]
+        if len(infos) != 1:
+            return False
+        version = _metadata_version(os.path.join(site, infos[0], "METADATA"))
+    except (AttributeError, IndexError, TypeError, ImportError, OSError, ValueError):
+        return False
+    if not version:
+        return False
+    module = types.ModuleType(VERSION_MODULE, "asyncmy's version, read from its METADATA (pysysbench)")
+    module.__file__ = path
+    module.__VERSION__ = module.__version__ = version
+    sys.modules[VERSION_MODULE] = module
+    return True
+
+
+def _metadata_version(path: str) -> str:
+    """The ``Version:`` field of a METADATA file's header ('' when it has none)."""
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            if not line.strip():      # the header ends at the first empty line
+                break
+            if line.startswith("Version:"):
+                return line[len("Version:"):].strip()
+    return ""
 
 
 def metadata_connection_class() -> Any:
@@ -105,7 +159,7 @@ def metadata_connection_class() -> Any:
     runs text queries on such a connection, whose column definitions always follow."""
     global _metadata_connection_class
     if _metadata_connection_class is None:
-        from asyncmy.connection import Connection as AsyncmyConnection
+        AsyncmyConnection = asyncmy_connection_class()
 
         class MetadataConnection(AsyncmyConnection):
             pysb_greeting: bytes | None = None
@@ -217,9 +271,8 @@ class MySQLConnection(Connection):
 
     async def open(self) -> None:
         """Every session starts here: thread start-up, reconnects, prepare's loaders."""
-        from asyncmy.connection import Connection as AsyncmyConnection
         lean = self.driver.fast_path and not self.endpoint.get("ssl")
-        self.conn = (metadata_connection_class() if lean else AsyncmyConnection)(**self.endpoint)
+        self.conn = (metadata_connection_class() if lean else asyncmy_connection_class())(**self.endpoint)
         try:
             await self.conn.connect()
         except Exception as exc:  # asyncmy raises several unrelated classes here

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import re
-import sqlite3
 import threading
 from collections import deque
 from typing import Any, Callable
@@ -30,6 +29,9 @@ from ...options import Option, OptType
 from ..base import Connection, Counters, Dialect, Driver, DriverCaps, register, split_placeholders, substitute, text_rows
 
 GROUP = "sqlite options"
+# the stdlib module, imported by the first connection (SQLiteConnection._open): registering the
+# driver, as every run does, does not load it (10 M instructions)
+sqlite3: Any = None
 BUSY_TIMEOUT_MS = 10_000
 BEGIN_WRITE = "BEGIN IMMEDIATE"    # a writer connection's BEGIN: the write lock at once
 STATEMENT_CACHE = 4096       # sqlite3 caches compiled statements by SQL text
@@ -149,6 +151,9 @@ class SQLiteConnection(Connection):
         self._open()
 
     def _open(self) -> None:
+        global sqlite3
+        if sqlite3 is None:
+            import sqlite3
         try:
             self.db = sqlite3.connect(self.driver.path, isolation_level=None, check_same_thread=False,
                                       cached_statements=STATEMENT_CACHE, timeout=BUSY_TIMEOUT_MS / 1000)

@@ -1,0 +1,78 @@
+"""What a plain ``run`` imports (issue 21: start-up CPU).  Every module an interpreter
+imports costs CPU in each run's start-up (docs/performance.md "Start-up"); the ones
+below serve other commands, other drivers or other options and must stay out of a
+bundled test's ``run`` -- a lazy import somewhere below the CLI that turned eager again
+shows up here, not only as a slower bench figure."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+# the modules loaded at the end of the run, printed by an exit handler (the command's own
+# end runs them); the run goes through ``python -m pysysbench`` as the bench runs it
+PROBE = """
+import atexit, runpy, sys
+atexit.register(lambda: print("MODULES " + " ".join(sorted(sys.modules)), file=sys.stderr))
+sys.argv = ["pysysbench", *sys.argv[1:]]
+runpy.run_module("pysysbench", run_name="__main__", alter_sys=True)
+"""
+
+# never on a plain run: reports and campaigns (matplotlib, jinja-like rendering), Ray, the Lua
+# engine and lupa, rich's progress display (prepare only), the sysbench 0.5 scripts, the
+# result-file machinery, another driver's library, package metadata
+NEVER = ("matplotlib", "ray", "lupa", "rich", "jsonschema", "numpy", "pysysbench.report", "pysysbench.campaign",
+         "pysysbench.lua", "pysysbench.load.rows", "pysysbench.load.source", "pysysbench.cli.load_progress",
+         "pysysbench.workloads.legacy", "pysysbench.engine.raygroup", "pysysbench.engine.metrics",
+         "pysysbench.engine.servercontext", "pysysbench.stats.steadiness", "asyncpg", "asyncmy", "sqlite3",
+         "importlib.metadata", "json", "platform", "tempfile", "shutil")
+
+
+def modules_of_run(*options: str) -> set[str]:
+    done = subprocess.run([sys.executable, "-c", PROBE, *options], capture_output=True, text=True, cwd=REPO,
+                          timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    line = next(x for x in done.stderr.splitlines() if x.startswith("MODULES "))
+    return set(line.split()[1:])
+
+
+def loaded(modules: set[str], name: str) -> bool:
+    return name in modules or any(m.startswith(name + ".") for m in modules)
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_plain_run_imports_only_what_it_uses(workers):
+    mods = modules_of_run("oltp_point_select", "--mysql-dry-run=on", "--threads=2", "--events=4", "--time=0",
+                          f"--workers={workers}", "run")
+    assert "pysysbench.engine.local" in mods      # the probe saw the run
+    bad = sorted(n for n in NEVER if loaded(mods, n))
+    assert not bad, f"a plain dry run imported {bad}"
+
+
+def test_a_result_file_brings_its_machinery(tmp_path):
+    """The other side: what the plain run leaves out is imported where it is used."""
+    mods = modules_of_run("oltp_point_select", "--mysql-dry-run=on", "--threads=1", "--events=2", "--time=0",
+                          f"--result-file={tmp_path / 'r.json'}", "run")
+    assert {"json", "platform", "tempfile", "pysysbench.stats.steadiness"} <= mods
+    assert (tmp_path / "r.json").exists()
+
+
+def test_asyncmy_starts_without_package_metadata():
+    """asyncmy's version module reads its version through importlib.metadata (66 M
+    instructions); the MySQL driver makes that module from the METADATA file instead:
+    the same string, and importlib.metadata is never imported."""
+    code = ("import sys\n"
+            "from pysysbench.drivers.mysql.session import asyncmy_connection_class\n"
+            "asyncmy_connection_class()\n"
+            "import asyncmy, asyncmy.version\n"
+            "from asyncmy.version import __VERSION__\n"
+            "print('importlib.metadata' in sys.modules, asyncmy.version.__version__ == __VERSION__)\n"
+            "import importlib.metadata\n"
+            "print(__VERSION__ == importlib.metadata.version('asyncmy'))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True).stdout
+    assert out.split() == ["False", "True", "True"]
