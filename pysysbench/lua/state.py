@@ -314,15 +314,35 @@ class LuaState:
         co = self._call.coroutine(fn, *args)
         return await self._drive(co, co.send(None))
 
-    async def event(self) -> tuple[bool, Any]:
-        """One call of the global ``event(tid)`` (the runner coroutine persists)."""
+    async def event(self, failed: Callable[[Any], Any]) -> Any:
+        """One call of the global ``event(tid)`` (the runner coroutine persists): whether
+        it returned a true value (its thread stops); a failed event is handed to
+        ``await failed(error value)``, whose result is returned.  The request loop is
+        ``_drive``'s, written again here: one coroutine per event, not two."""
         runner = self._runner
         if runner is None:
             runner = self._runner = self._runner_fn.coroutine(self.tid)
-        req = runner.send(None)
-        if req[0] == OP_DONE:
-            return req[1], req[2]
-        return await self._drive(runner, req)
+        send = runner.send
+        req = send(None)
+        stmts, c = self.stmts, self.counters
+        while True:
+            op = req[0]
+            if op == OP_EXEC:
+                reads = c.reads
+                try:
+                    await stmts[req[1]](*req[2:])
+                    req = send(1 if c.reads != reads else 0)
+                except SQLError as exc:
+                    req = send(await self._failed(exc, self.stmt_sql[req[1]], True, self.stmt_conn[req[1]]))
+                continue
+            if op == OP_DONE:
+                if req[1]:
+                    ret = req[2]
+                    return ret is not None and ret is not False
+                # the raising frames keep no Lua value (see release())
+                failure, req, runner, send = failed(req[2]), None, None, None
+                return await failure
+            req = send(await self._ops[op](req))
 
     def export(self, source: str, legacy: bool) -> None:
         """Set ``sysbench.opt`` (a fresh table; also the globals of a script without
