@@ -14,6 +14,7 @@ thread (:class:`MainHost`), so it outlives the benchmark's event loop.
 
 from __future__ import annotations
 
+import functools
 import os
 from time import perf_counter_ns
 from typing import Any, Callable
@@ -131,6 +132,7 @@ class LuaWorkload(Workload):
         st = await self._state(ctx)
         ctx.state["lua"] = st
         ctx.state["own_loop"] = bool(st.sysbench.own_thread_run())
+        ctx.state["event_failed"] = functools.partial(self._event_failed, ctx)
         fn = st.global_("thread_init")
         if fn is not None:
             ok, err = await st.call(fn, ctx.tid)
@@ -150,17 +152,23 @@ class LuaWorkload(Workload):
         await self._close(ctx)
         return RunAborted(f"`thread_run' function failed: {message}")
 
-    async def event(self, ctx: ThreadContext) -> Any:
+    def event(self, ctx: ThreadContext) -> Any:
+        """The engine's ``await workload.event(ctx)``: the state's own coroutine (one
+        Python coroutine per event: ``LuaState.event``, with ``_event_failed`` for a
+        failed event)."""
         st = ctx.state["lua"]
         if ctx.state["own_loop"]:
-            ok, err = await st.call(st.global_("thread_run"), ctx.tid)
-            if not ok:
-                message, err = error_text(err), None
-                raise await self._failed(ctx, message)
-            return True
-        ok, ret = await st.event()
-        if ok:
-            return ret is not None and ret is not False
+            return self._own_loop(ctx, st)
+        return st.event(ctx.state["event_failed"])
+
+    async def _own_loop(self, ctx: ThreadContext, st: LuaState) -> Any:
+        ok, err = await st.call(st.global_("thread_run"), ctx.tid)
+        if not ok:
+            message, err = error_text(err), None
+            raise await self._failed(ctx, message)
+        return True
+
+    async def _event_failed(self, ctx: ThreadContext, ret: Any) -> Any:
         if is_restart(ret):
             # not left in this frame: a traceback keeping a Lua object keeps its runtime
             # alive past the state's close, to be freed by the cycle collector at exit,

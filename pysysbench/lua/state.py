@@ -36,6 +36,12 @@ OP_DONE, OP_EXEC, OP_QUERY, OP_PREPARE, OP_CONNECT, OP_DISCONNECT, OP_RECONNECT,
 NO_RECONNECT = frozenset({"pgsql"})
 RECONNECT_TRIES = 100            # lost connection in the ignore list: reconnect attempts (1 ms apart, doubling)
 API_SOURCE = os.path.join(os.path.dirname(__file__), "sysbench.lua")
+# LuaJIT compiles a loop or function after 56 passes by default, and every state warms up on
+# its own: at 1000 threads a state runs only a few hundred events in a 10-s run, the first
+# hundred or so interpreted (an interpreted uint64 draw boxes about ten cdata objects).  After
+# 10 passes: 1000 threads, dry run, 200,000 events: peak RSS 290 -> 266 MB, CPU -6 %
+# (docs/performance.md, "The Lua engine").  A script may still set its own.
+JIT_OPTIONS = "hotloop=10"
 
 # MySQL errors whose SQLSTATE the library does not hand over (the wire does)
 MYSQL_SQLSTATE = {"1048": "23000", "1062": "23000", "1406": "22001", "1051": "42S02", "1146": "42S02",
@@ -56,8 +62,9 @@ end, function(tid)
       if ok and not r then after() end
       yield(0, ok, r)
    end
-end, function(path, H)
+end, function(path, H, jit_options)
    -- path: sysbench.lua's bytecode (compiled once per process) or its source
+   if jit and jit.opt and jit_options then jit.opt.start(jit_options) end
    local f = assert(loadfile(path))
    return f(H)
 end, function(path, modname)
@@ -250,12 +257,15 @@ class LuaState:
         self.stmt_sql: list[str] = [""]
         self.stmt_conn: list[int] = [0]
         self._closing: set[asyncio.Task] = set()
-        self.rt = rt = module.LuaRuntime(unpack_returned_tuples=True)
+        # max_memory=0 (no limit): lupa's allocator, the C library's malloc, instead of
+        # LuaJIT's own, which maps each state's heap in segments of its own: 1000 states
+        # took about 32 MB less this way (docs/performance.md, "The Lua engine")
+        self.rt = rt = module.LuaRuntime(unpack_returned_tuples=True, max_memory=0)
         self._call, self._runner_fn, self._load_api, self._loader, self._finish, self._export = rt.execute(_WRAP)
         path, cpath = package_path()
         package = rt.globals().package
         package.path, package.cpath = path, cpath
-        self._load_api(_api(rt), self._host(script_path, argv or [], command))
+        self._load_api(_api(rt), self._host(script_path, argv or [], command), JIT_OPTIONS)
         self.sysbench = rt.globals().sysbench
         self._runner = None
         _open_states.add(self)
@@ -311,15 +321,35 @@ class LuaState:
         co = self._call.coroutine(fn, *args)
         return await self._drive(co, co.send(None))
 
-    async def event(self) -> tuple[bool, Any]:
-        """One call of the global ``event(tid)`` (the runner coroutine persists)."""
+    async def event(self, failed: Callable[[Any], Any]) -> Any:
+        """One call of the global ``event(tid)`` (the runner coroutine persists): whether
+        it returned a true value (its thread stops); a failed event is handed to
+        ``await failed(error value)``, whose result is returned.  The request loop is
+        ``_drive``'s, written again here: one coroutine per event, not two."""
         runner = self._runner
         if runner is None:
             runner = self._runner = self._runner_fn.coroutine(self.tid)
-        req = runner.send(None)
-        if req[0] == OP_DONE:
-            return req[1], req[2]
-        return await self._drive(runner, req)
+        send = runner.send
+        req = send(None)
+        stmts, c = self.stmts, self.counters
+        while True:
+            op = req[0]
+            if op == OP_EXEC:
+                reads = c.reads
+                try:
+                    await stmts[req[1]](*req[2:])
+                    req = send(1 if c.reads != reads else 0)
+                except SQLError as exc:
+                    req = send(await self._failed(exc, self.stmt_sql[req[1]], True, self.stmt_conn[req[1]]))
+                continue
+            if op == OP_DONE:
+                if req[1]:
+                    ret = req[2]
+                    return ret is not None and ret is not False
+                # the raising frames keep no Lua value (see release())
+                failure, req, runner, send = failed(req[2]), None, None, None
+                return await failure
+            req = send(await self._ops[op](req))
 
     def export(self, source: str, legacy: bool) -> None:
         """Set ``sysbench.opt`` (a fresh table; also the globals of a script without

@@ -367,7 +367,7 @@ sysbench.sql.NULL_RESULT = NULL_RESULT
 -- drivers and connections are cdata handles (type() "cdata", tostring <sql_driver> /
 -- <sql_connection>, as in sysbench); their Lua-side fields live in HANDLE[id]
 local HANDLE = {}
-local new_handle
+local new_handle, fields_of
 if ffi then
    ffi.cdef("struct sb_lua_handle { int id; }; struct sb_lua_dhandle { int id; };")
    local function meta(methods)
@@ -393,6 +393,7 @@ if ffi then
       -- pcall: at the state's very end the host may already be gone
       if f and f.cid and not f.closed then pcall(gc_conn, f.cid) end
    end
+   fields_of = function(h) return HANDLE[h.id] end
    new_handle = function(kind, fields)
       next_handle = next_handle + 1
       HANDLE[next_handle] = fields
@@ -403,6 +404,7 @@ else
    new_handle = function(kind, fields)
       return setmetatable(fields, kind == "conn" and Conn or Driver)
    end
+   fields_of = function(t) return t end
 end
 
 local drivers = {}
@@ -576,7 +578,10 @@ function Conn:prepare(query)
    free_rs(self)
    local id = yield(OP_PREPARE, self.cid, query)
    if not id then error("SQL API error", 2) end
-   return setmetatable({id = id, connection = self, query = query, params = nil, nparams = 0}, Stmt)
+   -- cf: the connection's field table, read directly on the hot path (each field of a
+   -- cdata handle is a metamethod call)
+   return setmetatable({id = id, connection = self, cf = fields_of(self), query = query, params = nil,
+                        nparams = 0}, Stmt)
 end
 
 function Stmt:bind_create(btype, max_len)
@@ -637,12 +642,12 @@ function Param:set_rand_str(fmt)
 end
 
 function Stmt:execute()
-   local con = self.connection
-   if con.closed then
+   local con, cf = self.connection, self.cf
+   if cf.closed then
       alert("attempt to use an already closed connection")
       error("SQL API error", 3)
    end
-   free_rs(con)
+   free_slot(cf.rs)
    local p, n = self.params, self.nparams
    local r, a, b, c, d
    if n == 0 then r, a, b, c, d = yield(OP_EXEC, self.id)
@@ -653,10 +658,10 @@ function Stmt:execute()
       for i = 1, n do args[i] = p[i].v end
       r, a, b, c, d = yield(OP_EXEC, self.id, unpack(args, 1, n))
    end
-   if r == 0 then ok_state(con); return NULL_RESULT end
+   if r == 0 then ok_state(cf); return NULL_RESULT end
    if r == 1 then
-      ok_state(con)
-      local rs = con.rs
+      ok_state(cf)
+      local rs = cf.rs
       rs.valid, rs.nfields, rs.nrows, rs.data, rs.pos = true, 0, a or 0, nil, 0
       return rs
    end
