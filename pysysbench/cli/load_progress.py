@@ -50,10 +50,10 @@ def summary_line(snap) -> str:
 
 
 class PlainLoadDisplay:
-    def __init__(self, out, say=None):
+    def __init__(self, out, say=None, progress: bool = True):
         self.say = say or out      # the workload's messages
         self.out = out             # the progress lines
-        self.next_at = PLAIN_EVERY_S
+        self.next_at = PLAIN_EVERY_S if progress else float("inf")   # off: sysbench's lines only
         self.printed = False
 
     def __enter__(self) -> "PlainLoadDisplay":
@@ -119,10 +119,14 @@ class RichLoadDisplay:
             self.console.print(Text(summary_line(snap)))
 
 
-def load_display(out, say=None) -> PlainLoadDisplay | RichLoadDisplay:
+def load_display(out, say=None, progress: bool = True) -> PlainLoadDisplay | RichLoadDisplay:
     """The display for prepare's progress on the printer's stream (a terminal: bars;
     a pipe, a file, a campaign's log: plain lines); ``say`` prints the workload's
-    messages (default: ``out``)."""
+    messages (default: ``out``).  ``progress=False`` (the sysbench face: sysbench 1.0.20
+    prints no progress, and its log parsers and transcripts expect exactly its lines)
+    prints the workload's messages only, however long the prepare takes."""
+    if not progress:
+        return PlainLoadDisplay(out, say, progress=False)
     console = Console(file=getattr(out, "stream", None) or sys.stdout)
     if console.is_terminal and not console.is_dumb_terminal:
         return RichLoadDisplay(out, console, say)

@@ -295,7 +295,7 @@ def execute(inv: Invocation, out: Printer, command_line: list[str]) -> int:
     with user_code(workload, inv.command):
         if inv.command == "prepare":     # progress bars / plain progress lines (pysysbench.load)
             from .load_progress import load_display   # rich: only commands that load data need it
-            with load_display(out, say) as env.observer:
+            with load_display(out, say, progress=not face.active().strict) as env.observer:
                 run_async(workload.prepare(env))
             return 0
         run_async(getattr(workload, inv.command)(env))

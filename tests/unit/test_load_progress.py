@@ -86,3 +86,17 @@ def test_display_follows_the_printers_stream(monkeypatch):
     class TtyPrinter(Printer):
         stream = Tty()
     assert isinstance(load_display(TtyPrinter()), RichLoadDisplay)
+
+
+def test_no_progress_lines_under_the_sysbench_face():
+    """Invoked as sysbench, a prepare prints sysbench 1.0.20's lines only, however long it
+    takes (a slow machine once put '[ 10s ] prepare: ...' into a conformance transcript)."""
+    from pysysbench.cli.load_progress import load_display
+    out = []
+    d = load_display(out.append, progress=False)
+    with d:
+        d.say("Creating table 'sbtest1'...")
+        for t in (5.0, 10.0, 25.0, 61.0):
+            d.update(snap(t, 1_000_000))
+        d.update(snap(70.0, 4_000_000, finished=True))
+    assert out == ["Creating table 'sbtest1'..."]
