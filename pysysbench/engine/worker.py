@@ -89,6 +89,7 @@ class Worker:
         self.loop: asyncio.AbstractEventLoop | None = None   # the engine's, set by start()
         self.os_threads: ThreadStrands | None = None           # a blocking driver's, made by init_threads()
         self.fatal: BaseException | None = None
+        self.cancelled = False          # cancel() was called: the threads' CancelledError is expected
         self.traceback: BaseException | None = None   # shown with --debug
         self.reconnect_every = spec.reconnect_every
         self.compat = compat_streams(spec.values, threads)   # --rand-compat=sysbench, else None
@@ -183,6 +184,14 @@ class Worker:
         except PySysbenchError as exc:
             self.fail(exc)
         except asyncio.CancelledError:
+            if not self.cancelled and not self._over():
+                # nobody asked this thread to end (the run's stop, a forced shutdown, an
+                # interrupt all go through cancel()): a cancellation that leaked into its
+                # events (engine/strand.py's throw, the PostgreSQL soak) ended it with no
+                # word and the run went on with fewer threads; now it is the run's error
+                self.fail(RunAborted(f"thread {ctx.tid} was cancelled in the middle of the run "
+                                     "without a stop request (a stray asyncio cancellation: a bug); "
+                                     "stopping the run rather than going on with fewer threads"))
             raise
         except Exception as exc:       # a bug in a user workload must stop the run cleanly
             self.traceback = exc
@@ -197,6 +206,18 @@ class Worker:
     def stop(self) -> None:
         self.limits.stop = True
         self._at_home(self.wake_all)
+
+    def cancel(self) -> None:
+        """Cancel every thread (a forced shutdown, an interrupt): an end asked for, unlike
+        a cancellation that reaches a thread from anywhere else (see _thread)."""
+        self.cancelled = True
+        for task in self.tasks:
+            task.cancel()
+
+    def _over(self) -> bool:
+        """The run's end has come for this worker's threads: a stop or the time limit."""
+        lim = self.limits
+        return lim.stop or bool(lim.deadline_ns and perf_counter_ns() >= lim.deadline_ns)
 
     def _at_home(self, fn) -> None:
         """Call ``fn`` on the engine's loop: a thread strand (its own loop) hands it over."""
