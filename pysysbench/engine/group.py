@@ -160,8 +160,7 @@ class InProcessGroup:
         self.worker.stop()
 
     def cancel(self) -> None:
-        for task in self.worker.tasks:
-            task.cancel()
+        self.worker.cancel()
 
     async def close(self) -> None:
         await self.worker.close()

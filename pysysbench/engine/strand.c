@@ -243,9 +243,28 @@ strand_step(StrandCore *self, PyObject *const *args, Py_ssize_t nargs)
     return strand_run(self, value, NULL);
 }
 
+/* resume with exc raised, or with the cancel not yet delivered, as Task.__step does: a
+   cancel() that found the awaited Future already done (an asyncio.timeout() firing in the
+   turn its connect failed) lands in that await, inside the timeout block, not at a later
+   one (strand.py's throw; it ended threads silently) */
 static PyObject *
 strand_throw(StrandCore *self, PyObject *exc)
 {
+    if (self->cancel) {
+        PyObject *cancelled, *r;
+        int is = PyObject_IsInstance(exc, st_cancelled);
+        if (is < 0)
+            return NULL;
+        self->cancel = 0;
+        if (is)
+            return strand_run(self, NULL, exc);
+        cancelled = PyObject_CallNoArgs(st_cancelled);
+        if (cancelled == NULL)
+            return NULL;
+        r = strand_run(self, NULL, cancelled);
+        Py_DECREF(cancelled);
+        return r;
+    }
     return strand_run(self, NULL, exc);
 }
 
@@ -293,7 +312,7 @@ strand_fail(StrandCore *self, PyObject *exc)
 {
     Py_INCREF(Py_None);
     Py_XSETREF(self->waiting, Py_None);
-    return strand_run(self, NULL, exc);
+    return strand_throw(self, exc);
 }
 
 static PyObject *

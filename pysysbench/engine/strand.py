@@ -40,6 +40,14 @@ class _PyStrandCore:
         self._run(value, None)
 
     def throw(self, exc: BaseException) -> None:
+        """Resume the coroutine with ``exc`` raised -- or with the cancel not yet delivered,
+        as Task.__step does: a cancel() that found the awaited Future already done (an
+        asyncio.timeout() firing in the turn its connect failed) must land in that await,
+        inside the timeout block, not at some later await (it ended threads silently)."""
+        if self._cancel:
+            self._cancel = False
+            if not isinstance(exc, asyncio.CancelledError):
+                exc = asyncio.CancelledError()
         self._run(None, exc)
 
     def resume(self, value: Any) -> None:

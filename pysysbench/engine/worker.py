@@ -89,6 +89,7 @@ class Worker:
         self.loop: asyncio.AbstractEventLoop | None = None   # the engine's, set by start()
         self.os_threads: ThreadStrands | None = None           # a blocking driver's, made by init_threads()
         self.fatal: BaseException | None = None
+        self.cancelled = False          # cancel() was called: the threads' CancelledError is expected
         self.traceback: BaseException | None = None   # shown with --debug
         self.reconnect_every = spec.reconnect_every
         self.compat = compat_streams(spec.values, threads)   # --rand-compat=sysbench, else None
@@ -183,6 +184,14 @@ class Worker:
         except PySysbenchError as exc:
             self.fail(exc)
         except asyncio.CancelledError:
+            if not self.cancelled and not self._over():
+                # nobody asked this thread to end (the run's stop, a forced shutdown, an
+                # interrupt all go through cancel()): a cancellation that leaked into its
+                # events (engine/strand.py's throw, the PostgreSQL soak) ended it with no
+                # word and the run went on with fewer threads; now it is the run's error
+                self.fail(RunAborted(f"thread {ctx.tid} was cancelled in the middle of the run "
+                                     "without a stop request (a stray asyncio cancellation: a bug); "
+                                     "stopping the run rather than going on with fewer threads"))
             raise
         except Exception as exc:       # a bug in a user workload must stop the run cleanly
             self.traceback = exc
@@ -197,6 +206,18 @@ class Worker:
     def stop(self) -> None:
         self.limits.stop = True
         self._at_home(self.wake_all)
+
+    def cancel(self) -> None:
+        """Cancel every thread (a forced shutdown, an interrupt): an end asked for, unlike
+        a cancellation that reaches a thread from anywhere else (see _thread)."""
+        self.cancelled = True
+        for task in self.tasks:
+            task.cancel()
+
+    def _over(self) -> bool:
+        """The run's end has come for this worker's threads: a stop or the time limit."""
+        lim = self.limits
+        return lim.stop or bool(lim.deadline_ns and perf_counter_ns() >= lim.deadline_ns)
 
     def _at_home(self, fn) -> None:
         """Call ``fn`` on the engine's loop: a thread strand (its own loop) hands it over."""
@@ -312,10 +333,11 @@ class Worker:
                     await run
                     return
                 except (IgnorableError, ReconnectError) as exc:
+                    started, run, steps = run.start, None, None   # the old statements go (_reconnect)
                     result = await self._restarted(ctx, exc)
                     if result is _GONE:
                         return
-                record(tid, perf_counter_ns() - run.start)
+                record(tid, perf_counter_ns() - started)
                 if result:
                     return
                 steps = w.event_steps(ctx, parts)    # a reconnect prepares new statements
@@ -365,6 +387,7 @@ class Worker:
         event = self.workload.event
         note = getattr(self.recorder, "note_error", None)
         while True:
+            exc.__traceback__ = None   # its frames hold the failed event's statements (see _reconnect)
             if note is not None:
                 note(ctx.tid, getattr(exc, "code", ""))
             if isinstance(exc, ReconnectError) and not await self._reconnect(ctx):
@@ -380,6 +403,11 @@ class Worker:
         re-prepare the workload's statements; False if the run stopped first."""
         delay = 0.001
         lim = self.limits
+        # the lost connection's statements go now, not after the retries: freed before the new
+        # ones are made, their memory holds the new ones (same shapes); kept through the storm,
+        # the new ones went to fresh pymalloc arenas and the old ones left them a third empty,
+        # never given back (PostgreSQL soak: +60 MB over five kills after the first)
+        ctx.stmts.clear()
         while not lim.stop and not (lim.deadline_ns and perf_counter_ns() >= lim.deadline_ns):
             try:
                 await ctx.conn.reconnect()

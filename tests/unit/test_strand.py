@@ -121,6 +121,43 @@ def test_asyncio_timeout_works_inside_a_strand():
     run(main)
 
 
+def test_a_timeout_that_fires_as_the_awaited_future_fails_is_a_timeout_not_a_later_cancel():
+    """The PostgreSQL soak's silent thread ends (docs/reliability.md): asyncpg's connect
+    timeout fired in the loop turn in which the connect itself failed (refused), so the
+    strand's cancel() found its Future already done and kept the cancel for later; the
+    failure was thrown in without it, the timeout block let the OSError out, and the
+    cancel landed in the reconnect's back-off sleep: CancelledError, the thread gone
+    with no message.  A Task turns the failure into the cancel (Task.__step): the
+    block raises TimeoutError and nothing is left over."""
+    async def main():
+        loop = asyncio.get_running_loop()
+        seen = []
+
+        async def body():
+            fut = loop.create_future()
+            try:
+                async with asyncio.timeout(None) as cm:
+                    def same_turn():
+                        cm.reschedule(loop.time())             # the timer's callback runs first ...
+                        fut.set_exception(OSError("refused"))  # ... then the Future's done callback
+                    loop.call_soon(same_turn)
+                    await fut
+            except TimeoutError:
+                seen.append("timeout")
+            except OSError:
+                seen.append("OSError")
+            await asyncio.sleep(0.001)      # the reconnect's back-off: no stale cancel here
+            return "slept"
+
+        task = asyncio.ensure_future(body())
+        assert await asyncio.wait_for(task, 2) == "slept" and seen == ["timeout"]   # what a Task does
+        seen.clear()
+        s = Strand(body(), loop, "t")
+        assert await asyncio.wait_for(s.finished, 2) == "slept"
+        assert seen == ["timeout"]
+    run(main)
+
+
 def test_bad_yield_is_an_error_inside_the_coroutine():
     async def main():
         loop = asyncio.get_running_loop()

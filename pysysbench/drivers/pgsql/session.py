@@ -250,6 +250,7 @@ class PgConnection(Connection):
         self.end_wire(TERMINATE)   # a periodic --reconnect ends the old session politely
         if self.conn is not None:
             self.conn.terminate()
+            self.conn = None       # not kept through the retries while the server is away
         await self.open()
 
     async def copy_in(self, table: str, columns, chunks) -> int:
