@@ -131,10 +131,16 @@ class PrivatePostgres:
                               text=True, cwd=self.dir)
 
     def _ctl(self, action: str) -> None:
-        self._as_postgres([str(PG_BIN / "pg_ctl"), "-D", str(self.dir / "data"), "-l", str(self.dir / "log"),
-                           "-w", "-t", str(START_TIMEOUT_S), "-o",
-                           f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c shared_buffers=32MB "
-                           f"-c max_connections=100 -c fsync=off {self.extra_settings}", action])
+        try:
+            self._as_postgres([str(PG_BIN / "pg_ctl"), "-D", str(self.dir / "data"), "-l", str(self.dir / "log"),
+                               "-w", "-t", str(START_TIMEOUT_S), "-o",
+                               f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c shared_buffers=32MB "
+                               f"-c max_connections=100 -c fsync=off {self.extra_settings}", action])
+        except subprocess.CalledProcessError as exc:   # say why: pg_ctl's own words and the server log's end
+            log = self.dir / "log"
+            tail = log.read_text(errors="replace")[-3000:] if log.exists() else "(no server log)"
+            raise RuntimeError(f"pg_ctl {action} on port {self.port} failed ({exc.returncode}): "
+                               f"{exc.stdout}{exc.stderr}\n--- server log ---\n{tail}") from None
 
     def start(self) -> None:
         self._ctl("start")

@@ -193,16 +193,25 @@ def kill_postgres(server: PrivatePostgres) -> None:
     (crash recovery)."""
     data = server.dir / "data"
     postmaster = int((data / "postmaster.pid").read_text().split()[0])
-    backends = [int(p) for p in os.listdir("/proc") if p.isdigit() and _ppid(int(p)) == postmaster]
-    for pid in (postmaster, *backends):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+    killed: set[int] = set()
     deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and any(_ppid(p) is not None for p in (postmaster, *backends)):
+    while time.monotonic() < deadline:
+        # backends forked while we kill (a reconnect storm) are children of the dead postmaster too
+        backends = [int(p) for p in os.listdir("/proc") if p.isdigit() and _ppid(int(p)) == postmaster]
+        for pid in {postmaster, *backends} - killed:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            killed.add(pid)
+        if not any(_ppid(p) is not None for p in killed):
+            break
         time.sleep(0.1)
     (data / "postmaster.pid").unlink(missing_ok=True)
+    # the socket's lock file names the dead postmaster, whose pid lives on as a zombie until this
+    # machine's init reaps it: the new postmaster would take it for a live one and refuse to start
+    for stale in server.dir.glob(".s.PGSQL.*"):
+        stale.unlink(missing_ok=True)
     time.sleep(1)
     server.start()
 
