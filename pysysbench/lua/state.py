@@ -319,37 +319,17 @@ class LuaState:
     async def call(self, fn: Any, *args: Any) -> tuple[bool, Any]:
         """Run ``fn(*args)`` to the end as a coroutine: (ok, result or error value)."""
         co = self._call.coroutine(fn, *args)
-        return await self._drive(co, co.send(None))
+        return await self._drive(co, None)
 
-    async def event(self, failed: Callable[[Any], Any]) -> Any:
-        """One call of the global ``event(tid)`` (the runner coroutine persists): whether
+    def event(self, failed: Callable[[Any], Any]) -> Any:
+        """One call of the global ``event(tid)`` (the runner coroutine persists), as the
+        coroutine to await -- ``_drive``'s own, so an event is one Python coroutine: whether
         it returned a true value (its thread stops); a failed event is handed to
-        ``await failed(error value)``, whose result is returned.  The request loop is
-        ``_drive``'s, written again here: one coroutine per event, not two."""
+        ``await failed(error value)``, whose result is returned."""
         runner = self._runner
         if runner is None:
             runner = self._runner = self._runner_fn.coroutine(self.tid)
-        send = runner.send
-        req = send(None)
-        stmts, c = self.stmts, self.counters
-        while True:
-            op = req[0]
-            if op == OP_EXEC:
-                reads = c.reads
-                try:
-                    await stmts[req[1]](*req[2:])
-                    req = send(1 if c.reads != reads else 0)
-                except SQLError as exc:
-                    req = send(await self._failed(exc, self.stmt_sql[req[1]], True, self.stmt_conn[req[1]]))
-                continue
-            if op == OP_DONE:
-                if req[1]:
-                    ret = req[2]
-                    return ret is not None and ret is not False
-                # the raising frames keep no Lua value (see release())
-                failure, req, runner, send = failed(req[2]), None, None, None
-                return await failure
-            req = send(await self._ops[op](req))
+        return self._drive(runner, None, failed)
 
     def export(self, source: str, legacy: bool) -> None:
         """Set ``sysbench.opt`` (a fresh table; also the globals of a script without
@@ -365,8 +345,12 @@ class LuaState:
             return self.rt.table_from([self.table(v) for v in value])
         return value
 
-    async def _drive(self, co: Any, req: tuple) -> tuple[bool, Any]:
+    async def _drive(self, co: Any, req: tuple | None, failed: Callable[[Any], Any] | None = None) -> Any:
+        """Serve the Lua coroutine ``co``'s requests (``req``: its first, or None to start it)
+        until it is done: (ok, value), or with ``failed`` an event's outcome (see event)."""
         send = co.send
+        if req is None:
+            req = send(None)
         stmts, c, ops = self.stmts, self.counters, self._ops
         while True:
             op = req[0]
@@ -379,7 +363,14 @@ class LuaState:
                     req = send(await self._failed(exc, self.stmt_sql[req[1]], True, self.stmt_conn[req[1]]))
                 continue
             if op == OP_DONE:
-                return req[1], req[2]
+                if failed is None:
+                    return req[1], req[2]
+                if req[1]:
+                    ret = req[2]
+                    return ret is not None and ret is not False
+                # the raising frames keep no Lua value (see release())
+                failure, req, co, send = failed(req[2]), None, None, None
+                return await failure
             req = send(await ops[op](req))
 
     # --- requests -------------------------------------------------------------------
