@@ -271,9 +271,7 @@ statement_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *k
     Py_DECREF(r);
     return pending_new(s);
 slow:
-    if (handoff_ensure_task() < 0)
-        return NULL;
-    return PyObject_Vectorcall(s->slow, args, nargsf, kwnames);
+    return PyObject_Vectorcall(s->slow, args, nargsf, kwnames);   /* a coroutine: the C loop registers the strand before it runs it */
 }
 
 static int

@@ -49,38 +49,40 @@ strand_offer(PyObject *inner, strand_inner_step step)
     ((StrandCore *)s)->inner_step = step;
 }
 
-/* become the loop's current task (asyncio.current_task()): 0, or -1 with an exception */
+/* fn(loop, self): asyncio's _enter_task or _leave_task; 0, or -1 with its exception */
 static int
-task_enter(StrandCore *self)
+task_call(PyObject *fn, StrandCore *self)
 {
     PyObject *r, *task_args[2] = {self->loop, (PyObject *)self};
-    if (st_tasks != NULL) {
-        PyObject *cur = PyDict_GetItemWithError(st_tasks, self->loop);    /* borrowed */
-        if (cur == NULL && !PyErr_Occurred() && PyDict_SetItem(st_tasks, self->loop, (PyObject *)self) == 0)
-            return 0;
-        PyErr_Clear();                        /* the function raises what is wrong */
-    }
-    r = PyObject_Vectorcall(st_enter, task_args, 2, NULL);
+    r = PyObject_Vectorcall(fn, task_args, 2, NULL);
     if (r == NULL)
         return -1;
     Py_DECREF(r);
     return 0;
 }
 
+/* become the loop's current task (asyncio.current_task()): 0, or -1 with an exception */
+static int
+task_enter(StrandCore *self)
+{
+    if (st_tasks != NULL) {
+        PyObject *cur = PyDict_GetItemWithError(st_tasks, self->loop);    /* borrowed */
+        if (cur == NULL && !PyErr_Occurred() && PyDict_SetItem(st_tasks, self->loop, (PyObject *)self) == 0)
+            return 0;
+        PyErr_Clear();                        /* the function raises what is wrong */
+    }
+    return task_call(st_enter, self);
+}
+
 /* stop being the loop's current task: 0, or -1 with an exception */
 static int
 task_leave(StrandCore *self)
 {
-    PyObject *r, *task_args[2] = {self->loop, (PyObject *)self};
     if (st_tasks != NULL && PyDict_GetItemWithError(st_tasks, self->loop) == (PyObject *)self
         && PyDict_DelItem(st_tasks, self->loop) == 0)
         return 0;
     PyErr_Clear();
-    r = PyObject_Vectorcall(st_leave, task_args, 2, NULL);
-    if (r == NULL)
-        return -1;
-    Py_DECREF(r);
-    return 0;
+    return task_call(st_leave, self);
 }
 
 /* become the running strand (the hand-off); *outer: the one before */
@@ -222,6 +224,20 @@ strand_run(StrandCore *self, PyObject *value, PyObject *exc)
     return r;
 }
 
+/* deliver the cancel() not yet delivered: resume with a new CancelledError */
+static PyObject *
+strand_cancelled(StrandCore *self)
+{
+    PyObject *exc, *r;
+    self->cancel = 0;
+    exc = PyObject_CallNoArgs(st_cancelled);
+    if (exc == NULL)
+        return NULL;
+    r = strand_run(self, NULL, exc);
+    Py_DECREF(exc);
+    return r;
+}
+
 static PyObject *
 strand_step(StrandCore *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -230,16 +246,8 @@ strand_step(StrandCore *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "step(value=None)");
         return NULL;
     }
-    if (self->cancel) {
-        PyObject *exc, *r;
-        self->cancel = 0;
-        exc = PyObject_CallNoArgs(st_cancelled);
-        if (exc == NULL)
-            return NULL;
-        r = strand_run(self, NULL, exc);
-        Py_DECREF(exc);
-        return r;
-    }
+    if (self->cancel)
+        return strand_cancelled(self);
     return strand_run(self, value, NULL);
 }
 
@@ -251,19 +259,12 @@ static PyObject *
 strand_throw(StrandCore *self, PyObject *exc)
 {
     if (self->cancel) {
-        PyObject *cancelled, *r;
         int is = PyObject_IsInstance(exc, st_cancelled);
         if (is < 0)
             return NULL;
+        if (!is)
+            return strand_cancelled(self);
         self->cancel = 0;
-        if (is)
-            return strand_run(self, NULL, exc);
-        cancelled = PyObject_CallNoArgs(st_cancelled);
-        if (cancelled == NULL)
-            return NULL;
-        r = strand_run(self, NULL, cancelled);
-        Py_DECREF(cancelled);
-        return r;
     }
     return strand_run(self, NULL, exc);
 }
