@@ -402,13 +402,12 @@ class Worker:
         """Re-open the connection (retrying while the server is away) and
         re-prepare the workload's statements; False if the run stopped first."""
         delay = 0.001
-        lim = self.limits
         # the lost connection's statements go now, not after the retries: freed before the new
         # ones are made, their memory holds the new ones (same shapes); kept through the storm,
         # the new ones went to fresh pymalloc arenas and the old ones left them a third empty,
         # never given back (PostgreSQL soak: +60 MB over five kills after the first)
         ctx.stmts.clear()
-        while not lim.stop and not (lim.deadline_ns and perf_counter_ns() >= lim.deadline_ns):
+        while not self._over():
             try:
                 await ctx.conn.reconnect()
                 self.counters.reopened += 1
