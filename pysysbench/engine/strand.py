@@ -64,8 +64,8 @@ class _PyStrandCore:
         loop = self.loop
         here = _here
         outer = here.strand
+        _enter_task(loop, self)         # may refuse (a Task is running): here stays as it was
         here.strand = self
-        _enter_task(loop, self)
         try:
             yielded = self.coro.send(value) if exc is None else self.coro.throw(exc)
         except BaseException as e:

@@ -11,6 +11,7 @@ import pytest
 import uvloop
 
 from pysysbench.engine import strand as strand_module
+from pysysbench.handoff import here
 
 _OWN = ("__slots__", "__dict__", "__weakref__", "__module__", "__qualname__", "__doc__", "name", "finished",
         "_cancelling")
@@ -190,6 +191,7 @@ def test_a_strand_entered_inside_a_running_task_raises_as_asyncio_does():
         with pytest.raises(RuntimeError, match="Cannot enter into task"):
             s.step()
         assert asyncio.current_task() is me
+        assert here.strand is None          # a refused entry leaves no strand behind for the wires
         assert await s.finished == 1                 # its own scheduled step still runs
         assert asyncio.current_task() is me
     run(main)
