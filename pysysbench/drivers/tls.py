@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import ssl
 from dataclasses import dataclass
-from pathlib import Path
 
 from ..errors import ConfigError
 
@@ -62,11 +61,10 @@ def libpq_file(env: str, name: str) -> CertFile | None:
     when it exists."""
     if os.environ.get(env):
         return CertFile(os.environ[env], f"${env}")
-    try:
-        home = Path.home()
-    except (RuntimeError, KeyError):
+    home = os.path.expanduser("~")      # not pathlib: a plain run would import it for this line alone
+    if home == "~":                     # no $HOME and no password entry: libpq looks nowhere either
         return None
-    return found(home / ".postgresql" / name, f"~/.postgresql/{name} (libpq's default)")
+    return found(os.path.join(home, ".postgresql", name), f"~/.postgresql/{name} (libpq's default)")
 
 
 @dataclass(frozen=True)

@@ -33,9 +33,17 @@ NEVER = ("matplotlib", "ray", "lupa", "rich", "jsonschema", "numpy", "pysysbench
          "importlib.metadata", "json", "platform", "tempfile", "shutil")
 
 
-def modules_of_run(*options: str) -> set[str]:
-    done = subprocess.run([sys.executable, "-c", PROBE, *options], capture_output=True, text=True, cwd=REPO,
-                          timeout=120)
+def modules_of_run(*options: str, bare: bool = False) -> set[str]:
+    """The modules of a run; ``bare``: without ``site`` (the import path given instead), as an
+    installed package sees it -- this checkout's editable install adds an import finder to every
+    interpreter's start, and what that finder imports would hide what the package imports."""
+    cmd, env = [sys.executable, "-c", PROBE, *options], None
+    if bare:
+        import os
+        import sysconfig
+        cmd[1:1] = ["-S"]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), sysconfig.get_paths()["purelib"]])}
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=120, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     line = next(x for x in done.stderr.splitlines() if x.startswith("MODULES "))
     return set(line.split()[1:])
@@ -51,6 +59,18 @@ def test_a_plain_run_imports_only_what_it_uses(workers):
                           f"--workers={workers}", "run")
     assert "pysysbench.engine.local" in mods      # the probe saw the run
     bad = sorted(n for n in NEVER if loaded(mods, n))
+    assert not bad, f"a plain dry run imported {bad}"
+
+
+# imported by nothing a plain run needs (pathlib: 17 M instructions with urllib.parse and ipaddress)
+NEVER_BARE = ("pathlib", "urllib", "ipaddress")
+
+
+def test_a_bare_run_imports_no_pathlib():
+    mods = modules_of_run("oltp_point_select", "--mysql-dry-run=on", "--threads=2", "--events=4", "--time=0",
+                          "run", bare=True)
+    assert "pysysbench.engine.local" in mods and "site" not in mods
+    bad = sorted(n for n in NEVER + NEVER_BARE if loaded(mods, n))
     assert not bad, f"a plain dry run imported {bad}"
 
 
