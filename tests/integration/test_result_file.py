@@ -103,6 +103,21 @@ def test_closed_stdout_stops_the_run_and_writes_the_result(tmp_path, sqlite_data
     assert proc.stderr.read() == ""    # no BrokenPipeError, no traceback
 
 
+def test_head_minus_one_writes_the_result(tmp_path, sqlite_data):
+    """The issue's own command, ``run --result-file=x.json | head -1``: head goes away
+    after the first line, before the benchmark starts or as it does (no file before)."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    command = " ".join([sys.executable, "-m", "pysysbench", "oltp_point_select", *sqlite_data, "--time=30",
+                        "--report-interval=1", "--result-file=x.json", "run"])
+    proc = subprocess.run(["bash", "-c", command + " | head -1; echo ${PIPESTATUS[0]}"], capture_output=True,
+                          text=True, timeout=60, env=env, cwd=tmp_path)
+    first, status = proc.stdout.splitlines()
+    assert first.startswith("pysysbench ") and status == "141", proc.stdout + proc.stderr
+    doc = json.loads((tmp_path / "x.json").read_text())
+    assert doc["exit_code"] == 141 and doc["interrupted"] == "stdout closed"
+    assert leftovers(tmp_path) == [] and "Traceback" not in proc.stderr, proc.stderr
+
+
 def signalled(args: list[str], out: Path, after: str, exit_code: int) -> tuple[str, dict]:
     """Start a run, send SIGTERM once ``after`` is printed; its output and result file."""
     proc = start(*args, f"--result-file={out}", "run")

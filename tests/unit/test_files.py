@@ -51,3 +51,39 @@ def test_a_directory_is_one_line_and_leaves_nothing(tmp_path, check):
         check(str(tmp_path), "export")
     assert str(ei.value) == f"cannot write export '{tmp_path}': it is a directory: give a file name"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_data_is_fsynced_before_the_rename_and_the_directory_after(tmp_path, monkeypatch):
+    """Durable as well as atomic (issue 16 point 6): the temporary file's whole content
+    reaches the disk before it takes the target's name, and the rename itself after."""
+    calls = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd):
+        st = os.fstat(fd)
+        calls.append(("fsync", "directory" if stat.S_ISDIR(st.st_mode) else st.st_size))
+        real_fsync(fd)
+
+    def replace(src, dst):
+        calls.append(("replace", os.path.basename(src).startswith(".pysysbench-"), str(dst)))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    path = tmp_path / "r.json"
+    write_atomic(str(path), "x" * 5000)
+    assert calls == [("fsync", 5000), ("replace", True, str(path)), ("fsync", "directory")]
+
+
+def test_a_failed_fsync_keeps_the_old_file_and_leaves_no_temporary_file(tmp_path, monkeypatch):
+    path = tmp_path / "r.json"
+    path.write_text("old")
+
+    def fsync(fd):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    with pytest.raises(UsageError) as ei:
+        write_atomic(str(path), "new")
+    assert str(ei.value) == f"cannot write result file '{path}': input/output error"
+    assert path.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["r.json"]
