@@ -26,7 +26,9 @@ import pytest
 from conftest import REPO
 from private_servers import PrivateMariaDB, PrivatePostgres
 
-MY_PORT, PG_PORT = 3393, 5493
+# moved with the fault tests' ports (PYSYSBENCH_TEST_MY_PORT / ..._PG_PORT) when they are set
+MY_PORT = int(os.environ.get("PYSYSBENCH_TEST_MY_PORT", 3393))
+PG_PORT = int(os.environ.get("PYSYSBENCH_TEST_PG_PORT", 5493))
 LIMIT = 20
 DATA = ["--table-size=100"]
 HOLD = """

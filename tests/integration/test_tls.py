@@ -19,8 +19,9 @@ import pytest
 from conftest import REPO
 from private_servers import PrivateMariaDB, PrivatePostgres
 
-MY_TLS_PORT = 3392
-PG_TLS_PORT = 5492
+# moved with the fault tests' ports (PYSYSBENCH_TEST_MY_PORT / ..._PG_PORT) when they are set
+MY_TLS_PORT = int(os.environ.get("PYSYSBENCH_TEST_MY_PORT", 3392))
+PG_TLS_PORT = int(os.environ.get("PYSYSBENCH_TEST_PG_PORT", 5492))
 DATA = ["--tables=1", "--table-size=100"]
 
 
