@@ -48,6 +48,14 @@ def found(path: str | os.PathLike, source: str) -> CertFile | None:
     return CertFile(os.path.abspath(path), source) if os.path.exists(path) else None
 
 
+def key_beside(cert: CertFile, key: CertFile | None, where: str, options: str) -> None:
+    """A certificate found where the client library looks (not given) without its key
+    file, which the library would fail on: one line naming the missing file, not
+    OpenSSL's 'PEM lib' about the certificate."""
+    if key is None:
+        raise ConfigError(f"{where} not found, but {cert} is there: add the key beside it, or give {options}")
+
+
 def refuse_unused(files: tuple[CertFile | None, ...], needs: str) -> None:
     """A file given to a mode that would not use it gives a connection the user did not
     ask for (unencrypted, or unverified): one line saying which mode it needs."""

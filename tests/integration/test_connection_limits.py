@@ -26,22 +26,24 @@ import pytest
 from conftest import REPO
 from private_servers import PrivateMariaDB, PrivatePostgres
 
-MY_PORT, PG_PORT = 3393, 5493
+# moved with the fault tests' ports (PYSYSBENCH_TEST_MY_PORT / ..._PG_PORT) when they are set
+MY_PORT = int(os.environ.get("PYSYSBENCH_TEST_MY_PORT", 3393))
+PG_PORT = int(os.environ.get("PYSYSBENCH_TEST_PG_PORT", 5493))
 LIMIT = 20
 DATA = ["--table-size=100"]
 HOLD = """
 import asyncio, sys
-async def main(kind, port, n):
+async def main(kind, port, n, user):
     if kind == "mysql":
         import asyncmy
         held = [await asyncmy.connect(host="127.0.0.1", port=port, user="sbtest", db="sbtest") for _ in range(n)]
     else:
         import asyncpg
-        held = [await asyncpg.connect(host="127.0.0.1", port=port, user="sbtest", database="sbtest")
+        held = [await asyncpg.connect(host="127.0.0.1", port=port, user=user, database="sbtest")
                 for _ in range(n)]
     print("holding", len(held), flush=True)
     await asyncio.sleep(3600)
-asyncio.run(main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3])))
+asyncio.run(main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]))
 """
 
 
@@ -73,9 +75,9 @@ def ok(*args: str) -> subprocess.CompletedProcess:
 
 
 @contextmanager
-def others_hold(kind: str, port: int, n: int):
-    """``n`` sessions of another client, open while the block runs."""
-    proc = subprocess.Popen([sys.executable, "-c", HOLD, kind, str(port), str(n)], stdout=subprocess.PIPE,
+def others_hold(kind: str, port: int, n: int, user: str = "sbtest"):
+    """``n`` sessions of another client (as ``user``: PostgreSQL only), open while the block runs."""
+    proc = subprocess.Popen([sys.executable, "-c", HOLD, kind, str(port), str(n), user], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout.readline().strip() == f"holding {n}", proc.stderr.read()
@@ -99,6 +101,18 @@ def test_run_counts_reserved_slots_and_other_clients(servers, kind, port, expect
     assert fatal[0].startswith("FATAL: --threads=15 needs 16 connections but the server's "), fatal
     assert re.search(expected, fatal[0]), fatal[0]
     assert "Threads started" not in proc.stdout and "Traceback" not in proc.stderr
+
+
+@pytest.mark.pgsql
+def test_pgsql_counts_sessions_of_other_users_it_cannot_see(servers):
+    """A role without pg_read_all_stats sees other users' rows in pg_stat_activity with
+    backend_type NULL: those sessions hold slots all the same (they were counted as 0)."""
+    with others_hold("pgsql", PG_PORT, 8, user="postgres"):
+        proc = cli(*servers["pgsql"].options, *DATA, "--threads=15", "--time=1", "oltp_point_select", "run")
+    fatal = [line for line in proc.stdout.splitlines() if line.startswith("FATAL:")]
+    assert proc.returncode == 1 and len(fatal) == 1, proc.stdout + proc.stderr
+    assert re.search(r"max_connections is 20 \(3 reserved for superusers\) and other clients hold 8: "
+                     r"use at most --threads=8 ", fatal[0]), fatal[0]
 
 
 def test_refused_mariadb_sessions_are_reported_as_too_many_connections(servers):

@@ -24,8 +24,9 @@ import pytest
 from private_servers import PrivateMariaDB
 
 REPO = Path(__file__).resolve().parents[2]
-OTHER_PORT = 3396
-MAIN_PORT = 3397
+# moved with the fault tests' ports (PYSYSBENCH_TEST_MY_PORT / ..._MY_GRANTS_PORT) when they are set
+OTHER_PORT = int(os.environ.get("PYSYSBENCH_TEST_MY_PORT", 3396))
+MAIN_PORT = int(os.environ.get("PYSYSBENCH_TEST_MY_GRANTS_PORT", 3397))
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("mariadb-install-db"),
                                 reason="needs root and the MariaDB server package")

@@ -19,8 +19,9 @@ import pytest
 from conftest import REPO
 from private_servers import PrivateMariaDB, PrivatePostgres
 
-MY_TLS_PORT = 3392
-PG_TLS_PORT = 5492
+# moved with the fault tests' ports (PYSYSBENCH_TEST_MY_PORT / ..._PG_PORT) when they are set
+MY_TLS_PORT = int(os.environ.get("PYSYSBENCH_TEST_MY_PORT", 3392))
+PG_TLS_PORT = int(os.environ.get("PYSYSBENCH_TEST_PG_PORT", 5492))
 DATA = ["--tables=1", "--table-size=100"]
 
 
@@ -279,3 +280,22 @@ def test_unusable_certificate_file_is_one_line_naming_option_and_file(args, expe
     proc = cli("oltp_point_select", *args, *EVENTS, "run")
     refused(proc, expected.format(certs=certs))
     assert "pass phrase" not in proc.stdout + proc.stderr
+
+
+def test_certificate_found_without_its_key_names_the_missing_key(certs, tmp_path):
+    """--mysql-ssl=on with ./client-cert.pem but no ./client-key.pem (sysbench 1.0.20:
+    "error 2026: File 'client-key.pem' not found"), libpq's ~/.postgresql/postgresql.crt
+    without postgresql.key ("certificate present, but not private key file"): one line
+    naming the missing key, not OpenSSL's 'PEM lib' about the certificate."""
+    shutil.copy(certs / "client-cert.pem", tmp_path / "client-cert.pem")
+    line = refused(cli("oltp_point_select", *MYSQL_NOWHERE, "--mysql-ssl=on", *EVENTS, "run", cwd=tmp_path))
+    assert line == (f"FATAL: client-key.pem not found, but client-cert.pem in the working directory "
+                    f"(--mysql-ssl=on) ('{tmp_path / 'client-cert.pem'}') is there: add the key beside it, "
+                    "or give --mysql-ssl-cert and --mysql-ssl-key"), line
+    (tmp_path / ".postgresql").mkdir()
+    shutil.copy(certs / "client-cert.pem", tmp_path / ".postgresql" / "postgresql.crt")
+    line = refused(cli("oltp_point_select", *PGSQL_NOWHERE, "--pgsql-sslmode=require", *EVENTS, "run",
+                       home=tmp_path))
+    assert line == (f"FATAL: ~/.postgresql/postgresql.key not found, but ~/.postgresql/postgresql.crt (libpq's "
+                    f"default) ('{tmp_path / '.postgresql' / 'postgresql.crt'}') is there: add the key beside "
+                    "it, or give --pgsql-ssl-cert and --pgsql-ssl-key"), line

@@ -63,7 +63,11 @@ DIALECT = Dialect(
                               "current_setting('superuser_reserved_connections')::int + "
                               "coalesce(nullif(current_setting('reserved_connections', true), ''), '0')::int END "
                               "FROM pg_roles WHERE rolname = current_user"),
-    open_connections_sql="SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'",
+    # a role without pg_read_all_stats sees other users' rows with backend_type NULL; of
+    # those, the ones of a user in a database are sessions (the server's own processes and
+    # autovacuum workers have no user)
+    open_connections_sql=("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "
+                          "OR (backend_type IS NULL AND datid IS NOT NULL AND usesysid IS NOT NULL)"),
     # fast prepare: a table comment flags a table while it loads
     mark_loading_sql=lambda t: [f"COMMENT ON TABLE {t} IS '{LOADING_COMMENT}'"],
     mark_loaded_sql=lambda t: [f"COMMENT ON TABLE {t} IS NULL"],
@@ -334,8 +338,13 @@ class PgDriver(Driver):
                               f"(--pgsql-sslmode={mode} would not use it and checks no certificate)")
             return None
         ca = ca or tls.libpq_file("PGSSLROOTCERT", "root.crt")
+        cert_given = cert is not None
         cert = cert or tls.libpq_file("PGSSLCERT", "postgresql.crt")
-        key = key or (tls.libpq_file("PGSSLKEY", "postgresql.key") if cert else None)
+        if key is None and cert is not None:
+            key = tls.libpq_file("PGSSLKEY", "postgresql.key")
+            if not cert_given:    # libpq: "certificate present, but not private key file"
+                tls.key_beside(cert, key, "~/.postgresql/postgresql.key",
+                               "--pgsql-ssl-cert and --pgsql-ssl-key")
         return tls.build(TLS_WORDING, verify=ca is not None or mode != "require",
                          check_hostname=mode == "verify-full", ca=ca, cert=cert, key=key,
                          crl=tls.libpq_file("PGSSLCRL", "root.crl"))
