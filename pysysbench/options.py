@@ -21,12 +21,13 @@ import math
 import os
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 from types import MappingProxyType
 from typing import Any, Iterable, Iterator, Mapping
 
 from .errors import ConfigError, InvalidOption, UsageError
+from .record import record
 
 BOOL_TRUE = ("on", "true", "yes", "1")
 BOOL_FALSE = ("off", "false", "no", "0")
@@ -51,7 +52,7 @@ class OptType(Enum):
         self.fmt = fmt
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Bounds:
     """The range of a numeric option, or of each number of a list option (ports).
 
@@ -92,7 +93,7 @@ PERCENT = Bounds(0.0, 100.0)
 PORT = Bounds(1, 65535)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Option:
     """One declared option.  ``name`` is the spelling shown in help."""
 
@@ -288,7 +289,7 @@ def _new_unique_seed() -> int:
     return int.from_bytes(os.urandom(8), "little")
 
 
-@dataclass
+@record
 class Values:
     """Parsed option values with attribute access (``values.table_size``).
 
@@ -376,7 +377,7 @@ def _rebuild_values(registry: Registry, data: dict, explicit: set, unique_seed: 
 OPTION_RE = re.compile(r"^--([A-Za-z0-9][A-Za-z0-9_\-.]*)(?:=(.*))?$", re.S)
 
 
-@dataclass
+@record
 class RawOption:
     name: str
     value: str | None

@@ -15,11 +15,12 @@ treat a missing field as empty.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Iterable
 
 from .errors import DamagedResultFile, UsageError
 from .options import Values
+from .record import record
 from .stats.histogram import N_BUCKETS
 from .stats.records import IntervalStat, Summary
 
@@ -32,7 +33,7 @@ RESULT_PERCENTILES = (50, 90, 95, 99, 99.9)
 MASK = "***"
 
 
-@dataclass
+@record
 class RunOutcome:
     """What one run measured and how it ended: what ``engine.run`` returns (the
     library call's answer) and what the result document is built from."""

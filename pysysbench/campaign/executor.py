@@ -22,12 +22,12 @@ import math
 import os
 import signal
 import time
-from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
 from .. import results
 from ..errors import PySysbenchError, RunAborted, UsageError
 from . import manifest as mf
+from ..record import record
 from .peak import Peak, find_peak
 from .plan import PlannedRun, Planner, Request, fingerprint
 from .spec import Campaign, MemorySizing, WorkloadSpec, option_key
@@ -38,7 +38,7 @@ INTERRUPTED_EXIT_CODES = (EXIT_INTERRUPTED, 128 + signal.SIGTERM)
 SUPERSEDED = ".superseded"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CommandOutcome:
     exit_code: int
     error: str | None = None
@@ -60,7 +60,7 @@ class Backend(Protocol):
         """Rows of one query on the configured driver."""
 
 
-@dataclass
+@record
 class RunRecord:
     """What the manifest keeps per run."""
 
@@ -73,7 +73,7 @@ def _nothing(*args: Any) -> None:
     return None
 
 
-@dataclass
+@record
 class Events:
     """Progress callbacks (the CLI renders them; tests collect them)."""
 

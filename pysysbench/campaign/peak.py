@@ -22,9 +22,9 @@ replays the same decisions from the stored results.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Callable, Sequence
 
+from ..record import record
 from ..stats.noise import Sample, margin, sample, welch_margin
 from .spec import AutoThreads
 
@@ -32,14 +32,14 @@ from .spec import AutoThreads
 Measure = Callable[[int, str], Sequence[float]]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Point:
     threads: int
     sample: Sample
     phase: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Peak:
     metric: str
     threads: int

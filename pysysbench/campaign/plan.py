@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
+from ..record import record
 from .spec import Campaign, Variant, WorkloadSpec, option_key
 
 MASK = "***"
@@ -62,7 +62,7 @@ def merge(*maps: Mapping[str, Any]) -> dict[str, Any]:
     return dict(out.values())
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RunKey:
     workload: str
     threads: int
@@ -75,7 +75,7 @@ class RunKey:
         return f"{self.workload}{v}-t{self.threads:04d}-r{self.repeat}"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Request:
     """One command for the library: ``test``, ``command`` and the options as
     ``--name=value`` items (campaign order: connection, data, run, workload)."""
@@ -98,7 +98,7 @@ class Request:
         return fingerprint(self.words())
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PlannedRun:
     key: RunKey
     test: str

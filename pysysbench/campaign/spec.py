@@ -15,11 +15,12 @@ import hashlib
 import os
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Mapping
 
 from ..errors import UsageError, listing
 from ..options import THREADS
+from ..record import record
 
 AUTO = "auto"
 METRICS = ("tps", "qps")
@@ -50,7 +51,7 @@ MAX_REPEATS = 1000          # runs of one thread count (each at least a second)
 # --- the model ----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class AutoThreads:
     """Peak finding: raise threads (x ``factor``) until ``metric`` stops improving."""
 
@@ -63,7 +64,7 @@ class AutoThreads:
     metric: str = "tps"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class WorkloadSpec:
     name: str                   # unique id: file names, report sections
     test: str
@@ -75,7 +76,7 @@ class WorkloadSpec:
     repeats: int
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class MemorySizing:
     """table_size = memory x factor / (tables x row_bytes): a data set sized from RAM."""
 
@@ -85,7 +86,7 @@ class MemorySizing:
     row_bytes: int
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PrepareSpec:
     test: str = "oltp_common"
     threads: int = 1
@@ -94,7 +95,7 @@ class PrepareSpec:
     options: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RunDefaults:
     time_s: int = 10
     warmup_s: int = 0
@@ -105,7 +106,7 @@ class RunDefaults:
     options: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SqlHooks:
     before_campaign: tuple[str, ...] = ()
     after_prepare: tuple[str, ...] = ()
@@ -113,7 +114,7 @@ class SqlHooks:
     capture: tuple[str, ...] = ()       # queries returning (name, value) rows: server settings
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Variant:
     """One configuration of an interleaved comparison: its runs alternate with the other
     variants' round by round, after its ``sql`` switched the server to it."""
@@ -125,7 +126,7 @@ class Variant:
     sql: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Campaign:
     name: str
     description: str

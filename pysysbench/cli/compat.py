@@ -8,7 +8,7 @@ import inspect
 import os
 import stat
 import sys
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Callable
 
 from ..drivers import DB_OPTIONS, REGISTRY as DRIVERS
@@ -22,6 +22,7 @@ from ..options import (PERCENT, Bounds, Option, OptType, RawOption, Registry, Va
 from ..output.registry import OUTPUT_OPTIONS
 from ..rand import DISTRIBUTIONS
 from ..rand_compat import COMPAT_OPTIONS, compat_warnings
+from ..record import record
 from ..workloads import REGISTRY as WORKLOADS, find_workload
 from ..workloads.base import Workload
 from . import face
@@ -100,7 +101,7 @@ def base_registry() -> Registry:
     return reg
 
 
-@dataclass
+@record
 class Invocation:
     """The parsed command line."""
 

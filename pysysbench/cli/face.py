@@ -22,15 +22,15 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
 
+from ..record import record
 from ..version import __version__
 
 ENV = "PYSYSBENCH_FACE"
 SYSBENCH_VERSION = "1.0.20"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Face:
     strict: bool
 

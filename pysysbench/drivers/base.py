@@ -22,11 +22,12 @@ without escaping, exactly as sysbench).
 from __future__ import annotations
 
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Awaitable, Callable, Sequence
 
 from ..errors import ConfigError, SQLError
 from ..options import Option, OptType, Values
+from ..record import record
 
 Statement = Callable[..., Awaitable[None]]
 
@@ -79,7 +80,7 @@ class Counters:
         self.errors_by_code[code] = self.errors_by_code.get(code, 0) + 1
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class DriverCaps:
     """What a driver can do; workloads and the engine ask, never sniff names."""
 
@@ -97,7 +98,7 @@ def quote_standard(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Dialect:
     """DDL and literal details that differ between servers (facts about the server, no
     workload's SQL)."""

@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import os
 import ssl
-from dataclasses import dataclass
 
 from ..errors import ConfigError
+from ..record import record
 
 # OpenSSL's X509_V_ERR_HOSTNAME_MISMATCH / X509_V_ERR_IP_ADDRESS_MISMATCH
 HOST_MISMATCH_CODES = (62, 64)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CertFile:
     """A certificate or key file and what named it (an option, or where it was found)."""
 
@@ -75,7 +75,7 @@ def libpq_file(env: str, name: str) -> CertFile | None:
     return found(os.path.join(home, ".postgresql", name), f"~/.postgresql/{name} (libpq's default)")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Wording:
     """How a driver's options are named in the one-line hints."""
 
@@ -85,7 +85,7 @@ class Wording:
     unverified: str         # how to encrypt without verifying
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TLS:
     """The context every connection of a driver uses, and what it was built from."""
 

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ..drivers.base import Driver
+from ..record import record
 from ..stats.records import Snapshot
 from ..workloads.base import Workload
 from .memory import pin_mmap_threshold
@@ -24,7 +25,7 @@ from .spec import RunSpec
 from .worker import Worker
 
 
-@dataclass
+@record
 class Sample:
     """A group's state at one instant."""
 
@@ -65,7 +66,7 @@ def split(total: int, parts: int, index: int) -> int:
     return total // parts + (1 if index < total % parts else 0)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Share:
     """What one remote worker (a process, a Ray actor) runs: a contiguous slice of the
     global thread ids with its share of ``--rate`` (a sum of independent Poisson streams

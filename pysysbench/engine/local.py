@@ -17,13 +17,13 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from time import perf_counter_ns
 from typing import Callable
 
 from ..drivers.base import Driver
 from ..errors import ConfigError, DatabaseError, PySysbenchError, RunAborted
+from ..record import record
 from ..results import RunOutcome
 from ..stats import host
 from ..stats.records import IntervalStat, Snapshot, Summary, interval_from, summary_from
@@ -40,7 +40,7 @@ STOP_GRACE_S = 5.0              # after Ctrl-C / SIGTERM: events in flight get t
 DEADLINE_GRACE_S = 30.0         # --forced-shutdown off: events still running this long after --time are cut short
 
 
-@dataclass
+@record
 class Hooks:
     """How the engine talks to the outside (the CLI prints; tests collect)."""
 

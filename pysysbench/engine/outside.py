@@ -21,11 +21,11 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
-from dataclasses import dataclass
 from types import ModuleType
 
 from ..drivers.base import REGISTRY as DRIVERS, register as register_driver
 from ..errors import ConfigError
+from ..record import record
 from ..workloads import REGISTRY as WORKLOADS, register as register_workload
 
 PACKAGE = __name__.split(".")[0]
@@ -34,7 +34,7 @@ KINDS = {"driver": (DRIVERS, register_driver, "database driver"),
          "workload": (WORKLOADS, register_workload, "workload")}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Origin:
     """Where a registered class came from: enough for another interpreter to find it."""
 

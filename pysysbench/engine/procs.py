@@ -36,11 +36,12 @@ import signal
 import socket
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from ..childenv import parent_import_path, restore_environment
 from ..errors import PySysbenchError, RunAborted
+from ..record import record
 from .channel import Channel, open_channel, send_blocking
 from .group import InProcessGroup, Share, share_group, shares
 from .outside import Origin, bring_in, origins
@@ -244,7 +245,7 @@ async def _report_done(group: InProcessGroup, link: Channel) -> None:
 # --- parent side ---------------------------------------------------------------------
 
 
-@dataclass
+@record
 class _Child:
     index: int
     proc: Any

@@ -38,11 +38,12 @@ import platform
 import socket
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from time import perf_counter_ns
 from typing import Any
 
 from .. import native
+from ..record import record
 from ..version import __version__
 from ..drivers.base import password_envs
 from ..errors import ConfigError, ConnectError, PySysbenchError, RunAborted
@@ -81,7 +82,7 @@ def import_ray() -> Any:
 # --- placement (pure: unit-tested without a cluster) ---------------------------------
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RayNode:
     """A Ray node that will run worker actors."""
 
@@ -203,7 +204,7 @@ async def _result(ref: Any) -> Any:
     return await ref
 
 
-@dataclass
+@record
 class _Actor:
     index: int
     node: RayNode

@@ -17,8 +17,7 @@ previous look.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ..record import record
 from ..stats.records import Snapshot
 
 RECONNECT_TIMEOUT_S = 60     # --reconnect-timeout's default: a server restart, a fail-over fit in it
@@ -39,7 +38,7 @@ def _minus(new: dict[str, int], old: dict[str, int]) -> dict[str, int]:
     return {code: n - old.get(code, 0) for code, n in new.items() if n - old.get(code, 0)}
 
 
-@dataclass
+@record
 class Verdict:
     warning: str | None = None   # a line to print
     fatal: str | None = None     # the run must stop with this error

@@ -12,16 +12,16 @@ The workload and the driver still see ``spec.values``: their own options.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 from ..options import Values
+from ..record import record
 from .options import checkpoints_s, forced_shutdown_s
 
 THREADS_PER_EXTRA_WORKER = 64   # default --workers: one process per this many threads, up to the cores
 MIN_WORKERS = 2                  # ... but at least two (see default_workers)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RunSpec:
     """One run, frozen.  ``test`` is how the workload was found (a name or a file
     path: what a worker process loads), ``driver`` the driver's registered name."""

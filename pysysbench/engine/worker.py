@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import random
-from dataclasses import dataclass
 from typing import Any, Coroutine
 from time import perf_counter_ns
 
 from ..aio import all_or_nothing
 from ..drivers.base import Counters, Driver
 from ..errors import DatabaseError, IgnorableError, PySysbenchError, ReconnectError, RunAborted
+from ..record import record
 from ..stats.recorder import CRecorder, make_recorder
 from ..stats.records import Snapshot
 from ..workloads.base import ThreadContext, Workload, raised, user_code
@@ -53,7 +53,7 @@ from ..native import EventLoop as _CEventLoop
 _GONE = object()   # _restarted: the thread's connection is gone for good
 
 
-@dataclass(slots=True)   # slots: .stop is read once per event by the C loop (engine/event_loop.c)
+@record(slots=True)   # slots: .stop is read once per event by the C loop (engine/event_loop.c)
 class Limits:
     """Run limits shared by this worker's threads."""
 

@@ -10,10 +10,9 @@ generated in blocks of :data:`BLOCK_ROWS`, each from its own seed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..rand import (DEFAULT_PARETO_H, DEFAULT_RAND_TYPE, DEFAULT_SPEC_ITER, DEFAULT_SPEC_PCT,
                     DEFAULT_SPEC_RES, DEFAULT_ZIPF_EXP, Rand)
+from ..record import record
 
 BLOCK_ROWS = 16_384           # rows per seeded block (about 3 MiB of text: stays in cache)
 C_GROUPS, PAD_GROUPS = 10, 5  # 11-digit groups of the c and pad templates
@@ -23,7 +22,7 @@ DIGITS_PER_ROW = (C_GROUPS + PAD_GROUPS) * GROUP_DIGITS   # 165
 FORMATS = ("tsv", "sql")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RandParams:
     """The --rand-* options (picklable: sent to generator processes)."""
 
@@ -45,7 +44,7 @@ class RandParams:
                     spec_res=self.spec_res, pareto_h=self.pareto_h, zipf_exp=self.zipf_exp)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Layout:
     """Where each field of a fixed-width record sits."""
 

@@ -29,12 +29,12 @@ import asyncio
 import contextlib
 import dataclasses
 import os
-from dataclasses import dataclass
 from time import perf_counter
 from typing import Any, Callable
 
 from ..aio import all_or_nothing
 from ..errors import BulkLoadRefused, ConfigError, FatalSQLError, TableExistsError
+from ..record import record
 from .layout import RandParams
 from .marker import drop_existing
 from .methods import METHODS, LoadMethod, choose
@@ -45,7 +45,7 @@ PROCESS_MIN_ROWS = 100_000      # below this many rows in all, generating in-pro
 MAX_GENERATORS = 32            # row-generator processes at most
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LoadSnapshot:
     """Progress of one prepare (the contract between the loader and any display)."""
 

@@ -28,13 +28,13 @@ import multiprocessing as mp
 import os
 import signal
 import time
-from dataclasses import dataclass
 from multiprocessing import forkserver
 from multiprocessing.reduction import recv_handle, send_handle
 from typing import AsyncIterator
 
 from ..childenv import parent_import_path, restore_environment
 from ..errors import PySysbenchError
+from ..record import record
 from .layout import BLOCK_ROWS, Layout, RandParams, block_range
 
 PIPE_BYTES = 1 << 20          # pipe capacity asked for (Linux caps unprivileged pipes at 1 MiB)
@@ -42,7 +42,7 @@ READER_LIMIT = 4 << 20        # bytes buffered from a pipe before its reading pa
 EXIT_TIMEOUT_S = 5.0
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RangeJob:
     """Ids first_id..last_id of sbtest<table> (picklable: sent to generator processes)."""
 

@@ -11,11 +11,11 @@ order with sysbench's layout.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from ..errors import UsageError
 from ..options import Option, OptType, RawOption, Values, canonical
+from ..record import record
 
 GROUP = "Lua script options"
 ARG_TYPES = {1: OptType.BOOL, 2: OptType.INT, 3: OptType.SIZE, 4: OptType.DOUBLE, 5: OptType.STRING,
@@ -30,7 +30,7 @@ class SilentExit(Exception):
     """sysbench exits 1 without a word (an invalid default of a script option)."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Declared:
     """One entry of ``sysbench.cmdline.options``, as read in sorted order."""
 

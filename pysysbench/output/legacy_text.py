@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from ..record import record
 from ..stats.records import IntervalStat, Summary
 
 _NS_PER_S = 1e9
@@ -45,7 +45,7 @@ def _stamp(time_s: float) -> str:
     return "[%4.0fs] " % time_s
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Format05:
     """The 0.5 report for one run; ``tx_per_event`` COMMITs per event."""
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
 
+from ..record import record
 from ..stats.noise import Difference, Sample, difference, paired_difference, sample
 from ..errors import UsageError
 from .model import METRICS, Metric, Run, load_runs
@@ -30,19 +30,19 @@ DEFAULT_MIN_EFFECT = 0.01
 DEFAULT_SINGLE_RUN_THRESHOLD = 0.05
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Group:
     name: str
     runs: tuple[Run, ...]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Verdict:
     text: str
     kind: str       # better | worse | same | unsure (CSS class / colour)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CompareCell:
     workload: str
     threads: int
@@ -52,7 +52,7 @@ class CompareCell:
     paired: tuple[bool, ...] = ()               # per group: compared round by round with the baseline
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Comparison:
     groups: tuple[str, ...]
     metric: Metric

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ..errors import UsageError
 from ..files import write_atomic
+from ..record import record
 from .model import Cell, Run, cells
 from .tables import (TableData, environment_rows, peak_sentence, peaks, reproduce_commands, run_warnings, runs_table, summary_notes, summary_table,
                      variant_keys, workload_table)
@@ -25,7 +26,7 @@ CHART_TITLES = {
 }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Chart:
     kind: str
     file: str           # relative to the report directory
@@ -33,7 +34,7 @@ class Chart:
     png: bytes = field(repr=False)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Section:
     workload: str
     tests: list[str]
@@ -44,7 +45,7 @@ class Section:
     warnings: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Report:
     title: str
     description: str

@@ -11,10 +11,11 @@ runs without labels fall back to their campaign's name.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Iterable
 
 from .. import results
+from ..record import record
 from ..stats.noise import Sample, sample
 from ..errors import DamagedResultFile, UsageError
 from ..stats.histogram import N_BUCKETS
@@ -26,7 +27,7 @@ SATURATED_BUSY = 0.9        # the run command's warning threshold (engine.local.
 Variant = tuple[tuple[str, str], ...]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Metric:
     key: str
     title: str          # table header
@@ -53,7 +54,7 @@ SERVER_METRICS = ("hit_ratio", "lock_waits_per_trx", "fsyncs_per_trx", "server_c
 TABLE_METRICS = ("tps", "qps", "p95", "p99", "errors_per_s")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Run:
     """One stored run, with the figures reports use."""
 
@@ -212,7 +213,7 @@ def load_runs(args: Iterable[str]) -> list[Run]:
     return runs
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Cell:
     """Repeats of one (workload, variant, threads)."""
 

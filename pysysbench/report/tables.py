@@ -8,9 +8,9 @@ standard deviation and the number of runs) and how numbers are written.
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
 from typing import Any, Iterable
 
+from ..record import record
 from ..stats.noise import Sample, welch_margin
 from .model import METRICS, TABLE_METRICS, Cell, Metric, Run, Variant, differing_keys, variant_text, variants
 
@@ -22,7 +22,7 @@ KEY_SETTINGS = ("tables", "table_size", "range_size", "rand-type", "db-ps-mode",
 DRIVER_PREFIXES = ("mysql", "pgsql", "sqlite")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TableData:
     headers: list[str]
     rows: list[list[str]]
@@ -71,7 +71,7 @@ def workload_table(cell_list: list[Cell]) -> TableData:
     return TableData(headers, rows, right)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PeakInfo:
     variant: Variant
     metric: str

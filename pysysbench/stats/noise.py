@@ -12,8 +12,9 @@ is unknown: callers say so instead of pretending.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Sequence
+
+from ..record import record
 
 # Two-sided 95 % critical values of Student's t for 1..30 degrees of freedom.
 T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
@@ -22,7 +23,7 @@ T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
 T95_LARGE = 1.96
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Sample:
     """Repeated measurements of one figure (e.g. the TPS of one cell)."""
 
@@ -75,7 +76,7 @@ def welch_margin(a: Sample, b: Sample) -> float | None:
     return t_critical(df) * se
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Difference:
     """``b`` relative to ``a``: ratio, relative change and whether it beats the noise."""
 

@@ -13,8 +13,9 @@ that merging and subtracting are exact, whatever the number of processes.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from ..record import record
 from pysysbench.stats.histogram import new_counts, percentile_ms
 
 DEFAULT_PERCENTILES = (50, 90, 95, 99, 99.9)
@@ -35,7 +36,7 @@ def _dict_minus(new: dict, base: dict) -> dict:
     return out
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Snapshot:
     """Cumulative counters of one worker process (or a merge of several) at one instant."""
 
@@ -116,7 +117,7 @@ class Snapshot:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class IntervalStat:
     """One intermediate report line (counts of the interval, not rates)."""
 
@@ -136,7 +137,7 @@ class IntervalStat:
     reconnect_failures: int = 0  # failed attempts to re-open lost connections
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Summary:
     """The final (or checkpoint) cumulative report."""
 

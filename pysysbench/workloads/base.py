@@ -17,18 +17,19 @@ from __future__ import annotations
 import os
 import traceback
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Callable, Iterator
 
 from ..drivers.base import Connection, Counters, Driver
 from ..errors import MissingTableError, PySysbenchError, RunAborted, WorkloadError
 from ..options import Option, Values
 from ..rand import Rand
+from ..record import record
 
 Say = Callable[[str], None]
 
 
-@dataclass
+@record
 class Env:
     """What ``prepare``/``cleanup``/``prewarm`` get: the driver, the options and
     a ``say`` function for the progress lines sysbench prints."""
@@ -42,7 +43,7 @@ class Env:
     observer: Any = None
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class ThreadContext:
     """Per-connection state of one benchmark thread."""
 

@@ -9,9 +9,10 @@ the c / pad formats.  Every finding is reported; nothing is repaired.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ..errors import DatabaseError
+from ..record import record
 
 C_PATTERN = "^([0-9]{11}-){9}[0-9]{11}$"
 PAD_PATTERN = "^([0-9]{11}-){4}[0-9]{11}$"
@@ -19,7 +20,7 @@ PAD_PATTERN = "^([0-9]{11}-){4}[0-9]{11}$"
 EXACT, AT_LEAST, AT_MOST = "exact", "at_least", "at_most"
 
 
-@dataclass
+@record
 class TableReport:
     table: str
     rows: int = 0

@@ -31,12 +31,13 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Callable
 
 from ..errors import ConfigError, DatabaseError, TableExistsError, WorkloadError
 from ..options import Values
 from ..rand import C_TEMPLATE, PAD_TEMPLATE, Rand, Unique, thread_unique
+from ..record import record
 from .base import Env, ThreadContext, Workload
 from .bulk_insert import BulkInsert
 from .legacy_options import (COMMON_OPTIONS, NONTRX_MODES, OLD_OPTIONS, OLTP_OPTIONS, RANDOM_POINTS_OPTIONS,
@@ -94,7 +95,7 @@ class LegacyRand:
 # --- per-server SQL ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LegacyDialect:
     """What 0.5's scripts did differently per server."""
 
