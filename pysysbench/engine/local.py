@@ -17,8 +17,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-from datetime import datetime, timezone
-from time import perf_counter_ns
+from time import gmtime, perf_counter_ns, strftime
 from typing import Callable
 
 from ..drivers.base import Driver
@@ -150,7 +149,7 @@ class LocalRun:
             if self.spec.report_interval_s:
                 self.hooks.say("DEBUG: Reporting thread started")
             self.hooks.say("Threads started!\n")
-            started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+            started_at = strftime("%Y-%m-%dT%H:%M:%S+00:00", gmtime())   # isoformat(timespec="seconds") in UTC, without importing datetime
             try:
                 await self._measure()
             finally:

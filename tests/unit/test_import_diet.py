@@ -30,7 +30,7 @@ NEVER = ("matplotlib", "ray", "lupa", "rich", "jsonschema", "numpy", "pysysbench
          "pysysbench.lua", "pysysbench.load.rows", "pysysbench.load.source", "pysysbench.cli.load_progress",
          "pysysbench.workloads.legacy", "pysysbench.engine.raygroup", "pysysbench.engine.metrics",
          "pysysbench.engine.servercontext", "pysysbench.stats.steadiness", "asyncpg", "asyncmy", "sqlite3",
-         "importlib.metadata", "json", "platform", "tempfile", "shutil")
+         "importlib.metadata", "json", "platform", "tempfile", "shutil", "datetime")
 
 
 def modules_of_run(*options: str, bare: bool = False) -> set[str]:
