@@ -30,7 +30,6 @@ the parent's event loop and from the other workers' links (:func:`_forget_parent
 from __future__ import annotations
 
 import asyncio
-import multiprocessing as mp
 import os
 import signal
 import socket
@@ -43,6 +42,7 @@ from ..childenv import parent_import_path, restore_environment
 from ..errors import PySysbenchError, RunAborted
 from ..record import record
 from .channel import Channel, open_channel, send_blocking
+from .forked import ForkedProcess
 from .group import InProcessGroup, Share, share_group, shares
 from .outside import Origin, bring_in, origins
 from .remote import RemoteGroup
@@ -68,7 +68,7 @@ def start_method() -> str:
     ask for ``spawn``; ``spawn`` otherwise."""
     import threading
     wanted = os.environ.get(START_ENV, "").strip().lower()
-    if wanted == "spawn" or "fork" not in mp.get_all_start_methods() or threading.active_count() > 1:
+    if wanted == "spawn" or not hasattr(os, "fork") or threading.active_count() > 1:
         return "spawn"
     return "fork"
 
@@ -279,15 +279,19 @@ class ProcessGroup(RemoteGroup):
         loop = asyncio.get_running_loop()
         self._all_done = asyncio.Event()
         method = start_method()
-        ctx = mp.get_context(method)
+        if method == "spawn":          # a fork needs no multiprocessing (engine/forked.py)
+            import multiprocessing
+            ctx = multiprocessing.get_context("spawn")
         carried = origins()     # what spawned children must import beside pysysbench (forked ones have it)
         parent_ends: list[int] = []
         try:
             for i, share in enumerate(shares(self.spec, self.workers)):
                 mine, theirs = socket.socketpair()
                 parent_ends.append(mine.fileno())
-                proc = ctx.Process(target=_child_main, name=f"pysysbench-worker-{i}", daemon=True,
-                                   args=(self.spec, share, theirs, tuple(parent_ends), method == "fork", carried))
+                args = (self.spec, share, theirs, tuple(parent_ends), method == "fork", carried)
+                name = f"pysysbench-worker-{i}"
+                proc = (ForkedProcess(_child_main, name, args) if method == "fork"
+                        else ctx.Process(target=_child_main, name=name, daemon=True, args=args))
                 child = _Child(i, proc, share.tids, ready=loop.create_future())
                 self.children.append(child)
                 # a forked child would write out again what the parent had not flushed yet
