@@ -47,7 +47,7 @@ class ForkedProcess:
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
             if not isinstance(exc.code, (int, type(None))):
-                print(exc.code, file=sys.stderr)
+                sys.stderr.write(f"{exc.code}\n")     # as multiprocessing's child does
         except BaseException:
             import traceback
             traceback.print_exc()
