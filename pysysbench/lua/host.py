@@ -75,3 +75,8 @@ class MainHost:
     def close(self) -> None:
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(5)
+        if not self.thread.is_alive():
+            # closed here, not by the garbage collector at the interpreter's teardown, where
+            # its self-pipe socket may be finalized first: "Exception ignored in
+            # BaseEventLoop.__del__ ... Invalid file descriptor: -1" after the script's output
+            self.loop.close()
