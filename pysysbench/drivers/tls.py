@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import ssl
+from typing import Callable
 
 from ..errors import ConfigError
 from ..record import record
@@ -48,12 +49,21 @@ def found(path: str | os.PathLike, source: str) -> CertFile | None:
     return CertFile(os.path.abspath(path), source) if os.path.exists(path) else None
 
 
-def key_beside(cert: CertFile, key: CertFile | None, where: str, options: str) -> None:
-    """A certificate found where the client library looks (not given) without its key
-    file, which the library would fail on: one line naming the missing file, not
-    OpenSSL's 'PEM lib' about the certificate."""
-    if key is None:
-        raise ConfigError(f"{where} not found, but {cert} is there: add the key beside it, or give {options}")
+def cert_and_key(cert: CertFile | None, key: CertFile | None, find_cert: Callable[[], CertFile | None],
+                 find_key: Callable[[], CertFile | None], key_name: str,
+                 options: str) -> tuple[CertFile | None, CertFile | None]:
+    """The client certificate and key: each as given, else where the client library looks
+    (``find_cert`` / ``find_key``; the key only beside a certificate).  A certificate found
+    there without its key, which the library would fail on, is one line naming the missing
+    file (``key_name``), not OpenSSL's 'PEM lib' about the certificate."""
+    if cert is not None:
+        return cert, key if key is not None else find_key()
+    cert = find_cert()
+    if cert is not None and key is None:
+        key = find_key()
+        if key is None:
+            raise ConfigError(f"{key_name} not found, but {cert} is there: add the key beside it, or give {options}")
+    return cert, key
 
 
 def refuse_unused(files: tuple[CertFile | None, ...], needs: str) -> None:

@@ -498,13 +498,10 @@ class MySQLDriver(Driver):
             return None
         if mode == "on":     # sysbench 1.0.20's files
             ca = ca or tls.found("cacert.pem", IN_CWD.format("cacert.pem"))
-            cert_given = cert is not None
-            cert = cert or tls.found("client-cert.pem", IN_CWD.format("client-cert.pem"))
-            if key is None and cert is not None:
-                key = tls.found("client-key.pem", IN_CWD.format("client-key.pem"))
-                if not cert_given:    # sysbench takes the two files together
-                    tls.key_beside(cert, key, "client-key.pem",
-                                   "--mysql-ssl-cert and --mysql-ssl-key")
+            cert, key = tls.cert_and_key(   # sysbench takes the two files together
+                cert, key, lambda: tls.found("client-cert.pem", IN_CWD.format("client-cert.pem")),
+                lambda: tls.found("client-key.pem", IN_CWD.format("client-key.pem")),
+                "client-key.pem", "--mysql-ssl-cert and --mysql-ssl-key")
         return tls.build(TLS_WORDING, verify=ca is not None or mode in ("verify_ca", "verify_identity"),
                          check_hostname=mode == "verify_identity", ca=ca, cert=cert, key=key,
                          ciphers=("--mysql-ssl-cipher", v.mysql_ssl_cipher) if v.mysql_ssl_cipher else None)

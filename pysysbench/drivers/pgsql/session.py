@@ -338,13 +338,10 @@ class PgDriver(Driver):
                               f"(--pgsql-sslmode={mode} would not use it and checks no certificate)")
             return None
         ca = ca or tls.libpq_file("PGSSLROOTCERT", "root.crt")
-        cert_given = cert is not None
-        cert = cert or tls.libpq_file("PGSSLCERT", "postgresql.crt")
-        if key is None and cert is not None:
-            key = tls.libpq_file("PGSSLKEY", "postgresql.key")
-            if not cert_given:    # libpq: "certificate present, but not private key file"
-                tls.key_beside(cert, key, "~/.postgresql/postgresql.key",
-                               "--pgsql-ssl-cert and --pgsql-ssl-key")
+        cert, key = tls.cert_and_key(       # libpq: "certificate present, but not private key file"
+            cert, key, lambda: tls.libpq_file("PGSSLCERT", "postgresql.crt"),
+            lambda: tls.libpq_file("PGSSLKEY", "postgresql.key"),
+            "~/.postgresql/postgresql.key", "--pgsql-ssl-cert and --pgsql-ssl-key")
         return tls.build(TLS_WORDING, verify=ca is not None or mode != "require",
                          check_hostname=mode == "verify-full", ca=ca, cert=cert, key=key,
                          crl=tls.libpq_file("PGSSLCRL", "root.crl"))
