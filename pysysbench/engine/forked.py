@@ -22,6 +22,16 @@ from typing import Any, Callable
 JOIN_POLL_S = 0.005
 
 
+def flush_std_streams() -> None:
+    """Before a fork (the child would write out again what the parent had not flushed) and
+    at the child's end (``os._exit`` flushes nothing)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):   # closed or replaced: nothing to copy
+            pass
+
+
 class ForkedProcess:
     def __init__(self, target: Callable[..., Any], name: str, args: tuple = ()):
         self.target, self.name, self.args = target, name, args
@@ -52,11 +62,7 @@ class ForkedProcess:
             import traceback
             traceback.print_exc()
         finally:
-            for stream in (sys.stdout, sys.stderr):
-                try:
-                    stream.flush()
-                except (OSError, ValueError, AttributeError):
-                    pass
+            flush_std_streams()
         return code
 
     def _reap(self, flags: int) -> None:
@@ -86,4 +92,4 @@ class ForkedProcess:
             os.kill(self.pid, signal.SIGKILL)   # type: ignore[arg-type]
 
 
-__all__ = ["ForkedProcess"]
+__all__ = ["ForkedProcess", "flush_std_streams"]

@@ -33,7 +33,6 @@ import asyncio
 import os
 import signal
 import socket
-import sys
 import time
 from dataclasses import field
 from typing import Any
@@ -42,7 +41,7 @@ from ..childenv import parent_import_path, restore_environment
 from ..errors import PySysbenchError, RunAborted
 from ..record import record
 from .channel import Channel, open_channel, send_blocking
-from .forked import ForkedProcess
+from .forked import ForkedProcess, flush_std_streams
 from .group import InProcessGroup, Share, share_group, shares
 from .outside import Origin, bring_in, origins
 from .remote import RemoteGroup
@@ -115,14 +114,6 @@ def _child_main(spec: RunSpec, share: Share, sock: socket.socket, inherited_fds:
         try:
             send_blocking(sock, ("error", _failure(exc), 1))
         except OSError:        # the loop had the socket already (and closed it): the parent sees the end
-            pass
-
-
-def flush_std_streams() -> None:
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError, AttributeError):   # closed or replaced: nothing to copy
             pass
 
 
