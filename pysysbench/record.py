@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import reprlib
-from typing import Any
+from typing import Any, Callable
 
 __all__ = ["record"]
 
@@ -31,19 +31,26 @@ def _repr(self: Any) -> str:
             + ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self) if f.repr) + ")")
 
 
-def _compared(self: Any) -> tuple:
-    return tuple(getattr(self, f.name) for f in dataclasses.fields(self) if f.compare)
+def _values(self: Any, keep: Callable[[dataclasses.Field], bool]) -> tuple:
+    return tuple(getattr(self, f.name) for f in dataclasses.fields(self) if keep(f))
+
+
+def _compared(f: dataclasses.Field) -> bool:
+    return f.compare
+
+
+def _hashed(f: dataclasses.Field) -> bool:
+    return f.compare if f.hash is None else f.hash
 
 
 def _eq(self: Any, other: Any) -> Any:
     if other.__class__ is self.__class__:
-        return _compared(self) == _compared(other)
+        return _values(self, _compared) == _values(other, _compared)
     return NotImplemented
 
 
 def _hash(self: Any) -> int:
-    return hash(tuple(getattr(self, f.name) for f in dataclasses.fields(self)
-                      if (f.compare if f.hash is None else f.hash)))
+    return hash(_values(self, _hashed))
 
 
 def record(cls: type | None = None, /, *, repr: bool = True, eq: bool = True, frozen: bool = False,
