@@ -12,6 +12,9 @@ fork server even ignores the parent's ``sys.path`` it is handed.
 directory (``PYTHONSAFEPATH``) and searches exactly the parent's ``sys.path``
 (``PYTHONPATH``). :func:`restore_environment` is the child's first call: what it runs
 afterwards (a workload's own subprocesses) sees the environment the user set.
+
+:class:`PausedThreads` is held while the process group forks its workers: a helper thread
+registered with :func:`pausable_for_fork` (the Lua main state's event loop) stops inside it.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from __future__ import annotations
 import os
 import sys
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Any, Iterator
 
 _KEYS = ("PYTHONSAFEPATH", "PYTHONPATH")
 _SAVED = "PYSYSBENCH_CHILD_SAVED_ENV"     # the user's values of _KEYS, for restore_environment
@@ -61,3 +64,33 @@ def _put_back(saved: dict[str, str | None]) -> None:
             os.environ.pop(key, None)
         else:
             os.environ[key] = value
+
+
+# helper threads that stop for a fork and start again after it (pause() -> bool: stopped;
+# resume()): a thread running at fork time could hold a lock the child then waits for
+# forever, so the process group forks only when no other thread runs (procs.start_method)
+_PAUSABLE: list[Any] = []
+
+
+def pausable_for_fork(owner: Any) -> None:
+    """Register ``owner`` (with ``pause() -> bool`` and ``resume()``) to be paused around
+    the process group's forks; unregister with :func:`not_pausable`."""
+    _PAUSABLE.append(owner)
+
+
+def not_pausable(owner: Any) -> None:
+    if owner in _PAUSABLE:
+        _PAUSABLE.remove(owner)
+
+
+class PausedThreads:
+    """``with PausedThreads():`` every registered helper thread stopped inside (those that
+    could not stop within their bound run on, and the group spawns instead of forking)."""
+
+    def __enter__(self) -> "PausedThreads":
+        self.paused = [o for o in list(_PAUSABLE) if o.pause()]
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for o in self.paused:
+            o.resume()

@@ -21,7 +21,6 @@ from typing import Any, Callable
 
 JOIN_POLL_S = 0.005
 
-
 def flush_std_streams() -> None:
     """Before a fork (the child would write out again what the parent had not flushed) and
     at the child's end (``os._exit`` flushes nothing)."""

@@ -37,7 +37,7 @@ import time
 from dataclasses import field
 from typing import Any
 
-from ..childenv import parent_import_path, restore_environment
+from ..childenv import PausedThreads, parent_import_path, restore_environment
 from ..errors import PySysbenchError, RunAborted
 from ..record import record
 from .channel import Channel, open_channel, send_blocking
@@ -269,32 +269,33 @@ class ProcessGroup(RemoteGroup):
     async def init(self) -> None:
         loop = asyncio.get_running_loop()
         self._all_done = asyncio.Event()
-        method = start_method()
-        if method == "spawn":          # a fork needs no multiprocessing (engine/forked.py)
-            import multiprocessing
-            ctx = multiprocessing.get_context("spawn")
-        carried = origins()     # what spawned children must import beside pysysbench (forked ones have it)
         parent_ends: list[int] = []
         try:
-            for i, share in enumerate(shares(self.spec, self.workers)):
-                mine, theirs = socket.socketpair()
-                parent_ends.append(mine.fileno())
-                args = (self.spec, share, theirs, tuple(parent_ends), method == "fork", carried)
-                name = f"pysysbench-worker-{i}"
-                proc = (ForkedProcess(_child_main, name, args) if method == "fork"
-                        else ctx.Process(target=_child_main, name=name, daemon=True, args=args))
-                child = _Child(i, proc, share.tids, ready=loop.create_future())
-                self.children.append(child)
-                # a forked child would write out again what the parent had not flushed yet
-                flush_std_streams()
-                if method == "fork":         # the child is this interpreter: nothing to find again
-                    proc.start()
-                else:
-                    with parent_import_path():   # spawn: the parent's pysysbench and stdlib, not the cwd's
+            with PausedThreads():      # a helper thread of the parent (the Lua main state's) stops for the forks
+                method = start_method()
+                if method == "spawn":          # a fork needs no multiprocessing (engine/forked.py)
+                    import multiprocessing
+                    ctx = multiprocessing.get_context("spawn")
+                carried = origins()     # what spawned children must import beside pysysbench (forked ones have it)
+                for i, share in enumerate(shares(self.spec, self.workers)):
+                    mine, theirs = socket.socketpair()
+                    parent_ends.append(mine.fileno())
+                    args = (self.spec, share, theirs, tuple(parent_ends), method == "fork", carried)
+                    name = f"pysysbench-worker-{i}"
+                    proc = (ForkedProcess(_child_main, name, args) if method == "fork"
+                            else ctx.Process(target=_child_main, name=name, daemon=True, args=args))
+                    child = _Child(i, proc, share.tids, ready=loop.create_future())
+                    self.children.append(child)
+                    # a forked child would write out again what the parent had not flushed yet
+                    flush_std_streams()
+                    if method == "fork":         # the child is this interpreter: nothing to find again
                         proc.start()
-                theirs.close()
-                child.link = await open_channel(mine, lambda msg, c=child: self._on_message(c, msg),
-                                                lambda c=child: self._on_death(c))
+                    else:
+                        with parent_import_path():   # spawn: the parent's pysysbench and stdlib, not the cwd's
+                            proc.start()
+                    theirs.close()
+                    child.link = await open_channel(mine, lambda msg, c=child: self._on_message(c, msg),
+                                                    lambda c=child: self._on_death(c))
             await asyncio.wait_for(asyncio.gather(*(c.ready for c in self.children)),
                                    (self.spec.thread_init_timeout_s or START_TIMEOUT_S) + START_TIMEOUT_S)
         except BaseException:

@@ -18,6 +18,7 @@ import ctypes
 import importlib
 import os
 import time
+import weakref
 from typing import Any
 
 from ..errors import WorkloadError
@@ -113,9 +114,15 @@ def _permute(x: int) -> int:
 
 
 class Unique:
-    """sysbench's ``random.unique()``: one permutation of the 32-bit numbers per process."""
+    """sysbench's ``random.unique()``: one permutation of the 32-bit numbers per process
+    (a forked worker process starts its own, as a spawned one does: a copy of the parent's
+    would give every worker the same numbers)."""
 
     def __init__(self, seed: int | None = None):
+        self.reseed(seed)
+        _UNIQUES.add(self)
+
+    def reseed(self, seed: int | None = None) -> None:
         libc = GlibcRandom(seed if seed is not None else time.time_ns() & _M32)
         offset, index = libc.random(), libc.random()
         self.index = _permute((_permute(index) + 0x682F0161) & _M32)
@@ -125,6 +132,17 @@ class Unique:
         i = self.index
         self.index = (i + 1) & _M32
         return _permute((((_permute(i) + self.offset) & _M32) ^ 0x5BF03635))
+
+
+_UNIQUES: "weakref.WeakSet[Unique]" = weakref.WeakSet()
+
+
+def _reseed_uniques() -> None:
+    for u in list(_UNIQUES):
+        u.reseed((time.time_ns() ^ os.getpid() << 16) & _M32)
+
+
+os.register_at_fork(after_in_child=_reseed_uniques)
 
 
 class Seeds:

@@ -168,3 +168,50 @@ def test_the_main_host_closes_its_event_loop():
     assert host.run(answer()) == 42
     host.close()
     assert not host.thread.is_alive() and host.loop.is_closed()
+
+
+def test_the_main_host_stops_for_the_worker_forks():
+    """The main state's helper thread stops while the process group forks (childenv's
+    PausedThreads): with it running, Lua runs spawned their workers, re-importing
+    everything in each (about 0.5 s of client CPU per run)."""
+    import threading
+
+    from pysysbench.childenv import PausedThreads
+    from pysysbench.engine.procs import start_method
+    from pysysbench.lua.host import MainHost
+
+    async def answer():
+        return 7
+
+    host = MainHost()
+    try:
+        assert threading.active_count() > 1 and start_method() == "spawn"
+        with PausedThreads():
+            assert not host.thread.is_alive()
+            assert start_method() == "fork"
+        assert host.thread.is_alive() and host.run(answer()) == 7
+    finally:
+        host.close()
+    with PausedThreads() as paused:       # a closed host is no longer paused (nor started again)
+        assert paused.paused == []
+    assert not host.thread.is_alive()
+
+
+def test_unique_numbers_differ_in_a_forked_worker():
+    """random.unique() is one sequence per process: a forked worker starts its own, as a
+    spawned one does (a copy of the parent's gave both workers the same numbers)."""
+    import os
+
+    from pysysbench.lua.runtime import Unique
+    u = Unique(12345)
+    expected = Unique(12345)()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.write(w, str(u()).encode())
+        os._exit(0)
+    os.close(w)
+    child = int(os.read(r, 64))
+    os.close(r)
+    os.waitpid(pid, 0)
+    assert u() == expected and child != expected
