@@ -51,6 +51,15 @@ wire_protocol(int kind)
     return kind > 0 && kind < WIRE_PROTOCOLS ? protocols[kind] : NULL;
 }
 
+/* the base type of event sources (native.h): no instances of its own */
+PyTypeObject EventSourceType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "pysysbench._native.EventSource",
+    .tp_basicsize = sizeof(EventSource),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "What an EventLoop runs instead of steps (native.h).",
+};
+
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native", NULL, -1, NULL};
 
 PyMODINIT_FUNC
@@ -60,8 +69,8 @@ PyInit__native(void)
     if (m == NULL)
         return NULL;
     if (handoff_init(m) < 0 || rand_init(m) < 0 || recorder_init(m) < 0 || wire_init(m) < 0 || mysql_init(m) < 0 ||
-        pg_init(m) < 0 || strand_init(m) < 0 || event_loop_init(m) < 0 ||
-        builtin_init(m) < 0) {
+        pg_init(m) < 0 || strand_init(m) < 0 || PyType_Ready(&EventSourceType) < 0 || event_loop_init(m) < 0 ||
+        bridge_init(m) < 0 || builtin_init(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -12,6 +12,7 @@
  *   drivers/pgsql/wire.c      PostgreSQL's scanner and Bind messages                 (drivers/pgsql/scan.py, wire.py)
  *   engine/strand.c           the strand's driving half                              (engine/strand.py)
  *   engine/event_loop.c       the time-limited loop of the bundled OLTP events       (engine/worker.py)
+ *   lua/bridge.c              a Lua state's events as an event source: lua_resume    (lua/state.py)
  *   workloads/builtin.c       the built-in tests' inner loops (cpu, memory, ...)   (workloads/builtin_core.py)
  *
  * A piece calls only pieces of its own layer or below (as the Python does); the one call
@@ -35,6 +36,29 @@
 Py_ssize_t native_slot_offset(PyObject *obj, PyObject *name);
 /* a tuple of n new references; NULL (and every item released) if one is NULL */
 PyObject *native_tuple_of(Py_ssize_t n, PyObject **items);
+
+/* An event source: what an EventLoop (engine/event_loop.c) runs instead of steps -- a
+ * workload that draws its statements itself (lua/bridge.c: a Lua state's event).  Its
+ * objects are of a subtype of EventSourceType (defined in _native.c, so that a workload's
+ * source and the engine's loop meet below both) and start with EVENT_SOURCE_HEAD. */
+enum {
+    SOURCE_STATEMENT = 0,   /* *stmt and args[0 .. *nargs) (new references) are the next statement to await */
+    SOURCE_END = 1,         /* the event has ended: record it */
+    SOURCE_STOP = 2,        /* the event asks its thread to stop (not recorded) */
+    SOURCE_PYTHON = 3,      /* the rest of the event is the workload's Python: *handover (a new reference) */
+};
+#define SOURCE_MAX_ARGS 16
+typedef struct {
+    /* the event's next step: first = 1 when it begins, else after its last statement ended;
+     * SOURCE_*, or -1 with an exception */
+    int (*next)(PyObject *source, int first, PyObject **stmt, PyObject **args, Py_ssize_t *nargs,
+                PyObject **handover);
+} EventSourceOps;
+#define EVENT_SOURCE_HEAD PyObject_HEAD const EventSourceOps *ops;
+typedef struct {
+    EVENT_SOURCE_HEAD
+} EventSource;
+extern PyTypeObject EventSourceType;
 
 /* ----------------------------------------------------------------- handoff.c --- */
 
@@ -158,6 +182,10 @@ int strand_init(PyObject *module);
 /* ---------------------------------------------------- engine/event_loop.c --- */
 
 int event_loop_init(PyObject *module);
+
+/* ------------------------------------------------------------ lua/bridge.c --- */
+
+int bridge_init(PyObject *module);
 
 /* ---------------------------------------------------- workloads/builtin.c --- */
 

@@ -50,6 +50,7 @@ def _load(wanted: bool) -> Any:
 WANTED, PROBLEM = _setting()
 _c = _load(WANTED)
 ENABLED = _c is not None
+FILE = getattr(_c, "__file__", None)    # the extension's file (lua/bridge.c's functions are loaded from it by Lua)
 
 
 def check() -> None:
@@ -90,5 +91,8 @@ pg_bind = getattr(_c, "pg_bind", None)
 # engine/strand.py (engine/strand.c): the strand's driving half
 StrandCore = getattr(_c, "StrandCore", None)
 strand_setup = getattr(_c, "strand_setup", None)
+# lua/state.py (lua/bridge.c): a Lua state's events as the C event loop's source
+LuaEvents = getattr(_c, "LuaEvents", None)
+lua_bind = getattr(_c, "lua_bind", None)
 # workloads/builtin_core.py (workloads/builtin.c): the built-in tests' inner loops
 Builtin = getattr(_c, "Builtin", None)

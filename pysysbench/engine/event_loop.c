@@ -24,7 +24,12 @@
  * the caller when that event began (it restarts the event in Python and records it);
  * awaiting again goes on with the next event.  Inside a strand (engine/strand.py) it
  * offers itself each time it waits on a wire, so the responses come to it directly
- * (strand_offer, engine/strand.c). */
+ * (strand_offer, engine/strand.c).
+ *
+ * EventLoop(source, record, tid, limits, deadline_ns) runs the events of an event source
+ * (native.h; lua/bridge.c) the same way: the source hands out each event's statements, and
+ * may end the await with what the workload's Python finishes (the event's start in `start`,
+ * unrecorded), or with True (the event stopped its thread). */
 
 static PyObject *s_stop;
 
@@ -77,6 +82,8 @@ typedef struct {
     long left;                           /* its repetitions not yet begun */
     int call;                            /* the next call of the current repetition; -1: none begun */
     int in_event;
+    PyObject *source;                    /* an EventSource (native.h) instead of steps, or NULL */
+    int first;                           /* source: the event has not asked for a statement yet */
     int kept;                            /* 1: ended with kept_value; 2: with the kept exception (el_step) */
     PyObject *kept_value, *kept_type, *kept_exc, *kept_tb;
 } EventLoop;
@@ -262,6 +269,31 @@ el_next(EventLoop *p, PySendResult *r, PyObject **res)
     }
 }
 
+/* el_next for a source's event: 0 (sent), 1 (the event has ended), 2 (it stops its thread or
+ * goes on in Python: *handover, what the await ends with), -1 (error) */
+static int
+el_source_next(EventLoop *p, PySendResult *r, PyObject **res, PyObject **handover)
+{
+    PyObject *stmt = NULL, *args[SOURCE_MAX_ARGS];
+    Py_ssize_t n = 0;
+    int first = p->first, rc;
+    p->first = 0;
+    rc = ((EventSource *)p->source)->ops->next(p->source, first, &stmt, args, &n, handover);
+    if (rc == SOURCE_STATEMENT) {
+        rc = el_issue(p, stmt, args, n, r, res);
+        Py_DECREF(stmt);
+        return rc;
+    }
+    if (rc == SOURCE_END)
+        return 1;
+    if (rc == SOURCE_STOP) {
+        Py_INCREF(Py_True);
+        *handover = Py_True;
+        return 2;
+    }
+    return rc == SOURCE_PYTHON ? 2 : -1;
+}
+
 /* limits.stop, read in place while limits is of the type its slot offset was taken from */
 static int
 el_stopped(EventLoop *p)
@@ -312,11 +344,12 @@ el_run(EventLoop *p, PySendResult r, PyObject *res, PyObject **out)
                 return PYGEN_RETURN;
             }
             p->in_event = 1;
+            p->first = 1;
             p->pc = -1;
             p->left = 0;
             p->call = -1;
         }
-        switch (el_next(p, &r, &res)) {
+        switch (p->source != NULL ? el_source_next(p, &r, &res, out) : el_next(p, &r, &res)) {
         case 0:
             continue;
         case 1:
@@ -325,6 +358,9 @@ el_run(EventLoop *p, PySendResult r, PyObject *res, PyObject **out)
                 return PYGEN_ERROR;
             r = PYGEN_RETURN;
             continue;
+        case 2:                                            /* unrecorded; `start` stays for the caller */
+            p->in_event = 0;
+            return PYGEN_RETURN;
         default:
             r = PYGEN_ERROR;
             continue;
@@ -491,6 +527,7 @@ el_traverse(EventLoop *p, visitproc visit, void *arg)
     for (int i = 0; i < MAX_VALUES; i++)
         Py_VISIT(p->values[i]);
     Py_VISIT(p->sub);
+    Py_VISIT(p->source);
     Py_VISIT(p->kept_value);
     Py_VISIT(p->kept_type);
     Py_VISIT(p->kept_exc);
@@ -518,6 +555,7 @@ el_clear(EventLoop *p)
     Py_CLEAR(p->limits);
     el_drop_event(p);
     Py_CLEAR(p->sub);
+    Py_CLEAR(p->source);
     Py_CLEAR(p->kept_value);
     Py_CLEAR(p->kept_type);
     Py_CLEAR(p->kept_exc);
@@ -626,6 +664,40 @@ bad:
     return -1;
 }
 
+/* EventLoop(source, record, tid, limits, deadline_ns): the events of an EventSource (native.h) */
+static PyObject *
+el_new_source(PyTypeObject *type, PyObject *args)
+{
+    PyObject *source, *record, *limits;
+    long long tid, deadline;
+    EventLoop *p;
+    if (!PyArg_ParseTuple(args, "O!OLOL", &EventSourceType, &source, &record, &tid, &limits, &deadline))
+        return NULL;
+    if (Py_TYPE(source) == &EventSourceType || ((EventSource *)source)->ops == NULL) {
+        PyErr_SetString(PyExc_TypeError, "EventLoop needs a concrete event source");
+        return NULL;
+    }
+    p = (EventLoop *)type->tp_alloc(type, 0);
+    if (p == NULL)
+        return NULL;
+    p->tid_obj = PyLong_FromLongLong(tid);
+    if (p->tid_obj == NULL) {
+        Py_DECREF(p);
+        return NULL;
+    }
+    Py_INCREF(source);
+    p->source = source;
+    Py_INCREF(record);
+    p->record = record;
+    Py_INCREF(limits);
+    p->limits = limits;
+    p->limits_type = Py_TYPE(limits);
+    p->stop_off = native_slot_offset(limits, s_stop);
+    p->tid = tid;
+    p->deadline = deadline;
+    return (PyObject *)p;
+}
+
 /* EventLoop(steps, uniform, default, string, tables, table_size, record, tid, limits, deadline_ns) */
 static PyObject *
 el_new(PyTypeObject *type, PyObject *args, PyObject *kw)
@@ -634,6 +706,8 @@ el_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     long long tid, deadline;
     Py_ssize_t n;
     EventLoop *p;
+    if (PyTuple_GET_SIZE(args) == 5 && PyObject_TypeCheck(PyTuple_GET_ITEM(args, 0), &EventSourceType))
+        return el_new_source(type, args);
     if (!PyArg_ParseTuple(args, "OOOOO!O!OLOL", &steps, &uniform, &draw, &string, &PyLong_Type, &tables,
                           &PyLong_Type, &size, &record, &tid, &limits, &deadline))
         return NULL;

@@ -21,7 +21,7 @@ from time import perf_counter_ns
 
 from ..aio import all_or_nothing
 from ..drivers.base import Counters, Driver
-from ..errors import DatabaseError, IgnorableError, PySysbenchError, ReconnectError, RunAborted
+from ..errors import DatabaseError, IgnorableError, PySysbenchError, ReconnectError, RunAborted, SQLError
 from ..record import record
 from ..stats.recorder import CRecorder, make_recorder
 from ..stats.records import Snapshot
@@ -248,6 +248,9 @@ class Worker:
             return self._batch_loop(ctx)
         if (self.arrivals is None and not self.reconnect_every and ctx.after_event is None
                 and not self.limits.max_events):
+            source = self.workload.native_source(ctx) if _CEventLoop is not None else None
+            if source is not None:
+                return self._source_loop(ctx, source)
             parts = self.workload.native_parts()
             if parts is not None and _CEventLoop is not None:
                 steps = self.workload.event_steps(ctx, parts)
@@ -341,6 +344,41 @@ class Worker:
                 if result:
                     return
                 steps = w.event_steps(ctx, parts)    # a reconnect prepares new statements
+        finally:
+            self.inflight -= 1
+
+    async def _source_loop(self, ctx: ThreadContext, source: Any) -> None:
+        """``_python_loop`` for a workload with an event source (``native_source``): the loop
+        and the statements of each event run in C (engine/event_loop.c); an event the source
+        leaves to Python (or whose statement failed) is finished by ``source.finish`` and
+        recorded here, and one that fails with an ignorable error is restarted as in
+        ``_python_loop``; then the C loop goes on."""
+        lim = self.limits
+        rec = self.recorder
+        record = rec.record
+        target = rec.core if isinstance(rec, CRecorder) else record
+        tid = ctx.tid
+        self.inflight += 1
+        try:
+            while True:
+                run = _CEventLoop(source.events, target, tid, lim, lim.deadline_ns)
+                try:
+                    outcome = await run
+                except SQLError as exc:      # a statement's error: the workload's to answer
+                    outcome = exc
+                if outcome is None or outcome is True:   # the limits, or the event stopped its thread
+                    return
+                started, run = run.start, None
+                try:
+                    result = await source.finish(outcome)
+                except (IgnorableError, ReconnectError) as exc:
+                    result = await self._restarted(ctx, exc)
+                    if result is _GONE:
+                        return
+                outcome = None
+                if result:               # sysbench does not count the event that stops its thread
+                    return
+                record(tid, perf_counter_ns() - started)
         finally:
             self.inflight -= 1
 

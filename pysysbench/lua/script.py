@@ -101,6 +101,17 @@ class EngineHooks(EventHooks):
         self.ctx.engine.recorder.record(self.ctx.tid, perf_counter_ns() - self.t0)
 
 
+class LuaSource:
+    """What the engine's source loop takes (Workload.native_source): the C event source and
+    the coroutine finishing an event it left to Python."""
+
+    def __init__(self, st: LuaState, events: Any, failed: Any):
+        self.st, self.events, self.failed = st, events, failed
+
+    def finish(self, outcome: Any) -> Any:
+        return self.st.finish_event(self.events, outcome, self.failed)
+
+
 class LuaWorkload(Workload):
     """A sysbench Lua script (``sysbench.cmdline.options`` declares its options)."""
 
@@ -160,6 +171,17 @@ class LuaWorkload(Workload):
         if ctx.state["own_loop"]:
             return self._own_loop(ctx, st)
         return st.event(ctx.state["event_failed"])
+
+    def native_source(self, ctx: ThreadContext) -> Any:
+        """The state's events as lua/bridge.c's source for the engine's C event loop (see
+        LuaState.native_events), or None: the state's own thread_run, no C, not LuaJIT."""
+        if ctx.state["own_loop"]:
+            return None
+        st = ctx.state["lua"]
+        events = st.native_events()
+        if events is None:
+            return None
+        return LuaSource(st, events, ctx.state["event_failed"])
 
     async def _own_loop(self, ctx: ThreadContext, st: LuaState) -> Any:
         ok, err = await st.call(st.global_("thread_run"), ctx.tid)

@@ -28,6 +28,7 @@ from ..drivers.base import Connection, Counters, Driver
 from ..errors import ConnectError, DatabaseError, IgnorableError, ReconnectError, SQLError
 from .log import ALERT, DEBUG, FATAL, Log
 from ..rand_compat import Xoroshiro128Plus
+from ..native import FILE as NATIVE_PATH, LuaEvents, lua_bind
 from .runtime import package_path, runtime_module
 
 OP_DONE, OP_EXEC, OP_QUERY, OP_PREPARE, OP_CONNECT, OP_DISCONNECT, OP_RECONNECT, OP_SLEEP, OP_CLOSE_STMT, \
@@ -52,11 +53,14 @@ MYSQL_SQLSTATE = {"1048": "23000", "1062": "23000", "1406": "22001", "1051": "42
 _WRAP = """
 local pcall, yield = pcall, coroutine.yield
 local loadstring = loadstring or load
+local unpack = unpack or table.unpack
+local registry = debug and debug.getregistry and debug.getregistry()
 return function(fn, ...)
    local ok, r = pcall(fn, ...)
    return 0, ok, r
 end, function(tid)
    local after = sysbench.after_event
+   yield(0, true, false)     -- started: each resume from here on runs one event
    while true do
       local ok, r = pcall(event, tid)
       if ok and not r then after() end
@@ -96,10 +100,28 @@ end, function(src, legacy)
          if type(_G[k]) ~= "function" then _G[k] = v end
       end
    end
+end, function()
+   -- what lua/bridge.c left for Python: n, then the values the event coroutine yielded
+   local t = registry[HELD]
+   registry[HELD] = nil
+   return t.n, unpack(t, 1, t.n)
+end, function(path)
+   -- lua/bridge.c's function naming a coroutine's lua_State (nil where it cannot load)
+   local ok, f = pcall(package.loadlib, path, "pysysbench_lua_thread_address")
+   if ok then return f end
 end
-"""
+""".replace("HELD", '"pysysbench.held"')
 
 _api_file: str | None = None
+_bound: bool | None = None
+
+
+def _bind(module: Any) -> bool:
+    """Whether lua/bridge.c runs this Lua runtime's events (LuaJIT 2.1 with the C extension)."""
+    global _bound
+    if _bound is None:
+        _bound = bool(lua_bind is not None and lua_bind(module))
+    return _bound
 
 
 def _api(rt: Any) -> str:
@@ -261,7 +283,9 @@ class LuaState:
         # LuaJIT's own, which maps each state's heap in segments of its own: 1000 states
         # took about 32 MB less this way (docs/performance.md, "The Lua engine")
         self.rt = rt = module.LuaRuntime(unpack_returned_tuples=True, max_memory=0)
-        self._call, self._runner_fn, self._load_api, self._loader, self._finish, self._export = rt.execute(_WRAP)
+        (self._call, self._runner_fn, self._load_api, self._loader, self._finish, self._export, self._take_held,
+         address) = rt.execute(_WRAP)
+        self._address = address(NATIVE_PATH) if NATIVE_PATH and self.jit and _bind(module) else None
         path, cpath = package_path()
         package = rt.globals().package
         package.path, package.cpath = path, cpath
@@ -321,15 +345,44 @@ class LuaState:
         co = self._call.coroutine(fn, *args)
         return await self._drive(co, None)
 
+    def _events(self) -> Any:
+        """The runner coroutine, started (suspended where each resume runs one event)."""
+        runner = self._runner
+        if runner is None:
+            runner = self._runner = self._runner_fn.coroutine(self.tid)
+            runner.send(None)
+        return runner
+
     def event(self, failed: Callable[[Any], Any]) -> Any:
         """One call of the global ``event(tid)`` (the runner coroutine persists), as the
         coroutine to await -- ``_drive``'s own, so an event is one Python coroutine: whether
         it returned a true value (its thread stops); a failed event is handed to
         ``await failed(error value)``, whose result is returned."""
-        runner = self._runner
-        if runner is None:
-            runner = self._runner = self._runner_fn.coroutine(self.tid)
-        return self._drive(runner, None, failed)
+        return self._drive(self._events(), None, failed)
+
+    def native_events(self) -> Any:
+        """The runner as lua/bridge.c's event source for the engine's C event loop (its
+        events' prepared statements without a Python frame each), or None: no C extension,
+        not LuaJIT.  What it leaves to Python, :meth:`finish_event` finishes."""
+        if self._address is None or LuaEvents is None:
+            return None
+        runner = self._events()
+        return LuaEvents(runner, int(self._address(runner)), self.stmts, self.counters)
+
+    async def finish_event(self, source: Any, outcome: Any, failed: Callable[[Any], Any]) -> Any:
+        """The rest of an event the C event loop of ``source`` (:meth:`native_events`) left to
+        Python: ``outcome`` the exception its statement ended with, or ``...`` (what the
+        coroutine yielded is in the registry: a request the C does not serve, or a failed
+        event); the event's result as :meth:`event` gives it."""
+        runner = self._events()
+        if isinstance(outcome, BaseException):
+            if not isinstance(outcome, SQLError):
+                raise outcome
+            i, outcome.__traceback__ = source.last, None
+            req = runner.send(await self._failed(outcome, self.stmt_sql[i], True, self.stmt_conn[i]))
+        else:
+            req = self._take_held()[1:]
+        return await self._drive(runner, req, failed)
 
     def export(self, source: str, legacy: bool) -> None:
         """Set ``sysbench.opt`` (a fresh table; also the globals of a script without
@@ -514,6 +567,7 @@ class LuaState:
             # lupa objects left to the cycle collector at interpreter exit can outlive their
             # runtime's teardown and crash the process (SIGSEGV)
             self._call = self._runner_fn = self._load_api = self._loader = self._finish = self._export = None
+            self._take_held = self._address = None
             self.sysbench = None
             self.rt = None
 

@@ -129,6 +129,12 @@ class Workload:
         (bundled OLTP compositions only); None: ``event`` runs as written."""
         return None
 
+    def native_source(self, ctx: ThreadContext) -> Any:
+        """An event source for the engine's C event loop (native.h: the workload hands out
+        each event's statements itself, lua/bridge.c), with ``finish(outcome)``, the
+        coroutine that finishes an event the source left to Python; None: ``event`` runs."""
+        return None
+
     async def event(self, ctx: ThreadContext) -> Any:
         """One event (a "transaction" in the report).  Return a true value to
         stop this thread."""
