@@ -664,6 +664,24 @@ bad:
     return -1;
 }
 
+/* what every loop keeps: the recorder, the thread, the limits and the deadline; 0, or -1 */
+static int
+el_keep_run(EventLoop *p, PyObject *record, long long tid, PyObject *limits, long long deadline)
+{
+    p->tid_obj = PyLong_FromLongLong(tid);
+    if (p->tid_obj == NULL)
+        return -1;
+    Py_INCREF(record);
+    p->record = record;
+    Py_INCREF(limits);
+    p->limits = limits;
+    p->limits_type = Py_TYPE(limits);
+    p->stop_off = native_slot_offset(limits, s_stop);
+    p->tid = tid;
+    p->deadline = deadline;
+    return 0;
+}
+
 /* EventLoop(source, record, tid, limits, deadline_ns): the events of an EventSource (native.h) */
 static PyObject *
 el_new_source(PyTypeObject *type, PyObject *args)
@@ -680,21 +698,12 @@ el_new_source(PyTypeObject *type, PyObject *args)
     p = (EventLoop *)type->tp_alloc(type, 0);
     if (p == NULL)
         return NULL;
-    p->tid_obj = PyLong_FromLongLong(tid);
-    if (p->tid_obj == NULL) {
+    Py_INCREF(source);
+    p->source = source;
+    if (el_keep_run(p, record, tid, limits, deadline) < 0) {
         Py_DECREF(p);
         return NULL;
     }
-    Py_INCREF(source);
-    p->source = source;
-    Py_INCREF(record);
-    p->record = record;
-    Py_INCREF(limits);
-    p->limits = limits;
-    p->limits_type = Py_TYPE(limits);
-    p->stop_off = native_slot_offset(limits, s_stop);
-    p->tid = tid;
-    p->deadline = deadline;
     return (PyObject *)p;
 }
 
@@ -736,8 +745,7 @@ el_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     }
     Py_DECREF(seq);
     p->one = PyLong_FromLong(1);
-    p->tid_obj = PyLong_FromLongLong(tid);
-    if (p->one == NULL || p->tid_obj == NULL) {
+    if (p->one == NULL || el_keep_run(p, record, tid, limits, deadline) < 0) {
         Py_DECREF(p);
         return NULL;
     }
@@ -747,13 +755,7 @@ el_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     KEEP(string, string);
     KEEP(tables, tables);
     KEEP(size, size);
-    KEEP(record, record);
-    KEEP(limits, limits);
 #undef KEEP
-    p->limits_type = Py_TYPE(limits);
-    p->stop_off = native_slot_offset(limits, s_stop);
-    p->tid = tid;
-    p->deadline = deadline;
     return (PyObject *)p;
 }
 

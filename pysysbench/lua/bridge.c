@@ -182,8 +182,9 @@ le_hold(LuaEvents *e, PyObject **handover)
     return SOURCE_PYTHON;
 }
 
-/* the Lua value at idx as the Python value lupa makes of it (nil, boolean, number, string);
- * NULL without an exception: another type (or a string that is not UTF-8), left to lupa */
+/* the Lua value at idx as the Python value lupa makes of it (nil, boolean, number, string; a
+ * string that is not UTF-8 as bytes, sent as they are, where lupa raises UnicodeDecodeError);
+ * NULL without an exception: another type, left to lupa */
 static PyObject *
 le_value(lua_State *co, int idx)
 {
@@ -202,8 +203,10 @@ le_value(lua_State *co, int idx)
         size_t len;
         const char *b = lua.tolstring(co, idx, &len);
         PyObject *v = PyUnicode_DecodeUTF8(b, (Py_ssize_t)len, NULL);
-        if (v == NULL && PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
+        if (v == NULL && PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
             PyErr_Clear();
+            v = PyBytes_FromStringAndSize(b, (Py_ssize_t)len);
+        }
         return v;
     }
     default:
