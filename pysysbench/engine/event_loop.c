@@ -26,10 +26,13 @@
  * offers itself each time it waits on a wire, so the responses come to it directly
  * (strand_offer, engine/strand.c).
  *
- * EventLoop(source, record, tid, limits, deadline_ns) runs the events of an event source
- * (native.h; lua/bridge.c) the same way: the source hands out each event's statements, and
- * may end the await with what the workload's Python finishes (the event's start in `start`,
- * unrecorded), or with True (the event stopped its thread). */
+ * EventLoop(source, record, tid, limits, deadline_ns, turn_ns) runs the events of an event
+ * source (native.h; lua/bridge.c) the same way: the source hands out each event's statements,
+ * and may end the await with what the workload's Python finishes (the event's start in
+ * `start`, unrecorded), or with True (the event stopped its thread).  A source's event may
+ * send no statement at all (a Lua event doing arithmetic), so the loop yields None (a turn
+ * for the event loop: the reporter, signals, the worker's heartbeat) after an event every
+ * turn_ns, as the Python loop does. */
 
 static PyObject *s_stop;
 
@@ -78,6 +81,7 @@ typedef struct {
     int ncur, nvalues;                   /* how many of them are set */
     PyObject *sub;                       /* the statement being awaited */
     long long tid, deadline, start;
+    long long turn_ns, turn;             /* source: a turn for the event loop every turn_ns of events that never wait */
     Py_ssize_t pc;                       /* the current step */
     long left;                           /* its repetitions not yet begun */
     int call;                            /* the next call of the current repetition; -1: none begun */
@@ -352,12 +356,20 @@ el_run(EventLoop *p, PySendResult r, PyObject *res, PyObject **out)
         switch (p->source != NULL ? el_source_next(p, &r, &res, out) : el_next(p, &r, &res)) {
         case 0:
             continue;
-        case 1:
+        case 1: {
+            long long end = now_ns();
             p->in_event = 0;
-            if (el_record(p, now_ns() - p->start) < 0)
+            if (el_record(p, end - p->start) < 0)
                 return PYGEN_ERROR;
+            if (p->turn_ns > 0 && end >= p->turn) {     /* the reporter's (and signals') turn: as asyncio.sleep(0) */
+                p->turn = end + p->turn_ns;
+                Py_INCREF(Py_None);
+                *out = Py_None;
+                return PYGEN_NEXT;
+            }
             r = PYGEN_RETURN;
             continue;
+        }
         case 2:                                            /* unrecorded; `start` stays for the caller */
             p->in_event = 0;
             return PYGEN_RETURN;
@@ -682,14 +694,15 @@ el_keep_run(EventLoop *p, PyObject *record, long long tid, PyObject *limits, lon
     return 0;
 }
 
-/* EventLoop(source, record, tid, limits, deadline_ns): the events of an EventSource (native.h) */
+/* EventLoop(source, record, tid, limits, deadline_ns, turn_ns): the events of an EventSource
+ * (native.h), with a turn for the event loop after an event every turn_ns (0: never) */
 static PyObject *
 el_new_source(PyTypeObject *type, PyObject *args)
 {
     PyObject *source, *record, *limits;
-    long long tid, deadline;
+    long long tid, deadline, turn_ns;
     EventLoop *p;
-    if (!PyArg_ParseTuple(args, "O!OLOL", &EventSourceType, &source, &record, &tid, &limits, &deadline))
+    if (!PyArg_ParseTuple(args, "O!OLOLL", &EventSourceType, &source, &record, &tid, &limits, &deadline, &turn_ns))
         return NULL;
     if (Py_TYPE(source) == &EventSourceType || ((EventSource *)source)->ops == NULL) {
         PyErr_SetString(PyExc_TypeError, "EventLoop needs a concrete event source");
@@ -700,6 +713,8 @@ el_new_source(PyTypeObject *type, PyObject *args)
         return NULL;
     Py_INCREF(source);
     p->source = source;
+    p->turn_ns = turn_ns;
+    p->turn = now_ns() + turn_ns;
     if (el_keep_run(p, record, tid, limits, deadline) < 0) {
         Py_DECREF(p);
         return NULL;
@@ -715,7 +730,7 @@ el_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     long long tid, deadline;
     Py_ssize_t n;
     EventLoop *p;
-    if (PyTuple_GET_SIZE(args) == 5 && PyObject_TypeCheck(PyTuple_GET_ITEM(args, 0), &EventSourceType))
+    if (PyTuple_GET_SIZE(args) == 6 && PyObject_TypeCheck(PyTuple_GET_ITEM(args, 0), &EventSourceType))
         return el_new_source(type, args);
     if (!PyArg_ParseTuple(args, "OOOOO!O!OLOL", &steps, &uniform, &draw, &string, &PyLong_Type, &tables,
                           &PyLong_Type, &size, &record, &tid, &limits, &deadline))

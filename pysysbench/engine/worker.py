@@ -361,7 +361,7 @@ class Worker:
         self.inflight += 1
         try:
             while True:
-                run = _CEventLoop(source.events, target, tid, lim, lim.deadline_ns)
+                run = _CEventLoop(source.events, target, tid, lim, lim.deadline_ns, YIELD_EVERY_NS)
                 try:
                     outcome = await run
                 except SQLError as exc:      # a statement's error: the workload's to answer

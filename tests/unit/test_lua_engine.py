@@ -215,3 +215,15 @@ def test_unique_numbers_differ_in_a_forked_worker():
     os.close(r)
     os.waitpid(pid, 0)
     assert u() == expected and child != expected
+
+
+def test_events_that_never_wait_still_give_the_reporter_its_turns(tmp_path, capfd):
+    """An event with no statement never suspends: the C event loop (lua/bridge.c's source)
+    yields to the event loop every few ms, as the Python loop does, so the interval reports
+    (and signals, and a worker's heartbeat) keep coming."""
+    script = tmp_path / "arith.lua"
+    script.write_text("function event() local x = 0; for i = 1, 10 do x = x + i end end")
+    assert main([str(script), "--threads=2", "--workers=1", "--time=2", "--report-interval=1",
+                 f"--sqlite-db={tmp_path / 'x.db'}", "run"]) == 0
+    out = capfd.readouterr().out
+    assert [line.split(" thds")[0] for line in out.splitlines() if line.startswith("[ ")] == ["[ 1s ]", "[ 2s ]"]

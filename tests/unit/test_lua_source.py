@@ -70,7 +70,7 @@ async def _c(st: LuaState) -> tuple[int, int]:
     src = st.native_events()
     recorded, handovers = [], 0
     while True:
-        loop = native.EventLoop(src, lambda tid, ns: recorded.append(ns), 0, Limits(), 0)
+        loop = native.EventLoop(src, lambda tid, ns: recorded.append(ns), 0, Limits(), 0, 0)
         out = await loop
         if out is True:
             return len(recorded) + handovers, src.handovers
