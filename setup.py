@@ -28,6 +28,7 @@ SOURCES = [
     "pysysbench/drivers/pgsql/wire.c",
     "pysysbench/engine/strand.c",
     "pysysbench/engine/event_loop.c",
+    "pysysbench/engine/memory.c",
     "pysysbench/workloads/builtin.c",
 ]
 # the private interface between the pieces

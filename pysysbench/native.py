@@ -92,3 +92,5 @@ StrandCore = getattr(_c, "StrandCore", None)
 strand_setup = getattr(_c, "strand_setup", None)
 # workloads/builtin_core.py (workloads/builtin.c): the built-in tests' inner loops
 Builtin = getattr(_c, "Builtin", None)
+# engine/memory.py (engine/memory.c): glibc's mallopt (None elsewhere: memory.py's ctypes path)
+mallopt = getattr(_c, "mallopt", None)
