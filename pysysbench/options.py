@@ -398,6 +398,8 @@ def option_word(arg: str) -> tuple[str, str | None] | None:
 
 @record
 class RawOption:
+    """One ``--name[=value]`` as given (command line or config file), before it is parsed."""
+
     name: str
     value: str | None
     origin: str = ""     # " (in FILE line N)" for config-file entries

@@ -150,3 +150,23 @@ def test_a_plain_run_compiles_nothing_of_its_own():
     assert done.returncode == 0, done.stdout + done.stderr
     line = next(x for x in done.stderr.splitlines() if x.startswith("COMPILED "))
     assert line == "COMPILED []", line
+
+
+def test_every_record_of_a_plain_run_has_a_docstring():
+    """A record without one gets the dataclass's text, made from ``inspect.signature`` (0.1-0.2 M
+    instructions a class, at import): every ``@record`` class a plain run imports says what it is."""
+    import ast
+    import importlib.util
+    mods = modules_of_run("oltp_point_select", "--mysql-dry-run=on", "--threads=2", "--events=4", "--time=0", "run")
+    missing = []
+    for name in sorted(m for m in mods if m.startswith("pysysbench")):
+        spec = importlib.util.find_spec(name)
+        if spec is None or not (spec.origin or "").endswith(".py"):
+            continue
+        path = Path(spec.origin)
+        for node in ast.walk(ast.parse(path.read_text())):
+            decorators = [d.func if isinstance(d, ast.Call) else d for d in getattr(node, "decorator_list", ())]
+            if (isinstance(node, ast.ClassDef) and any(isinstance(d, ast.Name) and d.id == "record" for d in decorators)
+                    and ast.get_docstring(node) is None):
+                missing.append(f"{path.relative_to(REPO)}:{node.lineno} {node.name}")
+    assert not missing, missing
