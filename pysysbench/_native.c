@@ -70,7 +70,7 @@ PyInit__native(void)
         return NULL;
     if (handoff_init(m) < 0 || rand_init(m) < 0 || recorder_init(m) < 0 || wire_init(m) < 0 || mysql_init(m) < 0 ||
         pg_init(m) < 0 || strand_init(m) < 0 || PyType_Ready(&EventSourceType) < 0 || event_loop_init(m) < 0 ||
-        bridge_init(m) < 0 || builtin_init(m) < 0) {
+        bridge_init(m) < 0 || builtin_init(m) < 0 || memory_init(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -12,6 +12,7 @@
  *   drivers/pgsql/wire.c      PostgreSQL's scanner and Bind messages                 (drivers/pgsql/scan.py, wire.py)
  *   engine/strand.c           the strand's driving half                              (engine/strand.py)
  *   engine/event_loop.c       the time-limited loop of the bundled OLTP events       (engine/worker.py)
+ *   engine/memory.c           glibc's mallopt, for the mmap threshold's pin          (engine/memory.py)
  *   lua/bridge.c              a Lua state's events as an event source: lua_resume    (lua/state.py)
  *   workloads/builtin.c       the built-in tests' inner loops (cpu, memory, ...)   (workloads/builtin_core.py)
  *
@@ -186,6 +187,11 @@ int event_loop_init(PyObject *module);
 /* ------------------------------------------------------------ lua/bridge.c --- */
 
 int bridge_init(PyObject *module);
+
+/* -------------------------------------------------------- engine/memory.c --- */
+
+/* adds mallopt (glibc only; absent elsewhere) */
+int memory_init(PyObject *module);
 
 /* ---------------------------------------------------- workloads/builtin.c --- */
 

@@ -32,6 +32,8 @@ SYSBENCH_VERSION = "1.0.20"
 
 @record(frozen=True)
 class Face:
+    """The face a process shows (pysysbench's own, or sysbench 1.0.20's when ``strict``)."""
+
     strict: bool
 
     @property

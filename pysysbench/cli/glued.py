@@ -15,9 +15,8 @@ import re
 from typing import Callable
 
 from ..errors import InvalidOption
-from ..options import Option, RawOption, canonical, parse_value
+from ..options import Option, RawOption, canonical, is_option_name, parse_value
 
-NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-.]*")
 GLUE = "--"
 MAX_GLUED = 64          # more '--' in one argument than any pasted line has: left alone
 
@@ -27,7 +26,7 @@ Lookup = Callable[[str], "Option | None"]
 def _piece(text: str, lookup: Lookup) -> tuple[Option, str | None] | None:
     """``name[=value]`` as a known option with a value valid for its type."""
     name, eq, value = text.partition("=")
-    if not NAME_RE.fullmatch(name):
+    if not is_option_name(name):
         return None
     opt = lookup(name)
     if opt is None:

@@ -8,11 +8,15 @@ go through multiprocessing (engine/procs.py), which a spawned child needs to fin
 target.  The child's life is the one multiprocessing gives a forked target: stdin on
 /dev/null, the target called, an uncaught exception printed with its traceback and exit
 code 1, ``SystemExit``'s code, the standard streams flushed, then ``os._exit`` (no exit
-handlers of the parent run twice).
+handlers of the parent run twice).  What the child inherited is frozen for its garbage
+collector first (``gc.freeze``, as cli/entry.py freezes the imports): its collections walk
+only what it makes itself, not the parent's objects (instructions, and the pages a visit
+writes to would be copied).
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import sys
@@ -46,6 +50,7 @@ class ForkedProcess:
     def _child(self) -> int:
         code = 1
         try:
+            gc.freeze()
             try:
                 sys.stdin.close()
                 sys.stdin = open(os.devnull)

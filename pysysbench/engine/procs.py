@@ -238,6 +238,8 @@ async def _report_done(group: InProcessGroup, link: Channel) -> None:
 
 @record
 class _Child:
+    """The parent's view of one worker process: its process, threads, link and last report."""
+
     index: int
     proc: Any
     tids: range

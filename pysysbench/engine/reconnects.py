@@ -40,6 +40,8 @@ def _minus(new: dict[str, int], old: dict[str, int]) -> dict[str, int]:
 
 @record
 class Verdict:
+    """What the failed reconnects seen so far call for: a warning, the run's end, or nothing."""
+
     warning: str | None = None   # a line to print
     fatal: str | None = None     # the run must stop with this error
 

@@ -22,6 +22,8 @@ EXACT, AT_LEAST, AT_MOST = "exact", "at_least", "at_most"
 
 @record
 class TableReport:
+    """What ``check`` found in one table: its rows and its problems."""
+
     table: str
     rows: int = 0
     problems: list[str] = field(default_factory=list)

@@ -39,3 +39,19 @@ def test_reconnected_connections_buffers_do_not_stay_resident():
     grown = float(subprocess.run([sys.executable, "-c", STORM, "pin"], capture_output=True, text=True,
                                  check=True).stdout)
     assert grown < 20, f"{grown:.0f} MB more after the reconnect storm"
+
+
+@pytest.mark.skipif(platform.system() != "Linux" or platform.libc_ver()[0] != "glibc", reason="glibc's malloc")
+@pytest.mark.parametrize("native", ["on", "off"])
+def test_the_pin_is_one_call_with_or_without_the_c_extension(native):
+    """engine/memory.c's mallopt when the C is used (ctypes, 6 M instructions of a run's start-up,
+    is then never imported), the same call through ctypes when it is not."""
+    import os
+    code = ("import sys\n"
+            "from pysysbench import native\n"
+            "from pysysbench.engine.memory import pin_mmap_threshold\n"
+            "print(pin_mmap_threshold(), native.ENABLED, 'ctypes' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYSYSBENCH_NATIVE": native}).stdout.split()
+    assert out[0] == "True"
+    assert out[2] == ("False" if out[1] == "True" else "True")

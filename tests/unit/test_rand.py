@@ -405,3 +405,18 @@ def test_thread_shares_of_the_run_permutation_are_disjoint_and_complete():
     whole = Unique(seed >> 32, seed & 0xFFFFFFFF)
     assert sorted(ids) == sorted(whole.next() for _ in range(threads * per_thread))
     assert len(set(ids)) == len(ids)
+
+
+def test_the_default_summer_is_what_the_generator_makes():
+    """rand._SUMMERS holds the default --rand-spec-iter's summer written out (no eval at start-up):
+    the same function as the one _summer generates for any other count, draw for draw."""
+    import random as _random
+    from pysysbench import rand
+    assert rand.DEFAULT_SPEC_ITER in rand._SUMMERS
+    written = rand._SUMMERS[rand.DEFAULT_SPEC_ITER]
+    generated = eval("lambda u: " + " + ".join(["u()"] * rand.DEFAULT_SPEC_ITER))  # noqa: S307
+    assert written.__code__.co_code == generated.__code__.co_code
+    assert written.__code__.co_names == generated.__code__.co_names
+    for seed in range(20):
+        a, b = _random.Random(seed), _random.Random(seed)
+        assert written(a.random) == generated(b.random)
