@@ -17,7 +17,7 @@ from ..childenv import not_pausable, pausable_for_fork
 from ..options import Values
 from ..rand_compat import background_threads
 from .log import Log
-from .runtime import Seeds, Unique
+from .runtime import Seeds, Unique, process_seed
 from .state import LuaState, Services
 
 if TYPE_CHECKING:   # annotations only (script.py imports this module)
@@ -49,7 +49,7 @@ def stdout_line(line: str) -> None:
 def make_services(values: Values, out: Callable[[str], None], driver_name: str) -> Services:
     seed = values.get("rand_seed", 0) or (time.time_ns() & 0xFFFFFFFF)
     seeds = Seeds(seed, background_threads(values), values.threads)
-    unique = Unique((time.time_ns() ^ os.getpid() << 16) & 0xFFFFFFFF)
+    unique = Unique(process_seed())
     return Services(values, Log(out, values.get("verbosity", 3)), driver_name, DRIVERS, unique, seeds)
 
 
@@ -64,7 +64,7 @@ async def load(state: LuaState, ref: ScriptRef) -> tuple[bool, Any]:
 class MainHost:
     """An event loop in a helper thread for the main state and the other states
     sysbench runs outside the benchmark threads (commands, reporter, checkpoints).
-    The thread stops while the process group forks its workers (engine/forked.py's
+    The thread stops while the process group forks its workers (childenv's
     PausedThreads; between two ``run`` calls nothing runs on it) and starts again after:
     with it running, the workers were spawned, which re-imports everything in each
     (about 0.5 s of client CPU per run)."""
@@ -82,15 +82,12 @@ class MainHost:
     def run(self, coro: Any) -> Any:
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
 
-    def _stop(self) -> bool:
+    def pause(self) -> bool:
         """Stop the loop's thread: whether it has ended (within 5 s)."""
         if self.thread.is_alive():
             self.loop.call_soon_threadsafe(self.loop.stop)
             self.thread.join(5)
         return not self.thread.is_alive()
-
-    def pause(self) -> bool:
-        return self._stop()
 
     def resume(self) -> None:
         if not self.loop.is_closed() and not self.thread.is_alive():
@@ -98,7 +95,7 @@ class MainHost:
 
     def close(self) -> None:
         not_pausable(self)
-        if self._stop():
+        if self.pause():
             # closed here, not by the garbage collector at the interpreter's teardown, where
             # its self-pipe socket may be finalized first: "Exception ignored in
             # BaseEventLoop.__del__ ... Invalid file descriptor: -1" after the script's output

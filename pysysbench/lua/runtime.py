@@ -137,9 +137,14 @@ class Unique:
 _UNIQUES: "weakref.WeakSet[Unique]" = weakref.WeakSet()
 
 
+def process_seed() -> int:
+    """A seed of this process's own (the clock and the pid): Unique's, here and after a fork."""
+    return (time.time_ns() ^ os.getpid() << 16) & _M32
+
+
 def _reseed_uniques() -> None:
     for u in list(_UNIQUES):
-        u.reseed((time.time_ns() ^ os.getpid() << 16) & _M32)
+        u.reseed(process_seed())
 
 
 os.register_at_fork(after_in_child=_reseed_uniques)

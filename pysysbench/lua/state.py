@@ -284,8 +284,8 @@ class LuaState:
         # took about 32 MB less this way (docs/performance.md, "The Lua engine")
         self.rt = rt = module.LuaRuntime(unpack_returned_tuples=True, max_memory=0)
         (self._call, self._runner_fn, self._load_api, self._loader, self._finish, self._export, self._take_held,
-         address) = rt.execute(_WRAP)
-        self._address = address(NATIVE_PATH) if NATIVE_PATH and self.jit and _bind(module) else None
+         self._address_loader) = rt.execute(_WRAP)
+        self._bridged = bool(NATIVE_PATH and self.jit and _bind(module))
         path, cpath = package_path()
         package = rt.globals().package
         package.path, package.cpath = path, cpath
@@ -364,10 +364,12 @@ class LuaState:
         """The runner as lua/bridge.c's event source for the engine's C event loop (its
         events' prepared statements without a Python frame each), or None: no C extension,
         not LuaJIT.  What it leaves to Python, :meth:`finish_event` finishes."""
-        if self._address is None or LuaEvents is None:
+        # loaded here, not with every state: only a benchmark thread's state needs it
+        address = self._address_loader(NATIVE_PATH) if self._bridged else None
+        if address is None:
             return None
         runner = self._events()
-        return LuaEvents(runner, int(self._address(runner)), self.stmts, self.counters)
+        return LuaEvents(runner, int(address(runner)), self.stmts, self.counters)
 
     async def finish_event(self, source: Any, outcome: Any, failed: Callable[[Any], Any]) -> Any:
         """The rest of an event the C event loop of ``source`` (:meth:`native_events`) left to
@@ -378,8 +380,8 @@ class LuaState:
         if isinstance(outcome, BaseException):
             if not isinstance(outcome, SQLError):
                 raise outcome
-            i, outcome.__traceback__ = source.last, None
-            req = runner.send(await self._failed(outcome, self.stmt_sql[i], True, self.stmt_conn[i]))
+            outcome.__traceback__ = None
+            req = runner.send(await self._exec_failed(outcome, source.last))
         else:
             req = self._take_held()[1:]
         return await self._drive(runner, req, failed)
@@ -413,7 +415,7 @@ class LuaState:
                     await stmts[req[1]](*req[2:])
                     req = send(1 if c.reads != reads else 0)
                 except SQLError as exc:
-                    req = send(await self._failed(exc, self.stmt_sql[req[1]], True, self.stmt_conn[req[1]]))
+                    req = send(await self._exec_failed(exc, req[1]))
                 continue
             if op == OP_DONE:
                 if failed is None:
@@ -446,6 +448,10 @@ class LuaState:
                 log(FATAL, line)
         errno, state = SqlFailure.codes(driver, exc)
         return False, errno, state, exc.errmsg, ignorable
+
+    def _exec_failed(self, exc: SQLError, stmt_id: int) -> Any:
+        """``_failed`` for prepared statement ``stmt_id``: what Lua gets back from its execute."""
+        return self._failed(exc, self.stmt_sql[stmt_id], True, self.stmt_conn[stmt_id])
 
     async def _reopen(self, conn_id: int) -> bool:
         delay = 0.001
@@ -567,7 +573,7 @@ class LuaState:
             # lupa objects left to the cycle collector at interpreter exit can outlive their
             # runtime's teardown and crash the process (SIGSEGV)
             self._call = self._runner_fn = self._load_api = self._loader = self._finish = self._export = None
-            self._take_held = self._address = None
+            self._take_held = self._address_loader = None
             self.sysbench = None
             self.rt = None
 
