@@ -27,7 +27,6 @@ from ..rand_compat import GlibcRandom
 # LuaJIT first; then Lua 5.1, whose dialect sysbench's scripts are written in
 LUA_MODULES = ("lupa.luajit21", "lupa.luajit20", "lupa.lua51", "lupa.lua52", "lupa.lua53", "lupa.lua54")
 RUNTIME_ENV = "PYSYSBENCH_LUA"     # e.g. lua51: use that module (tests of the fallback)
-PKGDATADIRS = ("/usr/share/sysbench", "/usr/local/share/sysbench")
 _UNIQUE_P = 4294967291            # largest prime below 2**32 (spec sysbench.md 4.5)
 _M32 = 0xFFFFFFFF
 
@@ -71,39 +70,6 @@ def _unbuffer_c_stdout() -> None:
         libc.setvbuf(stream, None, 2, 0)     # _IONBF
     except (OSError, ValueError, AttributeError):
         pass
-
-
-def package_path(env: dict[str, str] | None = None) -> tuple[str, str]:
-    """sysbench's package.path and package.cpath (LUA_PATH / LUA_CPATH honoured, ';;' = default)."""
-    env = os.environ if env is None else env
-    home = env.get("HOME")
-    pkgdata = next((d for d in PKGDATADIRS if os.path.isdir(d)), PKGDATADIRS[0])
-    path = ["./?.lua", "./?/init.lua", "./src/lua/?.lua"]
-    cpath = ["./?.so"]
-    if home is not None:
-        path += [f"{home}/.luarocks/share/lua/5.1/?.lua", f"{home}/.luarocks/share/lua/5.1/?/init.lua",
-                 f"{home}/.luarocks/share/lua/?.lua", f"{home}/.luarocks/share/lua/?/init.lua"]
-        cpath += [f"{home}/.luarocks/lib/lua/5.1/?.so", f"{home}/.luarocks/lib/lua/?.so"]
-    path += ["/usr/local/share/lua/5.1/?.lua", "/usr/share/lua/5.1/?.lua", f"{pkgdata}/?.lua"]
-    cpath += ["/usr/local/lib/lua/5.1/?.so", "/usr/lib/lua/5.1/?.so", "/usr/lib/x86_64-linux-gnu/sysbench"]
-    default, cdefault = ";".join(path) + ";", ";".join(cpath) + ";"
-    return _override(env.get("LUA_PATH"), default), _override(env.get("LUA_CPATH"), cdefault)
-
-
-def _override(value: str | None, default: str) -> str:
-    if value is None:
-        return default
-    return value.replace(";;", ";" + default + ";")
-
-
-def find_module(name: str) -> str | None:
-    """The file ``require(name)`` would load along sysbench's package.path, or None."""
-    path, _ = package_path()
-    sub = name.replace(".", "/")
-    for template in path.split(";"):
-        if template and os.path.isfile(template.replace("?", sub)):
-            return template.replace("?", sub)
-    return None
 
 
 def _permute(x: int) -> int:

@@ -25,7 +25,7 @@ from ..workloads.base import LUA_SOURCE_PREFIX, ThreadContext, Workload
 from . import options as lua_options
 from .host import error_text, load, make_services, program_argv, stdout_line
 from .log import FATAL
-from .runtime import find_module
+from ..workloads.stock import find_module
 from .state import EventHooks, LuaState, Services, options_source
 
 PREFIX = LUA_SOURCE_PREFIX    # Workload.source of a script: worker processes resolve it again

@@ -29,7 +29,8 @@ from ..errors import ConnectError, DatabaseError, IgnorableError, ReconnectError
 from .log import ALERT, DEBUG, FATAL, Log
 from ..rand_compat import Xoroshiro128Plus
 from ..native import FILE as NATIVE_PATH, LuaEvents, lua_bind
-from .runtime import package_path, runtime_module
+from .runtime import runtime_module
+from ..workloads.stock import package_path
 
 OP_DONE, OP_EXEC, OP_QUERY, OP_PREPARE, OP_CONNECT, OP_DISCONNECT, OP_RECONNECT, OP_SLEEP, OP_CLOSE_STMT, \
     OP_DRIVER = range(10)

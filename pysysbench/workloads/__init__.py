@@ -11,6 +11,7 @@ from .base import LUA_SOURCE_PREFIX, REGISTRY, Env, ThreadContext, Workload, reg
 from . import bulk_insert, oltp, select_random  # noqa: F401  (registration side effect)
 from . import olap  # noqa: F401  (registers; legacy.py, which resolves sysbench 0.5 script paths, is imported for .lua names)
 from . import builtin, fileio  # noqa: F401  (sysbench's built-in tests: cpu memory threads mutex fileio)
+from . import stock
 
 __all__ = ["REGISTRY", "Env", "ThreadContext", "Workload", "register", "find_workload"]
 
@@ -20,7 +21,10 @@ def find_workload(name: str, lua_bundled: bool = False) -> type[Workload]:
     path, e.g. /usr/share/sysbench/oltp_read_write.lua), a Python file, or else a
     sysbench Lua script (a file, a module on the Lua path, ``-`` = standard input),
     run by the Lua engine.  ``lua_bundled`` (--lua-bundled) sends the bundled names
-    to the Lua engine too, which then runs the sysbench package's own files."""
+    to the Lua engine too, which then runs the sysbench package's own files.  A bundled
+    or 0.5 name whose file (or the common file it loads) is on disk and edited runs
+    through the Lua engine as well: the native workload reproduces the stock scripts
+    only (stock.py)."""
     if name.startswith(LUA_SOURCE_PREFIX):    # a worker process resolving a parent's script
         return _script(name[len(LUA_SOURCE_PREFIX):])
     if name.endswith(".py"):
@@ -45,9 +49,9 @@ def _native(name: str) -> type[Workload] | None:
         from . import legacy
         old = legacy.resolve(name)   # tests/db/oltp.lua & co. (sysbench 0.5 and the sysbench-xa fork)
         if old is not None:
-            return old
+            return None if stock.edited_legacy(name) else old
         stem = stem[:-4]
-    if stem in REGISTRY:
+    if stem in REGISTRY and not stock.edited_bundled(name):
         cls = REGISTRY[stem]
         cls.source = stem
         return cls

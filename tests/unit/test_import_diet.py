@@ -27,13 +27,13 @@ runpy.run_module("pysysbench", run_name="__main__", alter_sys=True)
 # engine and lupa, rich's progress display (prepare only), the sysbench 0.5 scripts, the
 # result-file machinery, another driver's library, package metadata, multiprocessing (forked workers need only os.fork),
 # shlex (config files only), pickle (the workers' channel uses the C pickler itself), a text codec other than
-# UTF-8 (/proc/stat is read as bytes)
+# UTF-8 (/proc/stat is read as bytes), hashlib (OpenSSL: the stock-script check uses _blake2)
 NEVER = ("matplotlib", "ray", "lupa", "rich", "jsonschema", "numpy", "pysysbench.report", "pysysbench.campaign",
          "pysysbench.lua", "pysysbench.load.rows", "pysysbench.load.source", "pysysbench.cli.load_progress",
          "pysysbench.workloads.legacy", "pysysbench.engine.raygroup", "pysysbench.engine.metrics",
          "pysysbench.engine.servercontext", "pysysbench.stats.steadiness", "asyncpg", "asyncmy", "sqlite3",
          "importlib.metadata", "json", "platform", "tempfile", "shutil", "datetime",
-         "multiprocessing", "shlex", "pickle", "encodings.ascii")
+         "multiprocessing", "shlex", "pickle", "encodings.ascii", "hashlib")
 
 
 def modules_of_run(*options: str, bare: bool = False) -> set[str]:
