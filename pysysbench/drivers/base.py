@@ -177,6 +177,19 @@ def substitute(parts: Sequence[str], args: Sequence[Any]) -> str:
     return "".join(out)
 
 
+class StatementFailure:
+    """A prepared statement's error handler, ``session._fail(exc, sql)``: a small object
+    rather than a closure, kept by each of the thousands of statements a run prepares."""
+
+    __slots__ = ("session", "sql")
+
+    def __init__(self, session: Any, sql: str):
+        self.session, self.sql = session, sql
+
+    def __call__(self, exc: BaseException) -> Any:
+        return self.session._fail(exc, self.sql)
+
+
 class Connection:
     """One database session.  Subclasses implement the abstract methods."""
 

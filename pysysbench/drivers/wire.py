@@ -130,10 +130,11 @@ class Wire(_WireCore, asyncio.Protocol):
     C objects when the extension is built: under a strand they write their message,
     arm the wire (``kind``) and return an awaitable, with no Python frame."""
 
-    __slots__ = ("transport", "previous", "loop")
+    __slots__ = ("transport", "write", "previous", "loop")
 
     def __init__(self, transport: asyncio.BaseTransport):
         self.transport = transport
+        self.write = transport.write       # one bound method for all the wire's C statements
         self.previous = transport.get_protocol()
         self.waiter: asyncio.Future | None = None
         self.strand: Any = None

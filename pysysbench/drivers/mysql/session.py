@@ -15,8 +15,8 @@ from ...errors import (BulkLoadRefused, ConfigError, ConnectError, FatalSQLError
                       PySysbenchError, ReconnectError, TableExistsError, listing)
 from ...options import PORT, Option, OptType
 from .. import tls
-from ..base import (TOO_MANY_CONNECTIONS, Connection, Counters, Dialect, Driver, DriverCaps, register,
-                   split_placeholders, substitute, text_rows)
+from ..base import (TOO_MANY_CONNECTIONS, Connection, Counters, Dialect, Driver, DriverCaps, StatementFailure,
+                   register, split_placeholders, substitute, text_rows)
 from ..wire import count_result
 
 GROUP = "mysql options"
@@ -344,8 +344,7 @@ class MySQLConnection(Connection):
             if _errno(exc) == ER_UNSUPPORTED_PS:
                 return self._text_statement(sql)
             self._fail(exc, sql)
-        fail = self._fail
-        return self.wire.statement(stmt_id, nparams, self.counters, lambda exc: fail(exc, sql))
+        return self.wire.statement(stmt_id, nparams, self.counters, StatementFailure(self, sql))
 
     def _text_statement(self, sql: str):
         parts = split_placeholders(sql)

@@ -16,8 +16,8 @@ from ...errors import (ConnectError, FatalSQLError, IgnorableError, MissingTable
                       ReconnectError, TableExistsError, listing)
 from ...options import PORT, Option, OptType
 from .. import tls
-from ..base import (TOO_MANY_CONNECTIONS, Connection, Counters, Dialect, Driver, DriverCaps, register,
-                   split_placeholders, substitute, text_rows)
+from ..base import (TOO_MANY_CONNECTIONS, Connection, Counters, Dialect, Driver, DriverCaps, StatementFailure,
+                   register, split_placeholders, substitute, text_rows)
 from ..wire import count_result
 
 GROUP = "pgsql options"
@@ -195,8 +195,7 @@ class PgConnection(Connection):
             name, is_read = await self.wire.prepare(_placeholders(sql))
         except Exception as exc:
             await self._fail(exc, sql)
-        fail = self._fail
-        return self.wire.statement(name, is_read, self.counters, lambda exc: fail(exc, sql))
+        return self.wire.statement(name, is_read, self.counters, StatementFailure(self, sql))
 
     async def query(self, sql: str) -> None:
         c = self.counters

@@ -23,6 +23,7 @@ _I32 = struct.Struct("!i")
 _I16 = struct.Struct("!h")
 _SYNC = b"S\x00\x00\x00\x04"
 _EXECUTE = b"E\x00\x00\x00\x09\x00\x00\x00\x00\x00"    # unnamed portal, all rows
+_TAIL = _EXECUTE + _SYNC
 _DESCRIBE_PREFIX = b"S"
 
 
@@ -72,6 +73,34 @@ def _py_pg_bind(head: bytes, args: tuple, tail: bytes) -> bytes:
 pg_bind_fast = pg_bind or _py_pg_bind
 
 
+class _Statement:
+    """The Python twin of a prepared statement (PgWire.statement): one small object, no
+    closure (see mysql/wire.py's)."""
+
+    __slots__ = ("wire", "head", "is_read", "counters", "fail")
+
+    def __init__(self, wire: "PgWire", head: bytes, is_read: bool, counters: Any,
+                 fail: Callable[[BaseException], Any]):
+        self.wire, self.head, self.is_read, self.counters, self.fail = wire, head, is_read, counters, fail
+
+    async def __call__(self, *args: Any) -> None:
+        try:
+            end, tag, error, described = await self.wire.request(pg_bind_fast(self.head, args, _TAIL), pg_scan_fast)
+            if error is not None:
+                PgWire._raise(error)
+        except Exception as exc:
+            await self.fail(exc)
+        c = self.counters
+        if self.is_read:
+            c.reads += 1
+            return
+        rows = tag.rpartition(b" ")[2] if tag else b""
+        if rows.isdigit() and rows != b"0":
+            c.writes += 1
+        else:
+            c.others += 1
+
+
 class PgWire(Wire):
     """Parse once, then Bind / Execute / Sync per statement; parameters as text,
     results left in text and never decoded."""
@@ -111,29 +140,11 @@ class PgWire(Wire):
         when it returns rows, else writes when the command tag counts rows); a
         server error goes to ``fail`` (a coroutine function that raises)."""
         head = b"\x00" + name + b"\x00\x00"          # unnamed portal; all parameters as text
-        request, scan, bind, raise_error = self.request, pg_scan_fast, pg_bind_fast, self._raise
-        tail = _EXECUTE + _SYNC
-        c = counters
-
-        async def stmt(*args: Any) -> None:
-            try:
-                end, tag, error, described = await request(bind(head, args, tail), scan)
-                if error is not None:
-                    raise_error(error)
-            except Exception as exc:
-                await fail(exc)
-            if is_read:
-                c.reads += 1
-                return
-            rows = tag.rpartition(b" ")[2] if tag else b""
-            if rows.isdigit() and rows != b"0":
-                c.writes += 1
-            else:
-                c.others += 1
+        slow = _Statement(self, head, is_read, counters, fail)
         if _CStatement is None:
-            return stmt
-        return _CStatement(2, self, here, self.transport.write, head, tail, -1, None, "", c, fail, self._error,
-                           stmt, is_read)
+            return slow
+        return _CStatement(2, self, here, self.write, head, _TAIL, -1, None, "", counters, fail, self._error,
+                           slow, is_read)
 
     async def query(self, sql: str) -> bytes:
         end, tag, error, described = await self.request(_pg_message(b"Q", sql.encode() + b"\x00"), pg_scan_fast)
