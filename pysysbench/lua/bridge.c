@@ -24,6 +24,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef struct lua_State lua_State;
 typedef double lua_Number;
@@ -62,6 +63,56 @@ static struct {
 static int bound;
 static PyObject *lua_error_type;     /* lupa.LuaError: a dead event coroutine, as lupa raises it */
 static PyObject *s_reads;
+
+/* sysbench.rand's generator for the states, called through LuaJIT's FFI (sysbench.lua loads
+ * this file with ffi.load when the extension is there): xoroshiro128+ on the state's own
+ * uint64_t[2], the twin of sysbench.lua's Lua generator (draw for draw the same numbers,
+ * tests/unit/test_lua_rand_native.py).  In Lua, a draw the interpreter runs boxes about ten
+ * uint64 cdata objects (garbage in every state's heap) and a string of sysbench.rand.string
+ * one draw per character; at 1000 threads most states run their events interpreted, as
+ * LuaJIT compiles a loop only after it is hot in that state.  As sysbench, whose
+ * sysbench.rand functions are C reached through the FFI. */
+static inline uint64_t
+rotl64(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+__attribute__((visibility("default"))) uint64_t
+pysysbench_rand_u64(uint64_t *s)
+{
+    uint64_t s0 = s[0], s1 = s[1], r = s0 + s1;
+    s1 ^= s0;
+    s[0] = rotl64(s0, 55) ^ s1 ^ (s1 << 14);
+    s[1] = rotl64(s1, 36);
+    return r;
+}
+
+__attribute__((visibility("default"))) double
+pysysbench_rand_double(uint64_t *s)
+{
+    return (double)(pysysbench_rand_u64(s) >> 12) * 2.220446049250313e-16;
+}
+
+/* sysbench.rand.string(fmt) into out[0..n): '#' a digit, '@' a lowercase letter, a NUL ends
+ * the template (the rest NULs), anything else as it is */
+__attribute__((visibility("default"))) void
+pysysbench_rand_string(uint64_t *s, const char *fmt, size_t n, char *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        char c = fmt[i];
+        if (c == '#')
+            out[i] = (char)(uint32_t)(48.0 + pysysbench_rand_double(s) * 10.0);    /* as r_uniform(48, 57) */
+        else if (c == '@')
+            out[i] = (char)(uint32_t)(97.0 + pysysbench_rand_double(s) * 26.0);    /* r_uniform(97, 122) */
+        else if (c == '\0') {
+            memset(out + i, 0, n - i);
+            return;
+        }
+        else
+            out[i] = c;
+    }
+}
 
 /* the address of the coroutine given (a Lua thread) as a number, or nil: loaded into each
  * state with package.loadlib, so that a state names its coroutine's lua_State */

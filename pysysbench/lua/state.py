@@ -38,12 +38,14 @@ OP_DONE, OP_EXEC, OP_QUERY, OP_PREPARE, OP_CONNECT, OP_DISCONNECT, OP_RECONNECT,
 NO_RECONNECT = frozenset({"pgsql"})
 RECONNECT_TRIES = 100            # lost connection in the ignore list: reconnect attempts (1 ms apart, doubling)
 API_SOURCE = os.path.join(os.path.dirname(__file__), "sysbench.lua")
-# LuaJIT compiles a loop or function after 56 passes by default, and every state warms up on
-# its own: at 1000 threads a state runs only a few hundred events in a 10-s run, the first
-# hundred or so interpreted (an interpreted uint64 draw boxes about ten cdata objects).  After
-# 10 passes: 1000 threads, dry run, 200,000 events: peak RSS 290 -> 266 MB, CPU -6 %
-# (docs/performance.md, "The Lua engine").  A script may still set its own.
-JIT_OPTIONS = "hotloop=10"
+# LuaJIT's JIT parameters for every state (None: LuaJIT's defaults, as sysbench runs).  Every
+# state warms up on its own (a loop is compiled after 56 passes): at 1000 threads most states
+# run their events interpreted.  hotloop=10 paid off while an interpreted draw boxed about ten
+# uint64 cdata objects; with sysbench.rand's generator in C (lua/bridge.c) it only compiles
+# more traces per state: 1000 threads against MariaDB, RSS of the client at 12 s,
+# oltp_read_write 418 -> 380 MB, oltp_point_select 342 -> 340 MB (docs/performance.md,
+# "Lua states at 1000 threads").  A script may still set its own.
+JIT_OPTIONS: str | None = None
 
 # MySQL errors whose SQLSTATE the library does not hand over (the wire does)
 MYSQL_SQLSTATE = {"1048": "23000", "1062": "23000", "1406": "22001", "1051": "42S02", "1146": "42S02",
@@ -329,6 +331,8 @@ class LuaState:
             "percentile": v.get("percentile", 95),
             "argv": rt.table_from({i: a for i, a in enumerate(argv)}), "command": command,
             "script_path": script_path,
+            # sysbench.rand's generator in C through the FFI (lua/bridge.c), where the extension is on
+            "native_path": NATIVE_PATH if self.jit else None,
         })
 
     # --- loading and calling -------------------------------------------------------

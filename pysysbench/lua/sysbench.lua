@@ -91,26 +91,50 @@ end
 -----------------------------------------------------------------------------
 -- sysbench.rand: xoroshiro128+ per state, sysbench's formulas (spec 3, sysbench.md 4)
 -----------------------------------------------------------------------------
-local rnd_u64, rnd_double
+local rnd_u64, rnd_double, rnd_string, rng_s, bit
 if ffi then
-   local bit = require("bit")
-   local bxor, rol, lshift, rshift = bit.bxor, bit.rol, bit.lshift, bit.rshift
-   local s = ffi.new("uint64_t[2]")
+   bit = require("bit")
+   rng_s = ffi.new("uint64_t[2]")
    local two32 = ffi.cast("uint64_t", 4294967296)   -- (no ULL literal: this file also parses as Lua 5.x)
-   s[0] = ffi.cast("uint64_t", H.seed[1]) * two32 + H.seed[2]
-   s[1] = ffi.cast("uint64_t", H.seed[3]) * two32 + H.seed[4]
+   rng_s[0] = ffi.cast("uint64_t", H.seed[1]) * two32 + H.seed[2]
+   rng_s[1] = ffi.cast("uint64_t", H.seed[3]) * two32 + H.seed[4]
+   -- the C twin (lua/bridge.c) where the host has the extension: the same numbers, no garbage
+   local C = H.native_path and select(2, pcall(function()
+      ffi.cdef[[
+uint64_t pysysbench_rand_u64(uint64_t *s);
+double pysysbench_rand_double(uint64_t *s);
+void pysysbench_rand_string(uint64_t *s, const char *fmt, size_t n, char *out);
+]]
+      return ffi.load(H.native_path)
+   end))
+   if type(C) == "userdata" then
+      local c_u64, c_double, c_string = C.pysysbench_rand_u64, C.pysysbench_rand_double, C.pysysbench_rand_string
+      rnd_u64 = function() return c_u64(rng_s) end
+      rnd_double = function() return c_double(rng_s) end
+      local buf, size = nil, 0
+      rnd_string = function(fmt)
+         local n = #fmt
+         if n == 0 then return "" end
+         if n > size then size = n; buf = ffi.new("char[?]", n) end
+         c_string(rng_s, fmt, n, buf)
+         return ffi.string(buf, n)
+      end
+   end
+end
+if ffi and not rnd_u64 then
+   local bxor, rol, lshift, rshift = bit.bxor, bit.rol, bit.lshift, bit.rshift
    rnd_u64 = function()
-      local s0, s1 = s[0], s[1]
+      local s0, s1 = rng_s[0], rng_s[1]
       local r = s0 + s1
       s1 = bxor(s1, s0)
-      s[0] = bxor(rol(s0, 55), s1, lshift(s1, 14))
-      s[1] = rol(s1, 36)
+      rng_s[0] = bxor(rol(s0, 55), s1, lshift(s1, 14))
+      rng_s[1] = rol(s1, 36)
       return r
    end
    rnd_double = function()
       return tonumber(rshift(rnd_u64(), 12)) * 2.220446049250313e-16
    end
-else
+elseif not ffi then
    rnd_u64, rnd_double = H.rng_u64, H.rng_double
 end
 
@@ -180,6 +204,7 @@ local function r_string(fmt)
    end
    return concat(out)
 end
+if rnd_string then r_string = rnd_string end
 
 local host_unique = H.unique
 local function wrap2(f, name)

@@ -138,18 +138,17 @@ def test_event_returning_a_true_value_stops_its_thread_uncounted(tmp_path, capfd
     assert "    total number of events:              2\n" in out
 
 
-def test_states_allocate_with_malloc_and_compile_early():
+def test_states_allocate_with_malloc():
     # per-state memory at 1000 threads (docs/performance.md, "The Lua engine"): lupa's own
     # allocator (it counts what the state uses) instead of LuaJIT's per-state segments
     from pysysbench.lua.log import Log as LuaLog
     from pysysbench.lua.runtime import Seeds, Unique
-    from pysysbench.lua.state import JIT_OPTIONS, LuaState, Services
+    from pysysbench.lua.state import LuaState, Services
     services = Services({}, LuaLog(lambda line: None, 3), "mysql", {}, Unique(1), Seeds(1, 0, 1))
     st = LuaState(services, 0)
     try:
         used = st.rt.get_memory_used()
         assert used is not None and used > 50_000
-        assert JIT_OPTIONS == "hotloop=10"
     finally:
         st.release()
 
