@@ -220,6 +220,20 @@ class Wire(_WireCore, asyncio.Protocol):
         return waiter
 
 
+class SlowStatement:
+    """The Python twin of a prepared statement on the lean wire (what ``Wire.statement``
+    returns without the C, and the C ``Statement``'s fallback): one small object, no closure
+    -- a 1000-thread oltp_read_write holds 36,000 of them, and a closure's function, cells
+    and bound methods took about 1.3 KB each (docs/performance.md).  ``meta``: the
+    protocol's one fact about the statement (MySQL: its parameter count; PostgreSQL:
+    whether it returns rows); subclasses are awaitable callables."""
+
+    __slots__ = ("wire", "head", "meta", "counters", "fail")
+
+    def __init__(self, wire: "Wire", head: bytes, meta: Any, counters: Any, fail: Callable[[BaseException], Any]):
+        self.wire, self.head, self.meta, self.counters, self.fail = wire, head, meta, counters, fail
+
+
 def count_result(c: Any, fields: int, affected: int) -> None:
     """spec 5.11: a result set is a read, changed rows a write, anything else other
     (the C statement counts the same way)."""

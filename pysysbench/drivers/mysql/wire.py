@@ -14,7 +14,7 @@ from functools import partial
 from typing import Any, Callable
 
 from ...handoff import here
-from ..wire import LostConnection, TextResult, Wire, WireError, _CStatement, count_result
+from ..wire import LostConnection, SlowStatement, TextResult, Wire, WireError, _CStatement, count_result
 from .scan import mysql_error, mysql_packet, mysql_scan, mysql_scan_fast
 
 COM_QUERY = 0x03
@@ -106,20 +106,14 @@ def _param_packer() -> Callable[[tuple, str], bytes]:
         return _py_pack_params
 
 
-class _Statement:
-    """The Python twin of a prepared statement (Statement.statement): one small object, no
-    closure -- a 1000-thread oltp_read_write holds 36,000 of them, and a closure's function,
-    cells and bound methods took about 1.3 KB each (docs/performance.md)."""
+class _Statement(SlowStatement):
+    """COM_STMT_EXECUTE of one prepared statement (``meta``: its parameter count)."""
 
-    __slots__ = ("wire", "head", "nparams", "counters", "fail")
-
-    def __init__(self, wire: "MySQLWire", head: bytes, nparams: int, counters: Any,
-                 fail: Callable[[BaseException], None]):
-        self.wire, self.head, self.nparams, self.counters, self.fail = wire, head, nparams, counters, fail
+    __slots__ = ()
 
     async def __call__(self, *args: Any) -> None:
         try:
-            nparams, wire = self.nparams, self.wire
+            nparams, wire = self.meta, self.wire
             if len(args) != nparams:
                 raise WireError(2031, f"statement expects {nparams} parameters, got {len(args)}")
             body = self.head + wire._pack(args, wire.encoding) if nparams else self.head

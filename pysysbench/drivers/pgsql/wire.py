@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from ...handoff import here
 from ...native import pg_bind
-from ..wire import LostConnection, TextResult, Wire, WireError, _CStatement
+from ..wire import LostConnection, SlowStatement, TextResult, Wire, WireError, _CStatement
 from .scan import pg_scan, pg_scan_fast
 
 _I32 = struct.Struct("!i")
@@ -73,15 +73,10 @@ def _py_pg_bind(head: bytes, args: tuple, tail: bytes) -> bytes:
 pg_bind_fast = pg_bind or _py_pg_bind
 
 
-class _Statement:
-    """The Python twin of a prepared statement (PgWire.statement): one small object, no
-    closure (see mysql/wire.py's)."""
+class _Statement(SlowStatement):
+    """Bind / Execute / Sync of one prepared statement (``meta``: whether it returns rows)."""
 
-    __slots__ = ("wire", "head", "is_read", "counters", "fail")
-
-    def __init__(self, wire: "PgWire", head: bytes, is_read: bool, counters: Any,
-                 fail: Callable[[BaseException], Any]):
-        self.wire, self.head, self.is_read, self.counters, self.fail = wire, head, is_read, counters, fail
+    __slots__ = ()
 
     async def __call__(self, *args: Any) -> None:
         try:
@@ -91,7 +86,7 @@ class _Statement:
         except Exception as exc:
             await self.fail(exc)
         c = self.counters
-        if self.is_read:
+        if self.meta:
             c.reads += 1
             return
         rows = tag.rpartition(b" ")[2] if tag else b""
