@@ -91,9 +91,8 @@ end
 -----------------------------------------------------------------------------
 -- sysbench.rand: xoroshiro128+ per state, sysbench's formulas (spec 3, sysbench.md 4)
 -----------------------------------------------------------------------------
-local rnd_u64, rnd_double, rnd_string, rng_s, bit
+local rnd_u64, rnd_double, rnd_string, rng_s
 if ffi then
-   bit = require("bit")
    rng_s = ffi.new("uint64_t[2]")
    local two32 = ffi.cast("uint64_t", 4294967296)   -- (no ULL literal: this file also parses as Lua 5.x)
    rng_s[0] = ffi.cast("uint64_t", H.seed[1]) * two32 + H.seed[2]
@@ -122,6 +121,7 @@ void pysysbench_rand_string(uint64_t *s, const char *fmt, size_t n, char *out);
    end
 end
 if ffi and not rnd_u64 then
+   local bit = require("bit")
    local bxor, rol, lshift, rshift = bit.bxor, bit.rol, bit.lshift, bit.rshift
    rnd_u64 = function()
       local s0, s1 = rng_s[0], rng_s[1]

@@ -51,9 +51,9 @@ STOCK_DIGESTS = frozenset({
 
 
 # the bundled names with a script of the sysbench package behind them (cpu, fileio, ... have none)
-SCRIPT_NAMES = frozenset({"bulk_insert", "oltp_common", "oltp_delete", "oltp_insert", "oltp_point_select", "oltp_read_only",
-                          "oltp_read_write", "oltp_update_index", "oltp_update_non_index", "oltp_write_only",
-                          "select_random_points", "select_random_ranges"})
+SCRIPT_NAMES = frozenset({"bulk_insert", "oltp_common", "oltp_delete", "oltp_insert", "oltp_point_select",
+                          "oltp_read_only", "oltp_read_write", "oltp_update_index", "oltp_update_non_index",
+                          "oltp_write_only", "select_random_points", "select_random_ranges"})
 
 
 def package_path(env: dict[str, str] | None = None) -> tuple[str, str]:
@@ -130,7 +130,7 @@ def edited_bundled(name: str) -> str | None:
     if script is None:
         return None
     files = [script]
-    if stem.startswith("oltp_"):
+    if stem.startswith("oltp_") and stem != "oltp_common":
         files.append(find_module("oltp_common"))
     return modified(files)
 
