@@ -90,9 +90,12 @@ end, function(path, modname)
    end
    return f, nil
 end, function()
-   -- what lua_close would do for the script: drop its globals, collect (__gc handlers run)
-   for k in pairs(_G) do if k ~= "_G" and k ~= "io" and k ~= "collectgarbage" then _G[k] = nil end end
-   collectgarbage("collect")
+   -- the finalizers of what the script no longer references run while the host is there
+   -- (a full collection; lua_close, when lupa frees the runtime right after, runs the rest
+   -- with the globals in place, as sysbench's lua_close): only where something was given a
+   -- finalizer (sysbench.lua marks the registry), as it is a full collection of a cache-cold
+   -- heap per state
+   if registry and jit and not registry["pysysbench.finalizers"] then return end
    collectgarbage("collect")
 end, function(src, legacy)
    -- a fresh table at every export, as sysbench (src: the options as a Lua table constructor)

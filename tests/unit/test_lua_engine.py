@@ -226,3 +226,34 @@ def test_events_that_never_wait_still_give_the_reporter_its_turns(tmp_path, capf
                  f"--sqlite-db={tmp_path / 'x.db'}", "run"]) == 0
     out = capfd.readouterr().out
     assert [line.split(" thds")[0] for line in out.splitlines() if line.startswith("[ ")] == ["[ 1s ]", "[ 2s ]"]
+
+
+FINALIZERS = """
+-- (the global `debug` is sysbench's --debug option in a thread's state, as in sysbench)
+local ffi = require("ffi")
+ffi.cdef("struct fin_probe { int x; };")
+local probe = ffi.metatype("struct fin_probe", {__gc = function() print("gc metatype") end})
+function thread_init()
+  held_proxy = newproxy(true)
+  getmetatable(held_proxy).__gc = function() print("gc newproxy") end
+  held_cdata = ffi.gc(ffi.new("int[1]"), function() print("gc ffi.gc") end)
+  held_probe = probe()
+  local u = newproxy(false)
+  require("debug").setmetatable(u, {__gc = function() print("gc setmetatable") end})
+  held_u = u
+end
+function event() end
+"""
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_script_finalizers_run_when_its_state_ends(tmp_path, capfd, threads):
+    # a state's end collects only when the script gave something a finalizer (sysbench.lua
+    # marks it); each kind of finalizer a LuaJIT script can make still runs, once per state
+    script = tmp_path / "fin.lua"
+    script.write_text(FINALIZERS)
+    assert main([str(script), f"--threads={threads}", "--workers=1", f"--sqlite-db={tmp_path / 'x.db'}",
+                 "--events=4", "run"]) == 0
+    out = capfd.readouterr().out.splitlines()
+    for kind in ("newproxy", "ffi.gc", "metatype", "setmetatable"):
+        assert out.count(f"gc {kind}") == int(threads), (kind, out)
