@@ -679,6 +679,9 @@ function Stmt:execute()
    if n == 0 then r, a, b, c, d = yield(OP_EXEC, self.id)
    elseif n == 1 then r, a, b, c, d = yield(OP_EXEC, self.id, p[1].v)
    elseif n == 2 then r, a, b, c, d = yield(OP_EXEC, self.id, p[1].v, p[2].v)
+   elseif n == 3 then r, a, b, c, d = yield(OP_EXEC, self.id, p[1].v, p[2].v, p[3].v)
+   elseif n == 4 then        -- oltp_common's INSERT: no table of arguments an event
+      r, a, b, c, d = yield(OP_EXEC, self.id, p[1].v, p[2].v, p[3].v, p[4].v)
    else
       local args = {}
       for i = 1, n do args[i] = p[i].v end
@@ -997,10 +1000,10 @@ function db_close(s)
 end
 
 -----------------------------------------------------------------------------
--- finalizers: a state's end (lua/state.py LuaState.release) drops the script's globals and
--- collects, so that __gc handlers run while the host is still there, as lua_close runs them
--- in sysbench.  That is two full collections of a cache-cold heap per state (0.6 s of CPU
--- at 1000 threads), needed only when something was given a finalizer: the ways a LuaJIT
+-- finalizers: a state's end (lua/state.py LuaState.release) collects, so that the __gc
+-- handlers of what the script no longer references run while the host is still there (lua_close
+-- runs the rest, as in sysbench).  Full collections of a cache-cold heap per state were 0.6 s
+-- of CPU at 1000 threads, needed only when something was given a finalizer: the ways a LuaJIT
 -- script can (newproxy, ffi.gc, an ffi.metatype or debug.setmetatable with __gc) mark the
 -- registry.  The connections' own ffi.gc (ffi_gc above) does not: the host closes them first.
 -- A Lua 5.x runtime (tables with __gc) always collects.

@@ -257,3 +257,41 @@ def test_script_finalizers_run_when_its_state_ends(tmp_path, capfd, threads):
     out = capfd.readouterr().out.splitlines()
     for kind in ("newproxy", "ffi.gc", "metatype", "setmetatable"):
         assert out.count(f"gc {kind}") == int(threads), (kind, out)
+
+
+NPARAMS = """function event()
+  local drv = sysbench.sql.driver()
+  local con = drv:connect()
+  con:query("CREATE TABLE p (a INTEGER, b INTEGER, c INTEGER, d INTEGER, e INTEGER, f INTEGER)")
+  for n = 1, 6 do
+    local cols, marks = {}, {}
+    for i = 1, n do cols[i] = string.char(96 + i); marks[i] = "?" end
+    local st = con:prepare("INSERT INTO p (" .. table.concat(cols, ",") .. ") VALUES (" .. table.concat(marks, ",") .. ")")
+    local ps = {}
+    for i = 1, n do ps[i] = st:bind_create(sysbench.sql.type.INT) end
+    st:bind_param(unpack(ps))
+    for i = 1, n do ps[i]:set(n * 10 + i) end
+    st:execute()
+  end
+  for n = 1, 6 do
+    local r = {con:query_row("SELECT a, b, c, d, e, f FROM p WHERE a = " .. (n * 10 + 1))}
+    local out = {}
+    for i = 1, 6 do out[i] = tostring(r[i]) end
+    print("row " .. table.concat(out, " "))
+  end
+end
+"""
+
+
+def test_prepared_statements_send_every_parameter(tmp_path, capfd):
+    # Stmt:execute hands 1 to 4 parameters to the host without a table, more through one
+    lines = _run_lines(tmp_path, capfd, NPARAMS)
+    assert lines == ["row 11 nil nil nil nil nil", "row 21 22 nil nil nil nil", "row 31 32 33 nil nil nil",
+                     "row 41 42 43 44 nil nil", "row 51 52 53 54 55 nil", "row 61 62 63 64 65 66"]
+
+
+def _run_lines(tmp_path, capfd, text: str) -> list[str]:
+    script = tmp_path / "n.lua"
+    script.write_text(text)
+    assert main([str(script), "--threads=1", "--workers=1", f"--sqlite-db={tmp_path / 'n.db'}", "--events=1", "run"]) == 0
+    return [line for line in capfd.readouterr().out.splitlines() if line.startswith("row ")]
