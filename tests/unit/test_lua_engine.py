@@ -277,7 +277,7 @@ NPARAMS = """function event()
     local r = {con:query_row("SELECT a, b, c, d, e, f FROM p WHERE a = " .. (n * 10 + 1))}
     local out = {}
     for i = 1, 6 do out[i] = tostring(r[i]) end
-    print("row " .. table.concat(out, " "))
+    print(table.concat(out, " "))
   end
 end
 """
@@ -285,13 +285,6 @@ end
 
 def test_prepared_statements_send_every_parameter(tmp_path, capfd):
     # Stmt:execute hands 1 to 4 parameters to the host without a table, more through one
-    lines = _run_lines(tmp_path, capfd, NPARAMS)
-    assert lines == ["row 11 nil nil nil nil nil", "row 21 22 nil nil nil nil", "row 31 32 33 nil nil nil",
-                     "row 41 42 43 44 nil nil", "row 51 52 53 54 55 nil", "row 61 62 63 64 65 66"]
-
-
-def _run_lines(tmp_path, capfd, text: str) -> list[str]:
-    script = tmp_path / "n.lua"
-    script.write_text(text)
-    assert main([str(script), "--threads=1", "--workers=1", f"--sqlite-db={tmp_path / 'n.db'}", "--events=1", "run"]) == 0
-    return [line for line in capfd.readouterr().out.splitlines() if line.startswith("row ")]
+    lines = _run(tmp_path, capfd, NPARAMS, "--events=1")
+    assert lines == ["11 nil nil nil nil nil", "21 22 nil nil nil nil", "31 32 33 nil nil nil",
+                     "41 42 43 44 nil nil", "51 52 53 54 55 nil", "61 62 63 64 65 66"]
