@@ -259,6 +259,31 @@ def test_script_finalizers_run_when_its_state_ends(tmp_path, capfd, threads):
         assert out.count(f"gc {kind}") == int(threads), (kind, out)
 
 
+SIDE_TRACES = """
+local side = 0
+jit.attach(function(what, tr, func, pc, parent)
+  if what == "start" and parent then side = side + 1 end
+end, "trace")
+OWN
+function event()
+  local s = 0
+  for i = 1, 300 do       -- a root trace for one branch; the other exits it 150 times an event
+    if i % 2 == 0 then s = s + 1 else s = s - 1 end
+  end
+end
+function thread_done() print(side .. " side traces") end
+"""
+
+
+@pytest.mark.parametrize("own, expect", [("", "0"), ('jit.opt.start("hotexit=10")', "1+")])
+def test_states_compile_side_traces_late_unless_the_script_says(tmp_path, capfd, own, expect):
+    # every state starts with hotexit=1000 (lua/state.py JIT_OPTIONS: at 1000 threads a state's
+    # side traces were memory compiled for a handful of uses); a script's own jit.opt wins
+    lines = _run(tmp_path, capfd, SIDE_TRACES.replace("OWN", own), "--events=2")
+    assert len(lines) == 1 and lines[0].endswith(" side traces"), lines
+    n = int(lines[0].split()[0])
+    assert (n == 0) if expect == "0" else (n >= 1), lines
+
 NPARAMS = """function event()
   local drv = sysbench.sql.driver()
   local con = drv:connect()
