@@ -41,13 +41,14 @@ API_SOURCE = os.path.join(os.path.dirname(__file__), "sysbench.lua")
 # LuaJIT's JIT parameters for every state (None: LuaJIT's defaults).  Every state warms up on
 # its own: a loop is compiled after 56 passes (LuaJIT's hotloop, kept: at 1000 threads point
 # select's client CPU per query rose by a fifth with hotloop=300 or more, read_write's fell by
-# a sixth), and an exit taken from a trace 10 times gets a side trace of its own.  hotexit=1000
-# instead: at 1000 threads a state runs a few hundred events in a run, so its side traces
-# (read_write: about 12 MB of RSS per worker of 500 states) are compiled for a handful of uses; at 8
-# threads a state takes 1000 exits in well under a second and compiles them as before
-# (docs/performance.md, "Lua at 1000 threads: which traces pay").  hotloop=10 once paid off
-# while an interpreted draw boxed about ten uint64 cdata objects; with sysbench.rand's
-# generator in C (lua/bridge.c) it only compiled more traces.  A script may still set its own.
+# a sixth), and an exit taken from a trace 10 times gets a side trace of its own.
+# hotexit=1000 instead: at 1000 threads a state runs a few hundred events in a run, so its
+# side traces (read_write: about 12 MB of RSS per worker of 500 states) were compiled for a
+# handful of uses; at 8 threads a state takes 1000 exits in well under a second and compiles
+# them as before (docs/performance.md, "Lua at 1000 threads: which traces pay").  hotloop=10
+# once paid off while an interpreted draw boxed about ten uint64 cdata objects; with
+# sysbench.rand's generator in C (lua/bridge.c) it only compiled more traces.  A script may
+# still set its own.
 JIT_OPTIONS: str | None = "hotexit=1000"
 
 # MySQL errors whose SQLSTATE the library does not hand over (the wire does)

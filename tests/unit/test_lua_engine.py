@@ -284,6 +284,7 @@ def test_states_compile_side_traces_late_unless_the_script_says(tmp_path, capfd,
     n = int(lines[0].split()[0])
     assert (n == 0) if expect == "0" else (n >= 1), lines
 
+
 NPARAMS = """function event()
   local drv = sysbench.sql.driver()
   local con = drv:connect()
