@@ -264,15 +264,15 @@ class ServerContext:
             if "Innodb_data_fsyncs" in m:
                 derived["fsyncs_per_trx"] = m["Innodb_data_fsyncs"] / events
         server_cpu = None
-        notes = list(self.notes)
         if self.cpu_start is not None and self.cpu_end is not None:
             server_cpu = max(0.0, self.cpu_end - self.cpu_start)
-            if queries and round(server_cpu * TICKS) >= MIN_CPU_TICKS:
-                derived["server_cpu_us_per_query"] = server_cpu / queries * 1e6
-            elif queries:   # a few ticks are mostly rounding: 0 ticks is not "no CPU"
-                notes.append(f"server context: the server's CPU over the run, {server_cpu:.2f} s, is under "
-                             f"{MIN_CPU_TICKS / TICKS:.2f} s, and /proc counts it in ticks of "
-                             f"{1000 / TICKS:g} ms: no server CPU per query for this run")
+            if queries:
+                if round(server_cpu * TICKS) >= MIN_CPU_TICKS:
+                    derived["server_cpu_us_per_query"] = server_cpu / queries * 1e6
+                else:   # a few ticks are mostly rounding: 0 ticks is not "no CPU"
+                    self._note(f"the server's CPU over the run, {server_cpu:.2f} s, is under "
+                               f"{MIN_CPU_TICKS / TICKS:.2f} s, and /proc counts it in ticks of "
+                               f"{1000 / TICKS:g} ms: no server CPU per query for this run")
         settings = {k: v for k, v in self.settings.items() if k not in ("pid_file", "data_directory")}
-        return {"settings": settings, "metrics": metrics, "derived": derived, "notes": notes,
+        return {"settings": settings, "metrics": metrics, "derived": derived, "notes": list(self.notes),
                 "server_cpu_s": server_cpu}
