@@ -389,7 +389,8 @@ def main(lua: bool = False, workloads: tuple[str, ...] = WORKLOADS, doc: str | N
         ap.error("the dryrun server measures start-up only (--startup)")
     print("# server CPU us/q: the server's CPU time over the run / queries (median over both tools' runs); "
           f"limit QPS: {os.cpu_count()} cores / server CPU per query (no client cost); share: QPS / limit")
-    print("# ratio: pysysbench's median QPS / sysbench's; per round: each round's pysysbench / sysbench, and the median of those")
+    print("# ratio: pysysbench's median QPS / sysbench's; per round: each round's pysysbench / sysbench, "
+          "and the median of those")
     print("| case | rows/table | sysbench QPS | pysysbench QPS | ratio | sysbench CPU us/q | pysysbench CPU us/q | CPU ratio "
           "| sysbench RSS MB | pysysbench RSS MB | server CPU us/q | limit QPS | sysbench share | pysysbench share "
           "| QPS ratio per round |")
