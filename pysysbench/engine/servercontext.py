@@ -68,6 +68,12 @@ TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 MIN_CPU_TICKS = 5     # the fewest ticks of server CPU a per-query figure is derived from (<= 20 % rounding)
 
 
+def cpu_per_query_measurable(cpu_s: float) -> bool:
+    """Whether ``cpu_s`` of a process's CPU, read from /proc in clock ticks, is enough ticks
+    to derive a per-query figure from (a few ticks are mostly rounding)."""
+    return round(cpu_s * TICKS) >= MIN_CPU_TICKS
+
+
 def _stat(pid: int) -> list[str] | None:
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
@@ -267,7 +273,7 @@ class ServerContext:
         if self.cpu_start is not None and self.cpu_end is not None:
             server_cpu = max(0.0, self.cpu_end - self.cpu_start)
             if queries:
-                if round(server_cpu * TICKS) >= MIN_CPU_TICKS:
+                if cpu_per_query_measurable(server_cpu):
                     derived["server_cpu_us_per_query"] = server_cpu / queries * 1e6
                 else:   # a few ticks are mostly rounding: 0 ticks is not "no CPU"
                     self._note(f"the server's CPU over the run, {server_cpu:.2f} s, is under "

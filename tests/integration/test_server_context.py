@@ -20,7 +20,7 @@ import pytest
 from conftest import REPO
 from private_servers import PrivateMariaDB, PrivatePostgres
 
-from pysysbench.engine.servercontext import MIN_CPU_TICKS, TICKS
+from pysysbench.engine.servercontext import cpu_per_query_measurable
 
 MY_PORT = int(os.environ.get("PYSYSBENCH_CONTEXT_MY_PORT", "3394"))
 PG_PORT = int(os.environ.get("PYSYSBENCH_CONTEXT_PG_PORT", "5494"))
@@ -71,7 +71,7 @@ def test_mariadb_deltas_count_the_selects_this_test_sent(mariadb, tmp_path):
     assert "innodb_buffer_pool_size" in ctx["settings"] and "pid_file" not in ctx["settings"]
     cpu = ctx["server_cpu_s"]
     assert cpu is not None                                      # same host
-    if round(cpu * TICKS) >= MIN_CPU_TICKS:
+    if cpu_per_query_measurable(cpu):
         assert ctx["derived"]["server_cpu_us_per_query"] > 0 and ctx["notes"] == []
     else:   # 700 point selects can take under 5 ticks of a fast server's CPU: said, not shown as 0
         assert "server_cpu_us_per_query" not in ctx["derived"]
