@@ -29,7 +29,7 @@ SOURCES = [
     "pysysbench/engine/strand.c",
     "pysysbench/engine/event_loop.c",
     "pysysbench/lua/bridge.c",
-    "pysysbench/engine/memory.c",
+    "pysysbench/memory.c",
     "pysysbench/workloads/builtin.c",
 ]
 # the private interface between the pieces

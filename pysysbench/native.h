@@ -12,7 +12,8 @@
  *   drivers/pgsql/wire.c      PostgreSQL's scanner and Bind messages                 (drivers/pgsql/scan.py, wire.py)
  *   engine/strand.c           the strand's driving half                              (engine/strand.py)
  *   engine/event_loop.c       the time-limited loop of the bundled OLTP events       (engine/worker.py)
- *   engine/memory.c           glibc's mallopt, for the mmap threshold's pin          (engine/memory.py)
+ *   memory.c                  glibc's mallopt (the mmap threshold's pin), huge pages (memory.py)
+ *                             for the Lua states' heap
  *   lua/bridge.c              a Lua state's events as an event source: lua_resume    (lua/state.py)
  *   workloads/builtin.c       the built-in tests' inner loops (cpu, memory, ...)   (workloads/builtin_core.py)
  *
@@ -188,9 +189,9 @@ int event_loop_init(PyObject *module);
 
 int bridge_init(PyObject *module);
 
-/* -------------------------------------------------------- engine/memory.c --- */
+/* -------------------------------------------------------------- memory.c --- */
 
-/* adds mallopt (glibc only; absent elsewhere) */
+/* adds mallopt and heap_hugepages (glibc only; absent elsewhere) */
 int memory_init(PyObject *module);
 
 /* ---------------------------------------------------- workloads/builtin.c --- */

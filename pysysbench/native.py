@@ -96,5 +96,6 @@ LuaEvents = getattr(_c, "LuaEvents", None)
 lua_bind = getattr(_c, "lua_bind", None)
 # workloads/builtin_core.py (workloads/builtin.c): the built-in tests' inner loops
 Builtin = getattr(_c, "Builtin", None)
-# engine/memory.py (engine/memory.c): glibc's mallopt (None elsewhere: memory.py's ctypes path)
+# memory.py (memory.c): glibc's mallopt (None elsewhere: memory.py's ctypes path)
 mallopt = getattr(_c, "mallopt", None)
+heap_hugepages = getattr(_c, "heap_hugepages", None)

@@ -20,7 +20,7 @@ from ..drivers.base import Driver
 from ..record import record
 from ..stats.records import Snapshot
 from ..workloads.base import Workload
-from .memory import pin_mmap_threshold
+from ..memory import pin_mmap_threshold
 from .spec import RunSpec
 from .worker import Worker
 
@@ -98,7 +98,7 @@ class InProcessGroup:
 
     def __init__(self, spec: RunSpec, workload: Workload, driver: Driver, tids: range,
                  rate: float = 0.0, max_events: int = 0):
-        pin_mmap_threshold()   # the process holding the connections returns their buffers (engine/memory.py)
+        pin_mmap_threshold()   # the process holding the connections returns their buffers (memory.py)
         self.worker = Worker(spec, workload, driver, tids)
         self.rate = rate
         self.max_events = max_events

@@ -30,6 +30,7 @@ from .log import ALERT, DEBUG, FATAL, Log
 from ..rand_compat import Xoroshiro128Plus
 from ..native import FILE as NATIVE_PATH, LuaEvents, lua_bind
 from .runtime import runtime_module
+from ..memory import huge_heap
 from ..workloads.stock import package_path
 
 OP_DONE, OP_EXEC, OP_QUERY, OP_PREPARE, OP_CONNECT, OP_DISCONNECT, OP_RECONNECT, OP_SLEEP, OP_CLOSE_STMT, \
@@ -262,6 +263,10 @@ class EventHooks:
 
 
 _open_states: "weakref.WeakSet[LuaState]" = weakref.WeakSet()
+# From this many states in a process on, their heaps take 2 MiB pages (memory.py's
+# huge_heap): 32 states' heaps (about 10 MB) are more than the TLB covers in 4 KiB pages
+# (1,536 entries: 6 MiB); at 8 threads huge pages gained nothing (docs/performance.md)
+HUGE_PAGE_STATES = 32
 
 
 @atexit.register
@@ -292,6 +297,9 @@ class LuaState:
         # max_memory=0 (no limit): lupa's allocator, the C library's malloc, instead of
         # LuaJIT's own, which maps each state's heap in segments of its own: 1000 states
         # took about 32 MB less this way (docs/performance.md, "The Lua engine")
+        many = len(_open_states) >= HUGE_PAGE_STATES
+        if many:
+            huge_heap()   # the states' heaps in 2 MiB pages (memory.py)
         self.rt = rt = module.LuaRuntime(unpack_returned_tuples=True, max_memory=0)
         (self._call, self._runner_fn, self._load_api, self._loader, self._finish, self._export, self._take_held,
          self._address_loader) = rt.execute(_WRAP)
@@ -301,6 +309,8 @@ class LuaState:
         package.path, package.cpath = path, cpath
         self._load_api(_api(rt), self._host(script_path, argv or [], command), JIT_OPTIONS)
         self.sysbench = rt.globals().sysbench
+        if many:
+            huge_heap()
         self._runner = None
         _open_states.add(self)
         self._ops = {OP_QUERY: self._query, OP_PREPARE: self._prepare, OP_CONNECT: self._connect,

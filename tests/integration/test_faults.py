@@ -160,7 +160,7 @@ def client_rss_mb(pid: int) -> float:
 def test_mariadb_reconnect_storm_leaves_client_memory_flat(mariadb, tmp_path):
     """The soak (bench/soak.py): 2,000 connections re-opened after a kill -9 took the client's RSS from
     326 MB to 979 MB for good (each connection's 256 KiB receive buffer came from the heap once glibc had
-    raised its mmap threshold; engine/memory.py).  The worker's RSS after the
+    raised its mmap threshold; memory.py).  The worker's RSS after the
     reconnects must stay within a few MB of before (190 connections in one worker: 45.8 MB -> 93.9 MB)."""
     fresh_data(mariadb, "oltp_point_select")
     proc = start("oltp_point_select", *mariadb.options, *DATA, "--threads=190", "--workers=1", "--time=30",

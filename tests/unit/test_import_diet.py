@@ -57,7 +57,7 @@ def loaded(modules: set[str], name: str) -> bool:
 
 
 # never on a plain run where the C extension is used: ctypes (6 M instructions) for glibc's
-# mallopt, which engine/memory.c calls then (ctypes is the fallback without the C)
+# mallopt, which memory.c calls then (ctypes is the fallback without the C)
 NEVER_WITH_C = ("ctypes",)
 
 
