@@ -306,12 +306,16 @@ def case_row(name: str, rows: int, sb: list[Measure], py: list[Measure]) -> str:
     rounds = ", ".join(f"{r:.2f}" for r in ratios) + (f" (median {med(ratios):.2f})" if len(ratios) > 1 else "")
     s_qps, p_qps = med(m.qps for m in sb), med(m.qps for m in py)
     s_cpu, p_cpu = med(m.cpu_us_per_query for m in sb), med(m.cpu_us_per_query for m in py)
-    # the server's CPU per query, whichever tool drove it: the limit is the hardware's, not a tool's
+    # the server's CPU per query, whichever tool drove it: the limit is the hardware's, not a tool's;
+    # each tool's own median beside it, since the two do not load the server alike at 1000 threads
+    # (docs/performance.md, "At 1000 threads on a fast machine")
     srv = med(m.server_us_per_query for m in sb + py)
+    s_srv, p_srv = med(m.server_us_per_query for m in sb), med(m.server_us_per_query for m in py)
     limit = (os.cpu_count() or 1) / srv * 1e6 if srv == srv and srv > 0 else float("nan")
+    srv_cell = fmt(srv, ".1f") + ("" if srv != srv else f" ({s_srv:.1f} / {p_srv:.1f})")
     return (f"| {name} | {rows:,} | {s_qps:,.0f} | {p_qps:,.0f} | {p_qps / s_qps:.2f} "
             f"| {s_cpu:.1f} | {p_cpu:.1f} | {p_cpu / s_cpu:.2f} | {max(m.rss_mb for m in sb):.0f} "
-            f"| {max(m.rss_mb for m in py):.0f} | {fmt(srv, '.1f')} | {fmt(limit, ',.0f')} "
+            f"| {max(m.rss_mb for m in py):.0f} | {srv_cell} | {fmt(limit, ',.0f')} "
             f"| {fmt(s_qps / limit, '.2f')} | {fmt(p_qps / limit, '.2f')} | {rounds} |")
 
 
@@ -387,7 +391,8 @@ def main(lua: bool = False, workloads: tuple[str, ...] = WORKLOADS, doc: str | N
         [(w, str(t), s) for s in SERVERS for t in THREADS for w in workloads]
     if any(server not in SERVERS for _, _, server in cases):
         ap.error("the dryrun server measures start-up only (--startup)")
-    print("# server CPU us/q: the server's CPU time over the run / queries (median over both tools' runs); "
+    print("# server CPU us/q: the server's CPU time over the run / queries (median over both tools' runs; "
+          "in brackets each tool's own, sysbench / pysysbench); "
           f"limit QPS: {os.cpu_count()} cores / server CPU per query (no client cost); share: QPS / limit")
     print("# ratio: pysysbench's median QPS / sysbench's; per round: each round's pysysbench / sysbench, "
           "and the median of those")

@@ -47,3 +47,17 @@ def test_one_round_has_no_median(bench):
     row = cells(bench.case_row("point_select 8 thr mysql", 10_000, measures(bench, [100]), measures(bench, [80])))
     assert row[4] == "0.80"
     assert row[-1] == "0.80"
+
+
+def test_the_server_cell_shows_each_tools_own_server_cost(bench):
+    # the server spent 40 us per query under sysbench and 75 under pysysbench: the limit comes
+    # from the median over both, and the cell names each tool's own beside it
+    sb = [bench.Measure(qps=30_000, queries=300_000, cpu_s=5.0, rss_mb=300.0, server_cpu_s=12.0) for _ in range(3)]
+    py = [bench.Measure(qps=24_000, queries=240_000, cpu_s=3.6, rss_mb=110.0, server_cpu_s=18.0) for _ in range(3)]
+    row = cells(bench.case_row("point_select 1000 thr pgsql", 100_000, sb, py))
+    assert row[10] == "57.5 (40.0 / 75.0)"
+
+
+def test_no_server_on_this_host_shows_no_server_cost(bench):
+    row = cells(bench.case_row("point_select 8 thr mysql", 10_000, measures(bench, [100]), measures(bench, [80])))
+    assert row[10] == "n/a" and row[11] == "n/a"
