@@ -312,7 +312,7 @@ def case_row(name: str, rows: int, sb: list[Measure], py: list[Measure]) -> str:
     srv = med(m.server_us_per_query for m in sb + py)
     s_srv, p_srv = med(m.server_us_per_query for m in sb), med(m.server_us_per_query for m in py)
     limit = (os.cpu_count() or 1) / srv * 1e6 if srv == srv and srv > 0 else float("nan")
-    srv_cell = fmt(srv, ".1f") + ("" if srv != srv else f" ({s_srv:.1f} / {p_srv:.1f})")
+    srv_cell = fmt(srv, ".1f") + ("" if srv != srv else f" ({fmt(s_srv, '.1f')} / {fmt(p_srv, '.1f')})")
     return (f"| {name} | {rows:,} | {s_qps:,.0f} | {p_qps:,.0f} | {p_qps / s_qps:.2f} "
             f"| {s_cpu:.1f} | {p_cpu:.1f} | {p_cpu / s_cpu:.2f} | {max(m.rss_mb for m in sb):.0f} "
             f"| {max(m.rss_mb for m in py):.0f} | {srv_cell} | {fmt(limit, ',.0f')} "
