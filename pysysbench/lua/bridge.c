@@ -17,7 +17,20 @@
  * symbols are exported; lua_bind(module) looks them up once), and a coroutine's lua_State is
  * named by pysysbench_lua_thread_address, a lua_CFunction each state loads with
  * package.loadlib.  Only LuaJIT 2.1 (Lua 5.1's C API) is bound; other runtimes take the
- * Python bridge.  Must match lua/state.py: the OP_* numbers and the runner's yields. */
+ * Python bridge.  Must match lua/state.py: the OP_* numbers and the runner's yields.
+ *
+ * Stackful events (x86-64): each LuaEvents runs lua_resume on a C stack of its own, and
+ * Stmt:execute (sysbench.lua) hands its statement to pysysbench_exec, an FFI function that
+ * switches back to the loop's stack with the statement and returns its answer when the
+ * loop switches in again.  The FFI call compiles into the event's trace, so a statement
+ * costs a switch and a return into machine code instead of a coroutine.yield (never
+ * compiled), a lua_resume and an interpreted continuation.  Whatever is not a statement
+ * the C can send still yields, on the state's stack, to the lua_resume there: that path
+ * is the one above.  While a state waits inside pysysbench_exec, a trace of its runner is
+ * live: nothing may enter that state's VM (lupa calls), so anything that ends the loop's
+ * await other than le_next (a failed statement, a cancelled thread) first calls
+ * LuaEvents.unwind(), which answers -1: Stmt:execute then yields the statement as the
+ * yield path does, and the coroutine waits at an ordinary yield again. */
 
 #include "native.h"
 #include <dlfcn.h>
@@ -25,6 +38,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 typedef struct lua_State lua_State;
 typedef double lua_Number;
@@ -92,6 +107,34 @@ __attribute__((visibility("default"))) double
 pysysbench_rand_double(uint64_t *s)
 {
     return (double)(pysysbench_rand_u64(s) >> 12) * 2.220446049250313e-16;
+}
+
+/* x % m as Lua computes it for numbers: x - floor(x / m) * m */
+static inline double
+lua_mod(double x, double m)
+{
+    return x - floor(x / m) * m;
+}
+
+/* sysbench.rand.special(a, b) (sysbench.lua's r_special, the default distribution), a and b
+ * already whole numbers below 2^32: the same double operations in the same order, so the
+ * same draws and the same result.  One FFI call instead of a branch in Lua: half of it draws
+ * once, the other thirteen times, and a trace recorded through one side left the other to the
+ * interpreter in every event (a hot exit) */
+__attribute__((visibility("default"))) double
+pysysbench_rand_special(uint64_t *s, double a, double b, double iter, double pct, double res)
+{
+    double t = lua_mod(b - a, 4294967296.0);
+    double R = t * 100.0 / (100.0 - res);
+    double u = pysysbench_rand_double(s);
+    if (u * R < t) {
+        double sum = 0.0;
+        for (double i = 1; i <= iter; i++)
+            sum = sum + pysysbench_rand_double(s);
+        return lua_mod(floor(a + sum * t / iter), 4294967296.0);
+    }
+    double d = t * pct / 100.0;
+    return lua_mod(floor(a + floor(u * (d + 1) + t / 2.0 - t * pct / 200.0)), 4294967296.0);
 }
 
 /* sysbench.rand.string(fmt) into out[0..n): '#' a digit, '@' a lowercase letter, a NUL ends
@@ -188,6 +231,128 @@ missing:
     Py_RETURN_FALSE;
 }
 
+
+/* ------------------------------------------------------------ stack switching --- *
+ * ps_switch(from, to): save the callee-saved registers on the current stack, store its
+ * pointer into *from, continue on the stack `to` (a pointer ps_switch stored, or a fresh
+ * stack laid out by stack_new), as if its own ps_switch call returned there.  No
+ * swapcontext(3): glibc's saves and restores the signal mask with a system call each time. */
+#if defined(__x86_64__) && defined(__linux__)
+#define HAVE_STACKS 1
+void ps_switch(void **from, void *to);
+__asm__(
+    ".text\n"
+    ".p2align 4\n"
+    ".type ps_switch, @function\n"
+    ".hidden ps_switch\n"
+    ".globl ps_switch\n"
+    "ps_switch:\n"
+    "    pushq %rbp\n"
+    "    pushq %rbx\n"
+    "    pushq %r12\n"
+    "    pushq %r13\n"
+    "    pushq %r14\n"
+    "    pushq %r15\n"
+    "    subq $8, %rsp\n"
+    "    stmxcsr (%rsp)\n"
+    "    fnstcw 4(%rsp)\n"
+    "    movq %rsp, (%rdi)\n"
+    "    movq %rsi, %rsp\n"
+    "    ldmxcsr (%rsp)\n"
+    "    fldcw 4(%rsp)\n"
+    "    addq $8, %rsp\n"
+    "    popq %r15\n"
+    "    popq %r14\n"
+    "    popq %r13\n"
+    "    popq %r12\n"
+    "    popq %rbx\n"
+    "    popq %rbp\n"
+    "    ret\n"
+    ".size ps_switch, .-ps_switch\n");
+#else
+#define HAVE_STACKS 0
+#endif
+
+/* A state's C stack: reserved, not committed (only the pages a resume touches count), with
+ * a guard page below.  Python code a script reaches through lupa runs on it too, hence far
+ * more than the few KB a Lua event uses. */
+#define STACK_SIZE (1024 * 1024)
+/* events between two trims of a state's stack (stack_trim): at 1000 threads a state runs a few
+ * hundred events in a 10-s run and compiles its traces after about 56 */
+#define TRIM_EVERY 64
+
+typedef struct {
+    char *base;      /* the mapping (guard page first), or NULL */
+    void *sp;        /* the stack pointer ps_switch saved there (or the fresh frame) */
+} Stack;
+
+static void le_entry(void);
+
+/* a fresh stack whose first switch "returns" into le_entry: 0, or -1 (no stack: the yield
+ * path serves the state) */
+static int
+stack_new(Stack *st)
+{
+#if HAVE_STACKS
+    long page = sysconf(_SC_PAGESIZE);
+    char *base = mmap(NULL, STACK_SIZE, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    uint64_t *top;
+    unsigned int csr[2];
+    if (base == MAP_FAILED)
+        return -1;
+    if (page > 0)
+        mprotect(base, (size_t)page, PROT_NONE);
+    top = (uint64_t *)(base + STACK_SIZE);    /* 16-aligned */
+    *--top = 0;                               /* le_entry's return address: none (it never returns) */
+    *--top = (uint64_t)(uintptr_t)le_entry;   /* ps_switch's ret */
+    for (int i = 0; i < 6; i++)
+        *--top = 0;                           /* rbp, rbx, r12-r15 */
+    __asm__ volatile("stmxcsr %0\n\tfnstcw %1" : "=m"(csr[0]), "=m"(csr[1]));
+    *--top = (uint64_t)csr[0] | ((uint64_t)(csr[1] & 0xffff) << 32);   /* the caller's MXCSR and x87 control */
+    st->base = base;
+    st->sp = top;
+    return 0;
+#else
+    (void)st;
+    return -1;
+#endif
+}
+
+/* give back the pages of the stack below sp (dead while the state is switched out): what a
+ * deep moment left there (LuaJIT compiling a trace on this stack: about 14 KB a state, 14 MB
+ * at 1000 threads) is otherwise resident until the state's end */
+static void
+stack_trim(Stack *st)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    char *lo, *hi;
+    if (st->base == NULL || page <= 0)
+        return;
+    lo = st->base + page;                                          /* above the guard page */
+    hi = (char *)((uintptr_t)st->sp & ~(uintptr_t)(page - 1));    /* the page holding sp stays */
+    if (hi > lo)
+        madvise(lo, (size_t)(hi - lo), MADV_DONTNEED);
+}
+
+static void
+stack_free(Stack *st)
+{
+    if (st->base != NULL)
+        munmap(st->base, STACK_SIZE);
+    st->base = NULL;
+}
+
+/* a statement's parameter, as pysysbench_exec* take them */
+typedef struct {
+    double num;
+    const char *str;
+    size_t len;
+    int tag;
+} ExecArg;
+enum { ARG_NIL = 0, ARG_NUMBER = 1, ARG_STRING = 2, ARG_BOOLEAN = 3 };
+enum { PARKED_NO = 0, PARKED_EXEC = 1, PARKED_DONE = 2 };
+
 typedef struct {
     EVENT_SOURCE_HEAD
     lua_State *co;           /* the event coroutine (lua/state.py's runner), suspended at a yield */
@@ -199,7 +364,26 @@ typedef struct {
     PyObject *reads;         /* counters.reads before the statement in flight */
     Py_ssize_t last;         /* the id of the statement last handed out */
     long long statements, handovers;   /* statements handed out; requests left to Python */
+    long long unwinds;                 /* unwind() calls that found the state parked */
+    int stacked;             /* 1: resumes run on `stack` (stackful events); 0: on the loop's */
+    Stack stack;             /* the state's C stack, made at the first resume */
+    void *back;              /* the loop's stack pointer while the state runs on its own */
+    int parked;              /* PARKED_*: waiting inside pysysbench_exec or pysysbench_event_done */
+    int stop;                /* PARKED_DONE: the event returned a true value (its thread stops) */
+    unsigned long events;    /* events ended on the stack: every TRIM_EVERY the stack is trimmed */
+    int nres, status;        /* the next lua_resume's arguments on co; the last one's result */
+    int answer;              /* what pysysbench_exec returns: 1 rows, 0 none, -1 yield it */
+    PyObject *pstmt;         /* the parked statement and its parameters, until handed out */
+    PyObject *pargs[SOURCE_MAX_ARGS];
+    Py_ssize_t pn;
 } LuaEvents;
+
+/* the source whose state runs on its own stack now (between le_enter and the switch back) */
+static __thread LuaEvents *le_current;
+/* nonzero while some state runs on its own stack: what sysbench.lua reads (through the FFI)
+ * before it fills pysysbench_exec's parameters, so that a state served by the yield path does
+ * not pay for the call.  A hint: pysysbench_exec itself asks le_current. */
+__attribute__((visibility("default"))) int pysysbench_stacked[1];
 
 static PyObject *
 le_reads(LuaEvents *e)
@@ -233,8 +417,29 @@ le_hold(LuaEvents *e, PyObject **handover)
     return SOURCE_PYTHON;
 }
 
-/* the Lua value at idx as the Python value lupa makes of it (nil, boolean, number, string; a
- * string that is not UTF-8 as bytes, sent as they are, where lupa raises UnicodeDecodeError);
+/* a Lua number as the Python value lupa makes of it: an integral number is an int */
+static PyObject *
+number_value(lua_Number d)
+{
+    if (d == floor(d) && d >= -9.2233720368547758e18 && d < 9.2233720368547758e18)
+        return PyLong_FromLongLong((long long)d);
+    return PyFloat_FromDouble(d);
+}
+
+/* a Lua string as lupa makes it: str, or bytes where it is not UTF-8 (sent as they are,
+ * where lupa raises UnicodeDecodeError) */
+static PyObject *
+string_value(const char *b, size_t len)
+{
+    PyObject *v = PyUnicode_DecodeUTF8(b, (Py_ssize_t)len, NULL);
+    if (v == NULL && PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
+        PyErr_Clear();
+        v = PyBytes_FromStringAndSize(b, (Py_ssize_t)len);
+    }
+    return v;
+}
+
+/* the Lua value at idx as the Python value lupa makes of it (nil, boolean, number, string);
  * NULL without an exception: another type, left to lupa */
 static PyObject *
 le_value(lua_State *co, int idx)
@@ -244,25 +449,189 @@ le_value(lua_State *co, int idx)
         Py_RETURN_NONE;
     case LUA_TBOOLEAN:
         return PyBool_FromLong(lua.toboolean(co, idx));
-    case LUA_TNUMBER: {
-        lua_Number d = lua.tonumber(co, idx);
-        if (d == floor(d) && d >= -9.2233720368547758e18 && d < 9.2233720368547758e18)
-            return PyLong_FromLongLong((long long)d);      /* lupa: an integral number is an int */
-        return PyFloat_FromDouble(d);
-    }
+    case LUA_TNUMBER:
+        return number_value(lua.tonumber(co, idx));
     case LUA_TSTRING: {
         size_t len;
         const char *b = lua.tolstring(co, idx, &len);
-        PyObject *v = PyUnicode_DecodeUTF8(b, (Py_ssize_t)len, NULL);
-        if (v == NULL && PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
-            PyErr_Clear();
-            v = PyBytes_FromStringAndSize(b, (Py_ssize_t)len);
-        }
-        return v;
+        return string_value(b, len);
     }
     default:
         return NULL;
     }
+}
+
+/* the statement of id `id` (a borrowed reference), or NULL: not a prepared statement the C sends */
+static PyObject *
+le_statement(LuaEvents *e, lua_Number d)
+{
+    Py_ssize_t id = (Py_ssize_t)d;
+    PyObject *s;
+    if (d != (lua_Number)id || id <= 0 || id >= PyList_GET_SIZE(e->stmts))
+        return NULL;
+    s = PyList_GET_ITEM(e->stmts, id);
+    return s == Py_None ? NULL : s;
+}
+
+/* ---------------------------------------------------------------- stackful events --- */
+
+/* run on the state's own stack: each switch in resumes the coroutine (or, parked, returns
+ * from pysysbench_exec, which switches back itself); each lua_resume's end switches back */
+static void
+le_entry(void)
+{
+    for (;;) {
+        LuaEvents *e = le_current;
+        e->status = lua.resume(e->co, e->nres);
+        ps_switch(&e->stack.sp, e->back);
+    }
+}
+
+/* continue the state on its own stack until it parks in pysysbench_exec or its lua_resume ends */
+static void
+le_enter(LuaEvents *e)
+{
+#if HAVE_STACKS
+    LuaEvents *prev = le_current;
+    le_current = e;
+    pysysbench_stacked[0]++;
+    ps_switch(&e->back, e->stack.sp);
+    pysysbench_stacked[0]--;
+    le_current = prev;
+#else
+    (void)e;
+#endif
+}
+
+/* On a state's own stack, hand prepared statement `id` with its n parameters to the loop and
+ * return its answer: 1 (it returned rows), 0 (it did not), -1 (it failed, or the thread is
+ * being stopped: yield it).  Anywhere else -2: yield it (the Python bridge, or le_next's
+ * yield path, serves it). */
+static int
+exec_statement(int id, int n, const ExecArg *a)
+{
+    LuaEvents *e = le_current;
+    PyObject *s;
+    int i;
+    if (e == NULL || e->parked || n < 0 || n > SOURCE_MAX_ARGS || (s = le_statement(e, (lua_Number)id)) == NULL)
+        return -2;
+    for (i = 0; i < n; i++) {
+        PyObject *v;
+        switch (a[i].tag) {
+        case ARG_NIL:
+            Py_INCREF(Py_None);
+            v = Py_None;
+            break;
+        case ARG_NUMBER:
+            v = number_value(a[i].num);
+            break;
+        case ARG_STRING:
+            v = string_value(a[i].str, a[i].len);
+            break;
+        case ARG_BOOLEAN:
+            v = PyBool_FromLong(a[i].num != 0);
+            break;
+        default:
+            v = NULL;
+        }
+        if (v == NULL)
+            break;
+        e->pargs[i] = v;
+    }
+    if (i < n || (e->reads = le_reads(e)) == NULL) {
+        while (i-- > 0)
+            Py_CLEAR(e->pargs[i]);
+        PyErr_Clear();              /* the yield path meets the same value and says so */
+        return -2;
+    }
+    Py_INCREF(s);
+    e->pstmt = s;
+    e->pn = n;
+    e->last = id;
+    e->statements++;
+    e->parked = PARKED_EXEC;
+    ps_switch(&e->stack.sp, e->back);      /* le_enter returns; the answer comes with the next one */
+    e->parked = PARKED_NO;
+    return e->answer;
+}
+
+/* pysysbench_exec1/2/4(id, sig, then per parameter: number, string, its length): what
+ * Stmt:execute calls through the FFI (exec_statement above).  sig: the parameter count in bits
+ * 0-2, then each parameter's ARG_* in two bits, from bit 3 on.  Fixed arities, no array of
+ * parameters: where the event runs interpreted (a state not yet warm, a loop LuaJIT does not
+ * compile) an FFI call's plain arguments cost about a third of what filling a cdata array did. */
+static int
+exec_sig(int id, int sig, ExecArg *a)
+{
+    int n = sig & 7;
+    if (n > 4)
+        return -2;
+    for (int i = 0; i < n; i++)
+        a[i].tag = (sig >> (3 + 2 * i)) & 3;
+    return exec_statement(id, n, a);
+}
+
+#define EXEC_ARG(num, str, len) {(num), (str), (size_t)(len), 0}
+
+__attribute__((visibility("default"))) int
+pysysbench_exec1(int id, int sig, double n1, const char *s1, double l1)
+{
+    ExecArg a[1] = {EXEC_ARG(n1, s1, l1)};
+    return exec_sig(id, sig, a);
+}
+
+__attribute__((visibility("default"))) int
+pysysbench_exec2(int id, int sig, double n1, const char *s1, double l1, double n2, const char *s2, double l2)
+{
+    ExecArg a[2] = {EXEC_ARG(n1, s1, l1), EXEC_ARG(n2, s2, l2)};
+    return exec_sig(id, sig, a);
+}
+
+__attribute__((visibility("default"))) int
+pysysbench_exec4(int id, int sig, double n1, const char *s1, double l1, double n2, const char *s2, double l2,
+                 double n3, const char *s3, double l3, double n4, const char *s4, double l4)
+{
+    ExecArg a[4] = {EXEC_ARG(n1, s1, l1), EXEC_ARG(n2, s2, l2), EXEC_ARG(n3, s3, l3), EXEC_ARG(n4, s4, l4)};
+    return exec_sig(id, sig, a);
+}
+
+/* pysysbench_event_done(stop): called by the runner (lua/state.py) through the FFI when an
+ * event has ended without an error.  On a state's own stack, end the event in the loop and
+ * return 0 when the next one begins, or -1 (the thread is being stopped: yield it); anywhere
+ * else -2 (yield it). */
+__attribute__((visibility("default"))) int
+pysysbench_event_done(int stop)
+{
+    LuaEvents *e = le_current;
+    if (e == NULL || e->parked)
+        return -2;
+    e->stop = stop != 0;
+    e->parked = PARKED_DONE;
+    ps_switch(&e->stack.sp, e->back);
+    e->parked = PARKED_NO;
+    return e->answer;
+}
+
+/* LuaEvents.unwind(): a state parked in pysysbench_exec or pysysbench_event_done answered -1,
+ * so that its coroutine waits at an ordinary yield of the statement or of the event's end
+ * (what the Python bridge resumes) */
+static PyObject *
+le_unwind(PyObject *self, PyObject *unused)
+{
+    LuaEvents *e = (LuaEvents *)self;
+    if (e->parked) {
+        e->unwinds++;
+        Py_CLEAR(e->reads);
+        e->answer = -1;
+        le_enter(e);
+        if (e->parked) {
+            PyErr_SetString(PyExc_RuntimeError, "a Lua state parked again while it was unwound");
+            return NULL;
+        }
+        if (e->status == LUA_YIELD)
+            lua.settop(e->co, 0);       /* what it yielded again (a statement: the failure answers it) */
+    }
+    Py_RETURN_NONE;
 }
 
 static int
@@ -270,15 +639,14 @@ le_next(PyObject *self, int first, PyObject **stmt, PyObject **args, Py_ssize_t 
 {
     LuaEvents *e = (LuaEvents *)self;
     lua_State *co = e->co;
-    int status, top, nres;
-    if (lua.status(co) != LUA_YIELD) {
+    int status, top, nres, changed = 0;
+    if (!e->parked && lua.status(co) != LUA_YIELD) {
         PyErr_SetString(lua_error_type, "the Lua event coroutine is not suspended");
         return -1;
     }
     nres = 0;
     if (!first) {                           /* the statement's answer: 1 = it returned rows (a read) */
         PyObject *now = le_reads(e);
-        int changed;
         if (now == NULL)
             return -1;
         changed = e->reads == NULL ? 1 : PyObject_RichCompareBool(now, e->reads, Py_NE);
@@ -286,11 +654,41 @@ le_next(PyObject *self, int first, PyObject **stmt, PyObject **args, Py_ssize_t 
         Py_CLEAR(e->reads);
         if (changed < 0)
             return -1;
-        lua.settop(co, 0);
-        lua.pushinteger(co, changed);
-        nres = 1;
+        if (!e->parked) {
+            lua.settop(co, 0);
+            lua.pushinteger(co, changed);
+            nres = 1;
+        }
     }
-    status = lua.resume(co, nres);
+    if (e->parked != (first ? PARKED_DONE : PARKED_EXEC) && e->parked) {
+        PyErr_SetString(lua_error_type, first ? "the Lua event coroutine is waiting for a statement"
+                                              : "the Lua event coroutine is waiting for its next event");
+        return -1;
+    }
+    if (e->stacked && e->stack.base == NULL && stack_new(&e->stack) < 0)
+        e->stacked = 0;                     /* no stack: the yield path */
+    if (e->stacked) {
+        if (e->parked)
+            e->answer = first ? 0 : changed;
+        else
+            e->nres = nres;
+        le_enter(e);
+        if (e->parked == PARKED_DONE) {     /* the event's end, from pysysbench_event_done */
+            if (++e->events % TRIM_EVERY == 0)
+                stack_trim(&e->stack);
+            return e->stop ? SOURCE_STOP : SOURCE_END;
+        }
+        if (e->parked) {                    /* the next statement, from pysysbench_exec */
+            memcpy(args, e->pargs, (size_t)e->pn * sizeof(PyObject *));
+            memset(e->pargs, 0, sizeof(e->pargs));
+            *stmt = e->pstmt;
+            e->pstmt = NULL;
+            *nargs = e->pn;
+            return SOURCE_STATEMENT;
+        }
+        status = e->status;
+    } else
+        status = lua.resume(co, nres);
     if (status != LUA_YIELD) {              /* the runner never returns: it died (an error outside its pcall) */
         size_t len = 0;
         const char *msg = status == 0 ? NULL : lua.tolstring(co, -1, &len);
@@ -312,10 +710,9 @@ le_next(PyObject *self, int first, PyObject **stmt, PyObject **args, Py_ssize_t 
         }
         if (op == OP_EXEC && top >= 2 && top - 2 <= SOURCE_MAX_ARGS && lua.type(co, 2) == LUA_TNUMBER) {
             lua_Number d = lua.tonumber(co, 2);
-            Py_ssize_t id = (Py_ssize_t)d, n = top - 2, i;
-            PyObject *s;
-            if (d == (lua_Number)id && id > 0 && id < PyList_GET_SIZE(e->stmts)
-                    && (s = PyList_GET_ITEM(e->stmts, id)) != Py_None) {
+            Py_ssize_t n = top - 2, i;
+            PyObject *s = le_statement(e, d);
+            if (s != NULL) {
                 for (i = 0; i < n; i++) {
                     args[i] = le_value(co, 3 + (int)i);
                     if (args[i] == NULL)
@@ -326,7 +723,7 @@ le_next(PyObject *self, int first, PyObject **stmt, PyObject **args, Py_ssize_t 
                     Py_INCREF(s);
                     *stmt = s;
                     *nargs = n;
-                    e->last = id;
+                    e->last = (Py_ssize_t)d;
                     e->statements++;
                     return SOURCE_STATEMENT;
                 }
@@ -342,15 +739,17 @@ le_next(PyObject *self, int first, PyObject **stmt, PyObject **args, Py_ssize_t 
 
 static const EventSourceOps le_ops = {.next = le_next};
 
-/* LuaEvents(runner, address, stmts, counters): `runner` lupa's object of the suspended event
- * coroutine, `address` its lua_State (pysysbench_lua_thread_address) */
+/* LuaEvents(runner, address, stmts, counters, stacked=True): `runner` lupa's object of the
+ * suspended event coroutine, `address` its lua_State (pysysbench_lua_thread_address);
+ * `stacked`: stackful events where the platform has them (False: every statement yields) */
 static PyObject *
 le_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
     PyObject *runner, *stmts, *counters;
     unsigned long long address;
+    int stacked = 1;
     LuaEvents *e;
-    if (!PyArg_ParseTuple(args, "OKO!O", &runner, &address, &PyList_Type, &stmts, &counters))
+    if (!PyArg_ParseTuple(args, "OKO!O|p", &runner, &address, &PyList_Type, &stmts, &counters, &stacked))
         return NULL;
     if (!bound) {
         PyErr_SetString(PyExc_RuntimeError, "lua_bind() has not bound a LuaJIT module");
@@ -370,6 +769,7 @@ le_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     e->counters_type = Py_TYPE(counters);
     Py_INCREF(e->counters_type);
     e->reads_off = native_slot_offset(counters, s_reads);
+    e->stacked = stacked && HAVE_STACKS;
     return (PyObject *)e;
 }
 
@@ -380,12 +780,30 @@ le_traverse(LuaEvents *e, visitproc visit, void *arg)
     Py_VISIT(e->stmts);
     Py_VISIT(e->counters);
     Py_VISIT(e->reads);
+    Py_VISIT(e->pstmt);
+    for (int i = 0; i < SOURCE_MAX_ARGS; i++)
+        Py_VISIT(e->pargs[i]);
     return 0;
+}
+
+static void
+le_drop_parked(LuaEvents *e)
+{
+    Py_CLEAR(e->pstmt);
+    for (int i = 0; i < SOURCE_MAX_ARGS; i++)
+        Py_CLEAR(e->pargs[i]);
 }
 
 static int
 le_clear(LuaEvents *e)
 {
+    if (e->parked && e->runner != NULL) {     /* never left parked: its runtime may close next */
+        PyObject *r = le_unwind((PyObject *)e, NULL);
+        if (r == NULL)
+            PyErr_WriteUnraisable((PyObject *)e);
+        Py_XDECREF(r);
+    }
+    le_drop_parked(e);
     Py_CLEAR(e->runner);
     Py_CLEAR(e->stmts);
     Py_CLEAR(e->counters);
@@ -399,6 +817,8 @@ le_dealloc(LuaEvents *e)
 {
     PyObject_GC_UnTrack(e);
     le_clear(e);
+    if (!e->parked)                 /* a stack with live frames is never freed */
+        stack_free(&e->stack);
     Py_TYPE(e)->tp_free((PyObject *)e);
 }
 
@@ -406,7 +826,17 @@ static PyMemberDef le_members[] = {
     {"last", T_PYSSIZET, offsetof(LuaEvents, last), READONLY, "the id of the statement last handed out"},
     {"statements", T_LONGLONG, offsetof(LuaEvents, statements), READONLY, "statements handed out"},
     {"handovers", T_LONGLONG, offsetof(LuaEvents, handovers), READONLY, "yields left to the Python bridge"},
+    {"stacked", T_INT, offsetof(LuaEvents, stacked), READONLY, "1: the state runs on a C stack of its own"},
+    {"parked", T_INT, offsetof(LuaEvents, parked), READONLY,
+     "1: waiting inside pysysbench_exec for a statement, 2: inside pysysbench_event_done for the next event"},
+    {"unwinds", T_LONGLONG, offsetof(LuaEvents, unwinds), READONLY, "unwind() calls that found the state parked"},
     {NULL},
+};
+
+static PyMethodDef le_methods[] = {
+    {"unwind", le_unwind, METH_NOARGS,
+     "A state waiting inside pysysbench_exec yields its statement instead (before Python resumes it)."},
+    {NULL, NULL, 0, NULL},
 };
 
 static PyTypeObject LuaEventsType = {
@@ -420,6 +850,7 @@ static PyTypeObject LuaEventsType = {
     .tp_traverse = (traverseproc)le_traverse,
     .tp_clear = (inquiry)le_clear,
     .tp_members = le_members,
+    .tp_methods = le_methods,
 };
 
 static PyMethodDef bridge_functions[] = {

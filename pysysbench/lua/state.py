@@ -39,18 +39,28 @@ OP_DONE, OP_EXEC, OP_QUERY, OP_PREPARE, OP_CONNECT, OP_DISCONNECT, OP_RECONNECT,
 NO_RECONNECT = frozenset({"pgsql"})
 RECONNECT_TRIES = 100            # lost connection in the ignore list: reconnect attempts (1 ms apart, doubling)
 API_SOURCE = os.path.join(os.path.dirname(__file__), "sysbench.lua")
-# LuaJIT's JIT parameters for every state (None: LuaJIT's defaults).  Every state warms up on
-# its own: a loop is compiled after 56 passes (LuaJIT's hotloop, kept: at 1000 threads point
-# select's client CPU per query rose by a fifth with hotloop=300 or more, read_write's fell by
-# a sixth), and an exit taken from a trace 10 times gets a side trace of its own.
-# hotexit=1000 instead: at 1000 threads a state runs a few hundred events in a run, so its
-# side traces (read_write: about 12 MB of RSS per worker of 500 states) were compiled for a
-# handful of uses; at 8 threads a state takes 1000 exits in well under a second and compiles
-# them as before (docs/performance.md, "Lua at 1000 threads: which traces pay").  hotloop=10
-# once paid off while an interpreted draw boxed about ten uint64 cdata objects; with
-# sysbench.rand's generator in C (lua/bridge.c) it only compiled more traces.  A script may
-# still set its own.
-JIT_OPTIONS: str | None = "hotexit=1000"
+# LuaJIT's JIT parameters for a state (None: LuaJIT's defaults), by how many states its process
+# holds.  Every state warms up on its own: a loop is compiled after 56 passes (LuaJIT's
+# hotloop, kept: at 1000 threads point select's client CPU per query rose by a fifth with
+# hotloop=300 or more, read_write's fell by a sixth), and an exit taken from a trace 10 times
+# gets a side trace of its own.  With few states, side traces pay: an OLTP event runs as one
+# trace with its statements (stackful events, lua/bridge.c), and a branch it takes now and then
+# would otherwise leave the rest of the event to the interpreter.  From HUGE_PAGE_STATES states
+# on (1000 threads: a state runs a few hundred events in a 10-s run), none: they were memory
+# compiled for a handful of uses (read_write: about 5-12 MB of RSS per worker of 500 states,
+# docs/performance.md, "Lua at 1000 threads: which traces pay").  `hotexit=1000` is "never":
+# LuaJIT counts a snapshot's exits in 8 bits, which stop at 255 (until 2026-12-04 every state
+# had it, so no state compiled a side trace; `maxside=0` still lets some through).  hotloop=10
+# once paid off while an interpreted
+# draw boxed about ten uint64 cdata objects; with sysbench.rand's generator in C it only
+# compiled more traces.  A script's own jit.opt.start wins.
+JIT_OPTIONS: str | None = None
+JIT_OPTIONS_MANY: str | None = "hotexit=1000"
+# Stackful events (lua/bridge.c): a benchmark thread's state runs on a C stack of its own and
+# its prepared statements reach the C event loop from an FFI call, without a coroutine yield;
+# PYSYSBENCH_LUA_STACKS=off yields every statement instead (the path the stacks fall back to
+# where the platform has none), for comparison.
+STACKS_ENV = "PYSYSBENCH_LUA_STACKS"
 
 # MySQL errors whose SQLSTATE the library does not hand over (the wire does)
 MYSQL_SQLSTATE = {"1048": "23000", "1062": "23000", "1406": "22001", "1051": "42S02", "1146": "42S02",
@@ -67,12 +77,13 @@ return function(fn, ...)
    local ok, r = pcall(fn, ...)
    return 0, ok, r
 end, function(tid)
-   local after = sysbench.after_event
+   local after, done = sysbench.after_event, sysbench.event_done
    yield(0, true, false)     -- started: each resume from here on runs one event
    while true do
       local ok, r = pcall(event, tid)
       if ok and not r then after() end
-      yield(0, ok, r)
+      -- on a state's own C stack (lua/bridge.c) the event's end goes to the C loop in a call
+      if done == nil or done(ok, r) < 0 then yield(0, ok, r) end
    end
 end, function(path, H, jit_options)
    -- path: sysbench.lua's bytecode (compiled once per process) or its source
@@ -307,11 +318,13 @@ class LuaState:
         path, cpath = package_path()
         package = rt.globals().package
         package.path, package.cpath = path, cpath
-        self._load_api(_api(rt), self._host(script_path, argv or [], command), JIT_OPTIONS)
+        self._load_api(_api(rt), self._host(script_path, argv or [], command),
+                       JIT_OPTIONS_MANY if many else JIT_OPTIONS)
         self.sysbench = rt.globals().sysbench
         if many:
             huge_heap()
         self._runner = None
+        self._native: Any = None   # the LuaEvents of native_events: its runner may wait inside a statement
         _open_states.add(self)
         self._ops = {OP_QUERY: self._query, OP_PREPARE: self._prepare, OP_CONNECT: self._connect,
                      OP_DISCONNECT: self._disconnect, OP_RECONNECT: self._reconnect, OP_SLEEP: self._sleep,
@@ -359,16 +372,26 @@ class LuaState:
         f, err = self._loader(path, modname)
         return f, (None if f is not None else str(err))
 
+    def _unwind(self) -> None:
+        """Before Python enters the state through lupa: a stackful event waiting inside a
+        statement or at its end (a live trace: lua/bridge.c) goes to an ordinary yield."""
+        if self._native is not None:
+            self._native.unwind()
+
     def global_(self, name: str) -> Any:
+        self._unwind()
         return self.rt.globals()[name]
 
     async def call(self, fn: Any, *args: Any) -> tuple[bool, Any]:
         """Run ``fn(*args)`` to the end as a coroutine: (ok, result or error value)."""
+        self._unwind()
         co = self._call.coroutine(fn, *args)
         return await self._drive(co, None)
 
     def _events(self) -> Any:
-        """The runner coroutine, started (suspended where each resume runs one event)."""
+        """The runner coroutine, started (suspended where each resume runs one event), at
+        an ordinary yield: a stackful event waiting inside its statement yields it first."""
+        self._unwind()
         runner = self._runner
         if runner is None:
             runner = self._runner = self._runner_fn.coroutine(self.tid)
@@ -391,7 +414,9 @@ class LuaState:
         if address is None:
             return None
         runner = self._events()
-        return LuaEvents(runner, int(address(runner)), self.stmts, self.counters)
+        stacked = os.environ.get(STACKS_ENV, "").strip().lower() not in ("off", "0", "no", "false")
+        self._native = LuaEvents(runner, int(address(runner)), self.stmts, self.counters, stacked)
+        return self._native
 
     async def finish_event(self, source: Any, outcome: Any, failed: Callable[[Any], Any]) -> Any:
         """The rest of an event the C event loop of ``source`` (:meth:`native_events`) left to
@@ -585,6 +610,9 @@ class LuaState:
         proxy of the runtime is dropped (the runtime is freed now, by reference count)."""
         self.stmts = [None]
         _open_states.discard(self)
+        if self._native is not None:   # a thread stopped inside an event: out of it before lua_close
+            self._unwind()
+            self._native = None
         if self.rt is not None:
             self._runner = None
             try:

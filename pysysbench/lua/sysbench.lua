@@ -92,7 +92,10 @@ end
 -----------------------------------------------------------------------------
 -- sysbench.rand: xoroshiro128+ per state, sysbench's formulas (spec 3, sysbench.md 4)
 -----------------------------------------------------------------------------
-local rnd_u64, rnd_double, rnd_string, rng_s
+local rnd_u64, rnd_double, rnd_string, rng_s, c_special
+-- Stmt:execute's statement handed to the C event loop without a yield (lua/bridge.c's
+-- pysysbench_exec*, where the host has the extension), and a runner's event end
+local c_exec1, c_exec2, c_exec4, c_done, on_stack
 if ffi then
    rng_s = ffi.new("uint64_t[2]")
    local two32 = ffi.cast("uint64_t", 4294967296)   -- (no ULL literal: this file also parses as Lua 5.x)
@@ -104,11 +107,21 @@ if ffi then
 uint64_t pysysbench_rand_u64(uint64_t *s);
 double pysysbench_rand_double(uint64_t *s);
 void pysysbench_rand_string(uint64_t *s, const char *fmt, size_t n, char *out);
+double pysysbench_rand_special(uint64_t *s, double a, double b, double iter, double pct, double res);
+int pysysbench_exec1(int id, int sig, double n1, const char *s1, double l1);
+int pysysbench_exec2(int id, int sig, double n1, const char *s1, double l1, double n2, const char *s2, double l2);
+int pysysbench_exec4(int id, int sig, double n1, const char *s1, double l1, double n2, const char *s2, double l2,
+                     double n3, const char *s3, double l3, double n4, const char *s4, double l4);
+int pysysbench_event_done(int stop);
+extern int pysysbench_stacked[1];
 ]]
       return ffi.load(H.native_path)
    end))
    if type(C) == "userdata" then
+      c_exec1, c_exec2, c_exec4 = C.pysysbench_exec1, C.pysysbench_exec2, C.pysysbench_exec4
+      c_done, on_stack = C.pysysbench_event_done, C.pysysbench_stacked
       local c_u64, c_double, c_string = C.pysysbench_rand_u64, C.pysysbench_rand_double, C.pysysbench_rand_string
+      c_special = C.pysysbench_rand_special
       rnd_u64 = function() return c_u64(rng_s) end
       rnd_double = function() return c_double(rng_s) end
       local buf, size = nil, 0
@@ -180,6 +193,9 @@ local function r_special(a, b)
    end
    local d = t * spec_pct / 100.0
    return to_u32(a + floor(u * (d + 1) + t / 2.0 - t * spec_pct / 200.0))
+end
+if c_special then     -- the same in C (lua/bridge.c): no branch left in the caller's trace
+   r_special = function(a, b) return c_special(rng_s, a, b, spec_iter, spec_pct, spec_res) end
 end
 local function r_pareto(a, b)
    return to_u32(a + floor(((b - a + 1) % 4294967296) * rnd_double() ^ pareto_power))
@@ -667,6 +683,17 @@ function Param:set_rand_str(fmt)
    self.v = s
 end
 
+-- a parameter as pysysbench_exec* take it: its ARG_* code (-1: not one they take), number,
+-- string and length
+local function exec_arg(v)
+   local tv = type(v)
+   if tv == "number" then return 1, v, nil, 0 end
+   if tv == "string" then return 2, 0, v, #v end
+   if tv == "boolean" then return 3, v and 1 or 0, nil, 0 end
+   if v == nil then return 0, 0, nil, 0 end
+   return -1, 0, nil, 0
+end
+
 function Stmt:execute()
    local con, cf = self.connection, self.cf
    if cf.closed then
@@ -676,6 +703,38 @@ function Stmt:execute()
    free_slot(cf.rs)
    local p, n = self.params, self.nparams
    local r, a, b, c, d
+   if c_exec1 ~= nil and on_stack[0] ~= 0 and n <= 4 then
+      -- on the state's own C stack the statement goes to the loop in this call (-2: not
+      -- there, -1: it failed or the thread stops: the yield below, which the host answers)
+      local id = self.id
+      if n == 1 then
+         local c1, n1, s1, l1 = exec_arg(p[1].v)
+         if c1 >= 0 then r = c_exec1(id, 1 + 8 * c1, n1, s1, l1) end
+      elseif n == 2 then
+         local c1, n1, s1, l1 = exec_arg(p[1].v)
+         local c2, n2, s2, l2 = exec_arg(p[2].v)
+         if c1 >= 0 and c2 >= 0 then r = c_exec2(id, 2 + 8 * c1 + 32 * c2, n1, s1, l1, n2, s2, l2) end
+      elseif n == 0 then
+         r = c_exec1(id, 0, 0, nil, 0)
+      else
+         local c1, n1, s1, l1 = exec_arg(p[1].v)
+         local c2, n2, s2, l2 = exec_arg(p[2].v)
+         local c3, n3, s3, l3 = exec_arg(p[3].v)
+         local c4, n4, s4, l4 = 0, 0, nil, 0
+         if n == 4 then c4, n4, s4, l4 = exec_arg(p[4].v) end
+         if c1 >= 0 and c2 >= 0 and c3 >= 0 and c4 >= 0 then
+            r = c_exec4(id, n + 8 * c1 + 32 * c2 + 128 * c3 + 512 * c4, n1, s1, l1, n2, s2, l2, n3, s3, l3,
+                        n4, s4, l4)
+         end
+      end
+      if r == 0 then ok_state(cf); return NULL_RESULT end
+      if r == 1 then
+         ok_state(cf)
+         local rs = cf.rs
+         rs.valid, rs.nfields, rs.nrows, rs.data, rs.pos = true, 0, 0, nil, 0
+         return rs
+      end
+   end
    if n == 0 then r, a, b, c, d = yield(OP_EXEC, self.id)
    elseif n == 1 then r, a, b, c, d = yield(OP_EXEC, self.id, p[1].v)
    elseif n == 2 then r, a, b, c, d = yield(OP_EXEC, self.id, p[1].v, p[2].v)
@@ -848,6 +907,13 @@ local builtin_thread_run = thread_run
 -- call returning uint64_t boxes a cdata (24 bytes of garbage an event, and the collector's
 -- work on it was about a third of a point select's time in LuaJIT)
 sysbench.after_event = H.percentile > 0 and function() rnd_double() end or function() end
+-- for the host's runner: an event's end handed to the C event loop without a yield, so that
+-- the runner's loop compiles as one trace with its statements (lua/bridge.c's
+-- pysysbench_event_done); < 0: yield it (not on a state's own stack, or a failed event)
+sysbench.event_done = c_done and function(ok, r)
+   if not ok or on_stack[0] == 0 then return -2 end
+   return c_done((r ~= nil and r ~= false) and 1 or 0)
+end or nil
 -- for the host: does the script run its own event loop?
 function sysbench.own_thread_run() return thread_run ~= builtin_thread_run end
 

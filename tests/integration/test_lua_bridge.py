@@ -6,6 +6,7 @@ statements, counts and output either way (lua/bridge_mix.lua mixes both kinds)."
 from __future__ import annotations
 
 import os
+import platform
 import re
 import subprocess
 import sys
@@ -37,8 +38,12 @@ def _python_twin(db, *args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.skipif(native.LuaEvents is None, reason="the C extension is not built")
+@pytest.mark.parametrize("stacks", ["on", "off"])
 def test_the_bridge_serves_statements_in_c_and_leaves_the_rest_to_python(server_db, capfd, monkeypatch,
-                                                                          parse_summary):
+                                                                          parse_summary, stacks):
+    # stacks on (where the platform has them): each state runs on a C stack of its own and its
+    # statements and event ends reach the loop through FFI calls; off: every one is yielded
+    monkeypatch.setenv(lua_state.STACKS_ENV, stacks)
     db = server_db
     sources = []
     made = lua_state.LuaState.native_events
@@ -58,6 +63,9 @@ def test_the_bridge_serves_statements_in_c_and_leaves_the_rest_to_python(server_
         assert main([str(SCRIPT), *db.opts, "cleanup"]) == 0
 
         assert len(sources) == 2 and all(s is not None for s in sources)
+        stacked = stacks == "on" and platform.machine() in ("x86_64", "AMD64")
+        assert [s.stacked for s in sources] == [int(stacked)] * 2
+        assert not any(s.parked for s in sources)     # every state left its stack at its end
         # per thread: 72 events (60 and the 12 restarted) of 3 statements each; a query (every
         # 7th), a sleep (11th) and a failed insert (5th) are left to Python, with what follows
         assert all(s.statements >= 120 for s in sources), [s.statements for s in sources]
@@ -81,3 +89,55 @@ def test_the_bridge_serves_statements_in_c_and_leaves_the_rest_to_python(server_
     assert summary["ignored_errors"] == 2 * 12 and summary["reconnects"] == 0
     assert summary["transactions"] == 2 * (59 - 11)     # a failed event and its restart count once
     assert [tuple(int(v) for v in r) for r in c_rows] == [tuple(int(v) for v in r) for r in py_rows]
+
+
+HANG = """
+function thread_init()
+   con = sysbench.sql.driver():connect()
+   slow = con:prepare(SLOW)
+   p = slow:bind_create(sysbench.sql.type.INT)
+   slow:bind_param(p)
+   n = 0
+end
+function event()
+   n = n + 1
+   if sysbench.tid == 1 and n == 3 then error("thread 1 gives up") end
+   p:set(1)
+   slow:execute()          -- thread 0 waits in here (its own C stack) when thread 1 fails
+end
+"""
+SLOW = {"mysql": "SELECT SLEEP(0.3) + ?", "pgsql": "SELECT pg_sleep(0.3), $1::int"}
+
+
+@pytest.mark.skipif(native.LuaEvents is None, reason="the C extension is not built")
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="no stackful events on this platform")
+def test_a_thread_stopped_inside_its_statement_leaves_its_stack_cleanly(server_db, tmp_path, capfd, monkeypatch):
+    # thread 1's error ends the run while thread 0 waits inside pysysbench_exec (or at its
+    # event's end): its state is unwound to an ordinary yield before Python enters it again and
+    # closes it (no crash, no hang), and the error is reported as sysbench reports it
+    db = server_db
+    script = tmp_path / "hang.lua"
+    script.write_text(HANG.replace("SLOW", repr(SLOW[db.name]).replace("'", '"')))
+    sources = []
+    made = lua_state.LuaState.native_events
+
+    def keep(self):
+        src = made(self)
+        sources.append(src)
+        return src
+
+    monkeypatch.setattr(lua_state.LuaState, "native_events", keep)
+    rc = main([str(script), *db.opts, "--threads=2", "--workers=1", "--time=20", "run"])
+    out = capfd.readouterr()
+    assert rc == 1, out
+    assert "thread 1 gives up" in out.err + out.out, out
+    assert len(sources) == 2 and all(s.stacked for s in sources)
+    assert sources[0].unwinds >= 1 and not any(s.parked for s in sources), [(s.unwinds, s.parked) for s in sources]
+
+    # the same in a process of its own, as a user runs it: one clear error, no traceback
+    proc = subprocess.run([sys.executable, "-m", "pysysbench", str(script), *db.opts, "--threads=2", "--workers=1",
+                           "--time=20", "run"], capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, PYTHONPATH=str(REPO)), cwd=REPO)
+    text = proc.stdout + proc.stderr
+    assert proc.returncode == 1 and "thread 1 gives up" in text, text
+    assert "Traceback" not in text and "Fatal Python error" not in text and "Segmentation" not in text, text

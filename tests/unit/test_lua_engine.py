@@ -12,6 +12,7 @@ from pysysbench.cli.main import main
 from pysysbench.drivers.mysql.scan import mysql_scan
 from pysysbench.drivers.pgsql.scan import pg_scan
 from pysysbench.drivers.wire import TextResult
+from pysysbench.lua import state as lua_state
 from pysysbench.lua.log import Log
 from pysysbench.lua.options import convert, strtod
 from pysysbench.options import OptType
@@ -260,9 +261,10 @@ def test_script_finalizers_run_when_its_state_ends(tmp_path, capfd, threads):
 
 
 SIDE_TRACES = """
-local side = 0
+local side, recording = 0, {}
 jit.attach(function(what, tr, func, pc, parent)
-  if what == "start" and parent then side = side + 1 end
+  if what == "start" then recording[tr] = parent ~= nil
+  elseif what == "stop" and recording[tr] then side = side + 1 end   -- a side trace compiled
 end, "trace")
 OWN
 function event()
@@ -275,14 +277,29 @@ function thread_done() print(side .. " side traces") end
 """
 
 
-@pytest.mark.parametrize("own, expect", [("", "0"), ('jit.opt.start("hotexit=10")', "1+")])
-def test_states_compile_side_traces_late_unless_the_script_says(tmp_path, capfd, own, expect):
-    # every state starts with hotexit=1000 (lua/state.py JIT_OPTIONS: at 1000 threads a state's
-    # side traces were memory compiled for a handful of uses); a script's own jit.opt wins
-    lines = _run(tmp_path, capfd, SIDE_TRACES.replace("OWN", own), "--events=2")
-    assert len(lines) == 1 and lines[0].endswith(" side traces"), lines
-    n = int(lines[0].split()[0])
-    assert (n == 0) if expect == "0" else (n >= 1), lines
+@pytest.mark.parametrize("threads, own, expect", [
+    (1, "", "1+"), (40, "", "some 0"), (40, 'jit.opt.start("hotexit=10")', "all 1+"),
+    (1, 'jit.opt.start("hotexit=1000")', "0")])
+def test_states_compile_side_traces_unless_the_process_holds_many(tmp_path, capfd, monkeypatch, threads, own,
+                                                                  expect):
+    # lua/state.py: LuaJIT's defaults for the first HUGE_PAGE_STATES states of a process, no side
+    # traces (JIT_OPTIONS_MANY) for the rest; a script's own jit.opt wins either way
+    monkeypatch.setattr(lua_state, "HUGE_PAGE_STATES", 8)
+    script = tmp_path / "t.lua"
+    script.write_text(SIDE_TRACES.replace("OWN", own))
+    assert main([str(script), f"--threads={threads}", "--workers=1", f"--sqlite-db={tmp_path / 'x.db'}",
+                 f"--events={threads * 3}", "run"]) == 0
+    lines = [line for line in capfd.readouterr().out.splitlines() if line.endswith(" side traces")]
+    counts = [int(line.split()[0]) for line in lines]
+    assert len(counts) == threads, lines
+    if expect == "1+":
+        assert counts[0] >= 1, lines
+    elif expect == "0":
+        assert counts == [0], lines
+    elif expect == "some 0":       # the states after the 8th: none
+        assert counts.count(0) >= threads - 8 and max(counts) >= 1, lines
+    else:
+        assert min(counts) >= 1, lines
 
 
 NPARAMS = """function event()
