@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import os
+import sys
 import tempfile
 import weakref
 from typing import Any, Callable
@@ -61,6 +62,9 @@ JIT_OPTIONS_MANY: str | None = "hotexit=1000"
 # PYSYSBENCH_LUA_STACKS=off yields every statement instead (the path the stacks fall back to
 # where the platform has none), for comparison.
 STACKS_ENV = "PYSYSBENCH_LUA_STACKS"
+# Python code a script reaches through lupa runs on the state's stack: up to 3.13 Python counts
+# its C recursion; 3.14 checks the stack pointer against the thread's own stack
+STACKS_PYTHON = sys.version_info < (3, 14)
 
 # MySQL errors whose SQLSTATE the library does not hand over (the wire does)
 MYSQL_SQLSTATE = {"1048": "23000", "1062": "23000", "1406": "22001", "1051": "42S02", "1146": "42S02",
@@ -414,7 +418,7 @@ class LuaState:
         if address is None:
             return None
         runner = self._events()
-        stacked = os.environ.get(STACKS_ENV, "").strip().lower() not in ("off", "0", "no", "false")
+        stacked = STACKS_PYTHON and os.environ.get(STACKS_ENV, "").strip().lower() not in ("off", "0", "no", "false")
         self._native = LuaEvents(runner, int(address(runner)), self.stmts, self.counters, stacked)
         return self._native
 

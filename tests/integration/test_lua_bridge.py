@@ -63,7 +63,7 @@ def test_the_bridge_serves_statements_in_c_and_leaves_the_rest_to_python(server_
         assert main([str(SCRIPT), *db.opts, "cleanup"]) == 0
 
         assert len(sources) == 2 and all(s is not None for s in sources)
-        stacked = stacks == "on" and platform.machine() in ("x86_64", "AMD64")
+        stacked = stacks == "on" and platform.machine() in ("x86_64", "AMD64") and lua_state.STACKS_PYTHON
         assert [s.stacked for s in sources] == [int(stacked)] * 2
         assert not any(s.parked for s in sources)     # every state left its stack at its end
         # per thread: 72 events (60 and the 12 restarted) of 3 statements each; a query (every
@@ -110,7 +110,8 @@ SLOW = {"mysql": "SELECT SLEEP(0.3) + ?", "pgsql": "SELECT pg_sleep(0.3), $1::in
 
 
 @pytest.mark.skipif(native.LuaEvents is None, reason="the C extension is not built")
-@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="no stackful events on this platform")
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64") or not lua_state.STACKS_PYTHON,
+                    reason="no stackful events on this platform or Python")
 def test_a_thread_stopped_inside_its_statement_leaves_its_stack_cleanly(server_db, tmp_path, capfd, monkeypatch):
     # thread 1's error ends the run while thread 0 waits inside pysysbench_exec (or at its
     # event's end): its state is unwound to an ordinary yield before Python enters it again and
