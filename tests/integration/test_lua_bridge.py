@@ -37,14 +37,8 @@ def _python_twin(db, *args: str) -> subprocess.CompletedProcess:
                           text=True, timeout=120, env=env, cwd=REPO)
 
 
-@pytest.mark.skipif(native.LuaEvents is None, reason="the C extension is not built")
-@pytest.mark.parametrize("stacks", ["on", "off"])
-def test_the_bridge_serves_statements_in_c_and_leaves_the_rest_to_python(server_db, capfd, monkeypatch,
-                                                                          parse_summary, stacks):
-    # stacks on (where the platform has them): each state runs on a C stack of its own and its
-    # statements and event ends reach the loop through FFI calls; off: every one is yielded
-    monkeypatch.setenv(lua_state.STACKS_ENV, stacks)
-    db = server_db
+def _kept_sources(monkeypatch) -> list:
+    """The LuaEvents every state of the run makes (LuaState.native_events), kept for the test."""
     sources = []
     made = lua_state.LuaState.native_events
 
@@ -54,6 +48,18 @@ def test_the_bridge_serves_statements_in_c_and_leaves_the_rest_to_python(server_
         return src
 
     monkeypatch.setattr(lua_state.LuaState, "native_events", keep)
+    return sources
+
+
+@pytest.mark.skipif(native.LuaEvents is None, reason="the C extension is not built")
+@pytest.mark.parametrize("stacks", ["on", "off"])
+def test_the_bridge_serves_statements_in_c_and_leaves_the_rest_to_python(server_db, capfd, monkeypatch,
+                                                                          parse_summary, stacks):
+    # stacks on (where the platform has them): each state runs on a C stack of its own and its
+    # statements and event ends reach the loop through FFI calls; off: every one is yielded
+    monkeypatch.setenv(lua_state.STACKS_ENV, stacks)
+    db = server_db
+    sources = _kept_sources(monkeypatch)
     try:
         assert main([str(SCRIPT), *db.opts, "prepare"]) == 0
         capfd.readouterr()
@@ -119,15 +125,7 @@ def test_a_thread_stopped_inside_its_statement_leaves_its_stack_cleanly(server_d
     db = server_db
     script = tmp_path / "hang.lua"
     script.write_text(HANG.replace("SLOW", repr(SLOW[db.name]).replace("'", '"')))
-    sources = []
-    made = lua_state.LuaState.native_events
-
-    def keep(self):
-        src = made(self)
-        sources.append(src)
-        return src
-
-    monkeypatch.setattr(lua_state.LuaState, "native_events", keep)
+    sources = _kept_sources(monkeypatch)
     rc = main([str(script), *db.opts, "--threads=2", "--workers=1", "--time=20", "run"])
     out = capfd.readouterr()
     assert rc == 1, out
