@@ -52,9 +52,8 @@ API_SOURCE = os.path.join(os.path.dirname(__file__), "sysbench.lua")
 # docs/performance.md, "Lua at 1000 threads: which traces pay").  `hotexit=1000` is "never":
 # LuaJIT counts a snapshot's exits in 8 bits, which stop at 255 (until 2026-12-04 every state
 # had it, so no state compiled a side trace; `maxside=0` still lets some through).  hotloop=10
-# once paid off while an interpreted
-# draw boxed about ten uint64 cdata objects; with sysbench.rand's generator in C it only
-# compiled more traces.  A script's own jit.opt.start wins.
+# once paid off while an interpreted draw boxed about ten uint64 cdata objects; with
+# sysbench.rand's generator in C it only compiled more traces.  A script's own jit.opt.start wins.
 JIT_OPTIONS: str | None = None
 JIT_OPTIONS_MANY: str | None = "hotexit=1000"
 # Stackful events (lua/bridge.c): a benchmark thread's state runs on a C stack of its own and

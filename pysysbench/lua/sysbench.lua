@@ -516,7 +516,7 @@ local function send_query(con, query)
    end
    free_rs(con)
    local r, a, b, c, d = yield(OP_QUERY, con.cid, query)
-   if r == 0 or r == 1 then
+   if r == 0 or r == 1 then  -- answered on the stack: nothing to yield
       ok_state(con)
       return r, a, b, c
    end
@@ -727,15 +727,9 @@ function Stmt:execute()
                         n4, s4, l4)
          end
       end
-      if r == 0 then ok_state(cf); return NULL_RESULT end
-      if r == 1 then
-         ok_state(cf)
-         local rs = cf.rs
-         rs.valid, rs.nfields, rs.nrows, rs.data, rs.pos = true, 0, 0, nil, 0
-         return rs
-      end
    end
-   if n == 0 then r, a, b, c, d = yield(OP_EXEC, self.id)
+   if r == 0 or r == 1 then  -- answered on the stack: nothing to yield
+   elseif n == 0 then r, a, b, c, d = yield(OP_EXEC, self.id)
    elseif n == 1 then r, a, b, c, d = yield(OP_EXEC, self.id, p[1].v)
    elseif n == 2 then r, a, b, c, d = yield(OP_EXEC, self.id, p[1].v, p[2].v)
    elseif n == 3 then r, a, b, c, d = yield(OP_EXEC, self.id, p[1].v, p[2].v, p[3].v)
