@@ -92,7 +92,7 @@ end
 -----------------------------------------------------------------------------
 -- sysbench.rand: xoroshiro128+ per state, sysbench's formulas (spec 3, sysbench.md 4)
 -----------------------------------------------------------------------------
-local rnd_u64, rnd_double, rnd_string, rng_s, c_special
+local rnd_u64, rnd_double, rnd_string, rnd_fill, rng_s, c_special
 -- Stmt:execute's statement handed to the C event loop without a yield (lua/bridge.c's
 -- pysysbench_exec*, where the host has the extension), and a runner's event end
 local c_exec1, c_exec2, c_exec4, c_done, on_stack
@@ -132,6 +132,7 @@ extern int pysysbench_stacked[1];
          c_string(rng_s, fmt, n, buf)
          return ffi.string(buf, n)
       end
+      rnd_fill = function(fmt, n, out) c_string(rng_s, fmt, n, out) end
    end
 end
 if ffi and not rnd_u64 then
@@ -641,7 +642,8 @@ function Stmt:bind_create(btype, max_len)
    else
       error("Unsupported argument type: " .. btype, 2)
    end
-   return setmetatable({type = t, max_len = max_len, v = nil, is_null = 0}, Param)
+   return setmetatable({type = t, max_len = max_len, v = nil, is_null = 0, buf = nil, bufsize = 0, blen = 0},
+                       Param)
 end
 
 function Stmt:bind_param(...)
@@ -678,17 +680,41 @@ end
 
 function Param:set_rand_str(fmt)
    if self.type ~= T_VARCHAR then error("Unsupported argument type: " .. tostring(self.type), 2) end
+   if rnd_fill ~= nil and type(fmt) == "string" then
+      -- drawn into the parameter's own buffer, as sysbench draws into its bind buffer: no
+      -- string per call (oltp_read_write's update and insert: three a event, 0.4 KB of garbage
+      -- that grew each state's heap to twice its live size between collections).  v is then
+      -- that cdata; param_value turns it into a string where a yield needs one
+      local n, buf = #fmt, self.buf
+      if buf == nil or n > self.bufsize then
+         buf = ffi.new("char[?]", n > 0 and n or 1)
+         self.buf, self.bufsize = buf, n
+      end
+      rnd_fill(fmt, n, buf)
+      self.blen = n > self.max_len and self.max_len or n
+      self.v = buf
+      return
+   end
    local s = r_string(fmt)
    if #s > self.max_len then s = ssub(s, 1, self.max_len) end
    self.v = s
 end
 
+-- a parameter's value as Lua has it (set_rand_str's buffer as a string)
+local function param_value(p)
+   local v = p.v
+   if type(v) == "cdata" then return ffi.string(v, p.blen) end
+   return v
+end
+
 -- a parameter as pysysbench_exec* take it: its ARG_* code (-1: not one they take), number,
--- string and length
-local function exec_arg(v)
+-- string (or set_rand_str's buffer) and length
+local function exec_arg(p)
+   local v = p.v
    local tv = type(v)
    if tv == "number" then return 1, v, nil, 0 end
    if tv == "string" then return 2, 0, v, #v end
+   if tv == "cdata" then return 2, 0, v, p.blen end
    if tv == "boolean" then return 3, v and 1 or 0, nil, 0 end
    if v == nil then return 0, 0, nil, 0 end
    return -1, 0, nil, 0
@@ -708,20 +734,20 @@ function Stmt:execute()
       -- there, -1: it failed or the thread stops: the yield below, which the host answers)
       local id = self.id
       if n == 1 then
-         local c1, n1, s1, l1 = exec_arg(p[1].v)
+         local c1, n1, s1, l1 = exec_arg(p[1])
          if c1 >= 0 then r = c_exec1(id, 1 + 8 * c1, n1, s1, l1) end
       elseif n == 2 then
-         local c1, n1, s1, l1 = exec_arg(p[1].v)
-         local c2, n2, s2, l2 = exec_arg(p[2].v)
+         local c1, n1, s1, l1 = exec_arg(p[1])
+         local c2, n2, s2, l2 = exec_arg(p[2])
          if c1 >= 0 and c2 >= 0 then r = c_exec2(id, 2 + 8 * c1 + 32 * c2, n1, s1, l1, n2, s2, l2) end
       elseif n == 0 then
          r = c_exec1(id, 0, 0, nil, 0)
       else
-         local c1, n1, s1, l1 = exec_arg(p[1].v)
-         local c2, n2, s2, l2 = exec_arg(p[2].v)
-         local c3, n3, s3, l3 = exec_arg(p[3].v)
+         local c1, n1, s1, l1 = exec_arg(p[1])
+         local c2, n2, s2, l2 = exec_arg(p[2])
+         local c3, n3, s3, l3 = exec_arg(p[3])
          local c4, n4, s4, l4 = 0, 0, nil, 0
-         if n == 4 then c4, n4, s4, l4 = exec_arg(p[4].v) end
+         if n == 4 then c4, n4, s4, l4 = exec_arg(p[4]) end
          if c1 >= 0 and c2 >= 0 and c3 >= 0 and c4 >= 0 then
             r = c_exec4(id, n + 8 * c1 + 32 * c2 + 128 * c3 + 512 * c4, n1, s1, l1, n2, s2, l2, n3, s3, l3,
                         n4, s4, l4)
@@ -730,14 +756,16 @@ function Stmt:execute()
    end
    if r == 0 or r == 1 then  -- answered on the stack: nothing to yield
    elseif n == 0 then r, a, b, c, d = yield(OP_EXEC, self.id)
-   elseif n == 1 then r, a, b, c, d = yield(OP_EXEC, self.id, p[1].v)
-   elseif n == 2 then r, a, b, c, d = yield(OP_EXEC, self.id, p[1].v, p[2].v)
-   elseif n == 3 then r, a, b, c, d = yield(OP_EXEC, self.id, p[1].v, p[2].v, p[3].v)
+   elseif n == 1 then r, a, b, c, d = yield(OP_EXEC, self.id, param_value(p[1]))
+   elseif n == 2 then r, a, b, c, d = yield(OP_EXEC, self.id, param_value(p[1]), param_value(p[2]))
+   elseif n == 3 then
+      r, a, b, c, d = yield(OP_EXEC, self.id, param_value(p[1]), param_value(p[2]), param_value(p[3]))
    elseif n == 4 then        -- oltp_common's INSERT: no table of arguments an event
-      r, a, b, c, d = yield(OP_EXEC, self.id, p[1].v, p[2].v, p[3].v, p[4].v)
+      r, a, b, c, d = yield(OP_EXEC, self.id, param_value(p[1]), param_value(p[2]), param_value(p[3]),
+                            param_value(p[4]))
    else
       local args = {}
-      for i = 1, n do args[i] = p[i].v end
+      for i = 1, n do args[i] = param_value(p[i]) end
       r, a, b, c, d = yield(OP_EXEC, self.id, unpack(args, 1, n))
    end
    if r == 0 then ok_state(cf); return NULL_RESULT end
@@ -1038,7 +1066,7 @@ function db_execute(s)
    free_rs(con)
    local p, n = stmt.params or {}, stmt.nparams
    local args = {}
-   for i = 1, n do args[i] = p[i].v end
+   for i = 1, n do args[i] = param_value(p[i]) end
    local r, a, b, c, d = yield(OP_EXEC, stmt.id, unpack(args, 1, n))
    if r ~= 0 and r ~= 1 then
       local e = sql_failure(con, "<prepared statement>", a, b, c, d)

@@ -1,5 +1,5 @@
 -- What lua/bridge.c serves in C (prepared statements with integer, NULL and string
--- parameters, reads and writes) and what it leaves to the Python bridge (a plain query, a
+-- parameters, set_rand_str's among them, reads and writes) and what it leaves to the Python bridge (a plain query, a
 -- sleep, a failed statement restarted as an ignorable error, an event stopping its thread),
 -- in one event.  tests/integration/test_lua_bridge.py runs it both ways.
 
@@ -42,7 +42,11 @@ function event()
    if n % 5 == 0 then id = id - 1 end        -- the last event's key: ignored, the event restarts
    ip[1]:set(id)
    ip[2]:set(nil)
-   ip[3]:set("\195\188-" .. n)               -- a UTF-8 string
+   if n % 3 == 0 then
+      ip[3]:set_rand_str("@@@-" .. string.rep("#", 44))   -- drawn into the parameter, cut to 40
+   else
+      ip[3]:set("\195\188-" .. n)            -- a UTF-8 string
+   end
    ins:execute()
    if n % 7 == 0 then
       nulls = tonumber(con:query_row("SELECT COUNT(*) FROM sbtest_bridge WHERE k IS NULL"))
