@@ -478,10 +478,9 @@ function Driver:connect()
 end
 
 local function free_slot(rs)
-   if rs.valid then
-      rs.valid = false
-      rs.nrows, rs.nfields, rs.data, rs.pos = 0, 0, nil, 0
-   end
+   -- without a branch: a trace through here would leave (an exit) whenever the previous
+   -- statement's result differed in kind from the one it was recorded with
+   rs.valid, rs.nrows, rs.nfields, rs.data, rs.pos = false, 0, 0, nil, 0
 end
 local function free_rs(con) free_slot(con.rs) end
 
@@ -642,8 +641,7 @@ function Stmt:bind_create(btype, max_len)
    else
       error("Unsupported argument type: " .. btype, 2)
    end
-   return setmetatable({type = t, max_len = max_len, v = nil, is_null = 0, buf = nil, bufsize = 0, blen = 0},
-                       Param)
+   return setmetatable({type = t, max_len = max_len, v = nil, is_null = 0}, Param)
 end
 
 function Stmt:bind_param(...)
@@ -685,6 +683,7 @@ function Param:set_rand_str(fmt)
       -- string per call (oltp_read_write's update and insert: three a event, 0.4 KB of garbage
       -- that grew each state's heap to twice its live size between collections).  v is then
       -- that cdata; param_value turns it into a string where a yield needs one
+      -- (buf, bufsize, blen: fields of the parameters that draw, not of every parameter)
       local n, buf = #fmt, self.buf
       if buf == nil or n > self.bufsize then
          buf = ffi.new("char[?]", n > 0 and n or 1)
