@@ -97,6 +97,10 @@ class EngineHooks(EventHooks):
     def start(self, tid: int) -> None:
         self.t0 = perf_counter_ns()
 
+    def remaining_ns(self, now_ns: int) -> int | None:
+        deadline = self.ctx.engine.limits.deadline_ns
+        return max(deadline - now_ns, 0) if deadline else None
+
     def stop(self, tid: int) -> None:
         self.ctx.engine.recorder.record(self.ctx.tid, perf_counter_ns() - self.t0)
 
@@ -143,6 +147,8 @@ class LuaWorkload(Workload):
         st = await self._state(ctx)
         ctx.state["lua"] = st
         ctx.state["own_loop"] = bool(st.sysbench.own_thread_run())
+        if ctx.state["own_loop"]:
+            st.jit_release()
         ctx.state["event_failed"] = functools.partial(self._event_failed, ctx)
         fn = st.global_("thread_init")
         if fn is not None:

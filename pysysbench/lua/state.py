@@ -22,6 +22,7 @@ import atexit
 import os
 import sys
 import tempfile
+import time
 import weakref
 from typing import Any, Callable
 
@@ -56,6 +57,18 @@ API_SOURCE = os.path.join(os.path.dirname(__file__), "sysbench.lua")
 # sysbench.rand's generator in C it only compiled more traces.  A script's own jit.opt.start wins.
 JIT_OPTIONS: str | None = None
 JIT_OPTIONS_MANY: str | None = "hotexit=1000"
+# A benchmark thread's state among them also starts with the JIT off (JIT_HOLD_ENV=off: not).
+# Each state compiles for itself, and at 1000 threads a read_write state runs 7-11 events in a
+# 10-s run, in which it started 12-14 traces (5-7 aborted): compiling cost more than it saved
+# (client CPU per query about 10 % more than with the JIT off, 3 alternating rounds; write_only
+# alike, read_only even) and kept 15-35 MB of traces.  A point select state runs about 250 events
+# in the same run, and its compiled event costs a third less.  So after half a second (or 64
+# events) a state turns the JIT on when, at the rate it ran them, it has JIT_MIN_EVENTS more
+# before the run's end (docs/performance.md, "Lua: compile what the run repays").
+JIT_HOLD_ENV = "PYSYSBENCH_LUA_JIT_HOLD"     # off: those states compile from the start
+JIT_PROBE_NS = 500_000_000      # the state's rate: over its events of the first half second...
+JIT_PROBE_EVENTS = 64           # ... or its first 64
+JIT_MIN_EVENTS = 100
 # Stackful events (lua/bridge.c): a benchmark thread's state runs on a C stack of its own and
 # its prepared statements reach the C event loop from an FFI call, without a coroutine yield;
 # PYSYSBENCH_LUA_STACKS=off yields every statement instead (the path the stacks fall back to
@@ -76,21 +89,49 @@ local pcall, yield = pcall, coroutine.yield
 local loadstring = loadstring or load
 local unpack = unpack or table.unpack
 local registry = debug and debug.getregistry and debug.getregistry()
+local jit_on = jit and jit.on
+local jit_held = false     -- the loader turned the JIT off, and the script has not said otherwise
 return function(fn, ...)
    local ok, r = pcall(fn, ...)
    return 0, ok, r
-end, function(tid)
+end, function(tid, probe)
    local after, done = sysbench.after_event, sysbench.event_done
    yield(0, true, false)     -- started: each resume from here on runs one event
+   -- a state held off the JIT (JIT_HOLD_ENV): probe(n) before each event until it decides
+   -- (nil: not yet; true: the rest of the run repays compiling)
+   local n = 0
+   if not jit_held then probe = nil end
    while true do
+      if probe then
+         local on = probe(n)
+         if on ~= nil or not jit_held then
+            if on and jit_held then jit_held = false; jit_on() end
+            probe = nil
+         end
+         n = n + 1
+      end
       local ok, r = pcall(event, tid)
       if ok and not r then after() end
       -- on a state's own C stack (lua/bridge.c) the event's end goes to the C loop in a call
       if done == nil or done(ok, r) < 0 then yield(0, ok, r) end
    end
-end, function(path, H, jit_options)
+end, function(path, H, jit_options, hold)
    -- path: sysbench.lua's bytecode (compiled once per process) or its source
    if jit and jit.opt and jit_options then jit.opt.start(jit_options) end
+   if jit and hold then
+      -- off until the runner's probe turns it on, unless the script decides: its jit.on() or
+      -- jit.off() stands (jit.on(f) / jit.off(f) are a function's, not the state's), and its
+      -- jit.opt.start turns the JIT on with its options
+      jit.off()
+      jit_held = true
+      local off, start = jit.off, jit.opt.start
+      jit.on = function(...) if select("#", ...) == 0 then jit_held = false end; return jit_on(...) end
+      jit.off = function(...) if select("#", ...) == 0 then jit_held = false end; return off(...) end
+      jit.opt.start = function(...)
+         if jit_held then jit_held = false; jit_on() end
+         return start(...)
+      end
+   end
    local f = assert(loadfile(path))
    return f(H)
 end, function(path, modname)
@@ -134,8 +175,16 @@ end, function(path)
    -- lua/bridge.c's function naming a coroutine's lua_State (nil where it cannot load)
    local ok, f = pcall(package.loadlib, path, "pysysbench_lua_thread_address")
    if ok then return f end
+end, function()
+   -- a held state whose events the runner does not run (the script's own thread_run)
+   if jit_held then jit_held = false; jit_on() end
 end
 """.replace("HELD", '"pysysbench.held"')
+
+
+def _jit_hold() -> bool:
+    return os.environ.get(JIT_HOLD_ENV, "").strip().lower() not in ("off", "0", "no", "false")
+
 
 _api_file: str | None = None
 _bound: bool | None = None
@@ -275,6 +324,37 @@ class EventHooks:
     def stop(self, tid: int) -> None:
         pass
 
+    def remaining_ns(self, now_ns: int) -> int | None:
+        """Nanoseconds left of the run at ``now_ns`` (perf_counter_ns), None: no time limit."""
+        return None
+
+
+class JitProbe:
+    """Whether a state held off the JIT (``JIT_HOLD_ENV``) turns it on.  Its runner calls it
+    before each event with the events run so far, until it answers: None while the state has
+    run for less than ``JIT_PROBE_NS`` (and fewer than ``JIT_PROBE_EVENTS`` events), then
+    whether, at the rate it ran them, the state has at least ``JIT_MIN_EVENTS`` more events
+    before the run's end (``hooks.remaining_ns``; no time limit: true)."""
+
+    __slots__ = ("hooks", "t0")
+
+    def __init__(self, hooks: "EventHooks"):
+        self.hooks = hooks
+        self.t0 = 0
+
+    def __call__(self, n: int) -> bool | None:
+        now = time.perf_counter_ns()
+        if n == 0:
+            self.t0 = now
+            return None
+        took = now - self.t0
+        if took < JIT_PROBE_NS and n < JIT_PROBE_EVENTS:
+            return None
+        left = self.hooks.remaining_ns(now)
+        if left is None:
+            return True
+        return left * n >= JIT_MIN_EVENTS * max(took, 1)
+
 
 _open_states: "weakref.WeakSet[LuaState]" = weakref.WeakSet()
 # From this many states in a process on, their heaps take 2 MiB pages (memory.py's
@@ -316,13 +396,15 @@ class LuaState:
             huge_heap()   # the states' heaps in 2 MiB pages (memory.py)
         self.rt = rt = module.LuaRuntime(unpack_returned_tuples=True, max_memory=0)
         (self._call, self._runner_fn, self._load_api, self._loader, self._finish, self._export, self._take_held,
-         self._address_loader) = rt.execute(_WRAP)
+         self._address_loader, self._jit_release) = rt.execute(_WRAP)
         self._bridged = bool(NATIVE_PATH and self.jit and _bind(module))
         path, cpath = package_path()
         package = rt.globals().package
         package.path, package.cpath = path, cpath
+        # (a benchmark thread's state only, whose runner probes: a command's states have no hooks)
+        self._held = bool(many and self.jit and hooks is not None and _jit_hold())
         self._load_api(_api(rt), self._host(script_path, argv or [], command),
-                       JIT_OPTIONS_MANY if many else JIT_OPTIONS)
+                       JIT_OPTIONS_MANY if many else JIT_OPTIONS, self._held)
         self.sysbench = rt.globals().sysbench
         if many:
             huge_heap()
@@ -397,7 +479,7 @@ class LuaState:
         self._unwind()
         runner = self._runner
         if runner is None:
-            runner = self._runner = self._runner_fn.coroutine(self.tid)
+            runner = self._runner = self._runner_fn.coroutine(self.tid, JitProbe(self.hooks) if self._held else None)
             runner.send(None)
         return runner
 
@@ -407,6 +489,13 @@ class LuaState:
         it returned a true value (its thread stops); a failed event is handed to
         ``await failed(error value)``, whose result is returned."""
         return self._drive(self._events(), None, failed)
+
+    def jit_release(self) -> None:
+        """End the JIT hold of a state whose events its runner does not run (the script's own
+        ``thread_run``): such a state compiles from here on, as without the hold."""
+        if self._held:
+            self._held = False
+            self._jit_release()
 
     def native_events(self) -> Any:
         """The runner as lua/bridge.c's event source for the engine's C event loop (its
@@ -626,7 +715,7 @@ class LuaState:
             # lupa objects left to the cycle collector at interpreter exit can outlive their
             # runtime's teardown and crash the process (SIGSEGV)
             self._call = self._runner_fn = self._load_api = self._loader = self._finish = self._export = None
-            self._take_held = self._address_loader = None
+            self._take_held = self._address_loader = self._jit_release = None
             self.sysbench = None
             self.rt = None
 

@@ -335,3 +335,54 @@ def test_prepared_statements_send_every_parameter(tmp_path, capfd):
     lines = _run(tmp_path, capfd, NPARAMS, "--events=1")
     assert lines == ["11 nil nil nil nil nil", "21 22 nil nil nil nil", "31 32 33 nil nil nil",
                      "41 42 43 44 nil nil", "51 52 53 54 55 nil", "61 62 63 64 65 66"]
+
+
+JIT_STATUS = """
+OWN
+function event() if SLOW then ffi.C.usleep(SLOW) end end
+function thread_done() print(string.format("state %d jit %s", sysbench.tid, tostring((jit.status())))) end
+"""
+
+
+OWN_RUN = """
+function thread_run()
+   while ffi.C.sb_more_events(sysbench.tid) do
+      ffi.C.sb_event_start(sysbench.tid); event(); ffi.C.sb_event_stop(sysbench.tid)
+   end
+end
+"""
+
+
+@pytest.mark.parametrize("slow, own, expect", [
+    (1_000, "", "on on on on"),                     # 1-ms events: every state has 100s to run
+    (50_000, "", "on on off off"),                  # 20 a second, 1.5 s left: the held states stay off
+    (50_000, "jit.off()", "off off off off"),       # the script's own choice stands
+    (50_000, 'jit.opt.start("hotloop=60")', "on on on on")])
+def test_states_of_a_crowded_process_compile_only_what_their_run_repays(tmp_path, capfd, monkeypatch, slow, own,
+                                                                          expect):
+    # lua/state.py JIT_HOLD_ENV: the states past HUGE_PAGE_STATES start with the JIT off and turn it
+    # on when, at their first half second's rate, JIT_MIN_EVENTS more events are left in the run
+    # (the process's states: the main one, which loaded the script, and the 4 threads')
+    monkeypatch.setattr(lua_state, "HUGE_PAGE_STATES", 3)
+    script = tmp_path / "j.lua"
+    script.write_text(JIT_STATUS.replace("OWN", own).replace("SLOW", str(slow)))
+    assert main([str(script), "--threads=4", "--workers=1", f"--sqlite-db={tmp_path / 'x.db'}", "--time=2",
+                 "run"]) == 0
+    got = dict(re.findall(r"state (\d+) jit (true|false)", capfd.readouterr().out))
+    assert " ".join({"true": "on", "false": "off"}[got[str(t)]] for t in range(4)) == expect, got
+
+    # a script with its own thread_run: no probe, no hold
+    script.write_text(JIT_STATUS.replace("OWN", own).replace("SLOW", str(slow)) + OWN_RUN)
+    assert main([str(script), "--threads=4", "--workers=1", f"--sqlite-db={tmp_path / 'x.db'}", "--time=1",
+                 "run"]) == 0
+    got = dict(re.findall(r"state (\d+) jit (true|false)", capfd.readouterr().out))
+    assert len(got) == 4 and set(got.values()) == ({"false"} if own == "jit.off()" else {"true"}), got
+
+    # the hold off: every state compiles from the start
+    script.write_text(JIT_STATUS.replace("OWN", own).replace("SLOW", str(slow)))
+    monkeypatch.setenv(lua_state.JIT_HOLD_ENV, "off")
+    if not own:
+        assert main([str(script), "--threads=4", "--workers=1", f"--sqlite-db={tmp_path / 'x.db'}", "--time=1",
+                     "run"]) == 0
+        got = dict(re.findall(r"state (\d+) jit (true|false)", capfd.readouterr().out))
+        assert len(got) == 4 and set(got.values()) == {"true"}, got
