@@ -62,13 +62,14 @@ JIT_OPTIONS_MANY: str | None = "hotexit=1000"
 # 10-s run, in which it started 12-14 traces (5-7 aborted): compiling cost more than it saved
 # (client CPU per query about 10 % more than with the JIT off, 3 alternating rounds; write_only
 # alike, read_only even) and kept 15-35 MB of traces.  A point select state runs about 250 events
-# in the same run, and its compiled event costs a third less.  So after half a second (or 64
-# events) a state turns the JIT on when, at the rate it ran them, it has JIT_MIN_EVENTS more
-# before the run's end (docs/performance.md, "Lua: compile what the run repays").
+# in the same run (PostgreSQL's, slower, about 110), and its compiled event costs a third less.
+# So after half a second (or 64 events) a state turns the JIT on when, at the rate it ran them,
+# it has JIT_MIN_EVENTS more before the run's end (100 held PostgreSQL's point select states
+# back; docs/performance.md, "Lua: compile what the run repays").
 JIT_HOLD_ENV = "PYSYSBENCH_LUA_JIT_HOLD"     # off: those states compile from the start
 JIT_PROBE_NS = 500_000_000      # the state's rate: over its events of the first half second...
 JIT_PROBE_EVENTS = 64           # ... or its first 64
-JIT_MIN_EVENTS = 100
+JIT_MIN_EVENTS = 30
 # Stackful events (lua/bridge.c): a benchmark thread's state runs on a C stack of its own and
 # its prepared statements reach the C event loop from an FFI call, without a coroutine yield;
 # PYSYSBENCH_LUA_STACKS=off yields every statement instead (the path the stacks fall back to

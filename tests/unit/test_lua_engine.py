@@ -355,13 +355,13 @@ end
 
 @pytest.mark.parametrize("slow, own, expect", [
     (1_000, "", "on on on on"),                     # 1-ms events: every state has 100s to run
-    (50_000, "", "on on off off"),                  # 20 a second, 1.5 s left: the held states stay off
-    (50_000, "jit.off()", "off off off off"),       # the script's own choice stands
-    (50_000, 'jit.opt.start("hotloop=60")', "on on on on")])
+    (100_000, "", "on on off off"),                 # 10 a second, 1.5 s left (15): the held states stay off
+    (100_000, "jit.off()", "off off off off"),      # the script's own choice stands
+    (100_000, 'jit.opt.start("hotloop=60")', "on on on on")])
 def test_states_of_a_crowded_process_compile_only_what_their_run_repays(tmp_path, capfd, monkeypatch, slow, own,
                                                                           expect):
     # lua/state.py JIT_HOLD_ENV: the states past HUGE_PAGE_STATES start with the JIT off and turn it
-    # on when, at their first half second's rate, JIT_MIN_EVENTS more events are left in the run
+    # on when, at their first half second's rate, JIT_MIN_EVENTS (30) more events are left in the run
     # (the process's states: the main one, which loaded the script, and the 4 threads')
     monkeypatch.setattr(lua_state, "HUGE_PAGE_STATES", 3)
     script = tmp_path / "j.lua"
