@@ -480,7 +480,8 @@ class LuaState:
         self._unwind()
         runner = self._runner
         if runner is None:
-            runner = self._runner = self._runner_fn.coroutine(self.tid, JitProbe(self.hooks) if self._held else None)
+            probe = JitProbe(self.hooks) if self._held else None
+            runner = self._runner = self._runner_fn.coroutine(self.tid, probe)
             runner.send(None)
         return runner
 
