@@ -30,7 +30,7 @@ from ..drivers.base import Connection, Counters, Driver
 from ..errors import ConnectError, DatabaseError, IgnorableError, ReconnectError, SQLError
 from .log import ALERT, DEBUG, FATAL, Log
 from ..rand_compat import Xoroshiro128Plus
-from ..native import FILE as NATIVE_PATH, LuaEvents, lua_bind
+from ..native import FILE as NATIVE_PATH, OFF, LuaEvents, lua_bind
 from .runtime import runtime_module
 from ..memory import huge_heap
 from ..workloads.stock import package_path
@@ -183,8 +183,9 @@ end
 """.replace("HELD", '"pysysbench.held"')
 
 
-def _jit_hold() -> bool:
-    return os.environ.get(JIT_HOLD_ENV, "").strip().lower() not in ("off", "0", "no", "false")
+def _env_on(name: str) -> bool:
+    """An on-by-default switch of the environment (PYSYSBENCH_LUA_*), off as native.py's is."""
+    return os.environ.get(name, "").strip().lower() not in OFF
 
 
 _api_file: str | None = None
@@ -403,7 +404,7 @@ class LuaState:
         package = rt.globals().package
         package.path, package.cpath = path, cpath
         # (a benchmark thread's state only, whose runner probes: a command's states have no hooks)
-        self._held = bool(many and self.jit and hooks is not None and _jit_hold())
+        self._held = bool(many and self.jit and hooks is not None and _env_on(JIT_HOLD_ENV))
         self._load_api(_api(rt), self._host(script_path, argv or [], command),
                        JIT_OPTIONS_MANY if many else JIT_OPTIONS, self._held)
         self.sysbench = rt.globals().sysbench
@@ -508,7 +509,7 @@ class LuaState:
         if address is None:
             return None
         runner = self._events()
-        stacked = STACKS_PYTHON and os.environ.get(STACKS_ENV, "").strip().lower() not in ("off", "0", "no", "false")
+        stacked = STACKS_PYTHON and _env_on(STACKS_ENV)
         self._native = LuaEvents(runner, int(address(runner)), self.stmts, self.counters, stacked)
         return self._native
 

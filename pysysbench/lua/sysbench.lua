@@ -516,7 +516,7 @@ local function send_query(con, query)
    end
    free_rs(con)
    local r, a, b, c, d = yield(OP_QUERY, con.cid, query)
-   if r == 0 or r == 1 then  -- answered on the stack: nothing to yield
+   if r == 0 or r == 1 then
       ok_state(con)
       return r, a, b, c
    end
