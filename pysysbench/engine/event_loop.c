@@ -81,7 +81,8 @@ typedef struct {
     int ncur, nvalues;                   /* how many of them are set */
     PyObject *sub;                       /* the statement being awaited */
     long long tid, deadline, start;
-    long long turn_ns, turn;             /* source: a turn for the event loop every turn_ns of events that never wait */
+    long long turn_ns, turn;             /* source: a turn for the event loop every turn_ns of events that never wait;
+                                          * turn 0: a statement waited (the loop had its turn) since the last window */
     Py_ssize_t pc;                       /* the current step */
     long left;                           /* its repetitions not yet begun */
     int call;                            /* the next call of the current repetition; -1: none begun */
@@ -327,6 +328,7 @@ el_run(EventLoop *p, PySendResult r, PyObject *res, PyObject **out)
     for (;;) {
         if (r == PYGEN_NEXT) {
             *out = res;                                    /* the statement waits: pass its yield up */
+            p->turn = 0;                                   /* and the event loop gets its turn */
             strand_offer((PyObject *)p, el_step);          /* and take the response directly */
             return PYGEN_NEXT;
         }
@@ -361,7 +363,13 @@ el_run(EventLoop *p, PySendResult r, PyObject *res, PyObject **out)
             p->in_event = 0;
             if (el_record(p, end - p->start) < 0)
                 return PYGEN_ERROR;
-            if (p->turn_ns > 0 && end >= p->turn) {     /* the reporter's (and signals') turn: as asyncio.sleep(0) */
+            /* the reporter's (and signals') turn, as asyncio.sleep(0), after turn_ns of events
+             * that never waited; an event that waited gave the loop its turn and starts a new
+             * window (at 1000 threads every event outlasts turn_ns: a turn each would be a
+             * second trip through the loop per event) */
+            if (p->turn_ns > 0 && p->turn == 0)
+                p->turn = end + p->turn_ns;
+            else if (p->turn_ns > 0 && end >= p->turn) {
                 p->turn = end + p->turn_ns;
                 Py_INCREF(Py_None);
                 *out = Py_None;

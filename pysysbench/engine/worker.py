@@ -41,7 +41,10 @@ NS = 1_000_000_000
 # a thread gives the event loop a turn at least this often, whatever its events do: an
 # event whose statements complete without waiting (a dry run, a driver that never
 # suspends, a CPU-only workload) would otherwise hold the loop, and the reporter, the
-# checkpoints and a worker process's answers to its parent would wait for the time limit
+# checkpoints and a worker process's answers to its parent would wait for the time limit.
+# One turn per window for the worker's threads together (Python loop), or after a window of
+# events that never waited (C loop): at 1000 threads every event outlasts the window, and a
+# turn per event was a second trip through the loop for each one
 YIELD_EVERY_NS = 5_000_000
 BATCH_BUDGET_NS = 5_000_000       # a built-in test's batch of C events (_batch_loop): at most 5 ms
 BATCH_EVENTS = 1 << 40
@@ -84,6 +87,7 @@ class Worker:
         self.contexts: list[ThreadContext] = []
         self.tasks: list[Strand] = []
         self.inflight = 0
+        self.turn = 0                   # the Python loops' next turn for the event loop (YIELD_EVERY_NS)
         self.arrivals: asyncio.Queue | None = None
         self.generator: asyncio.Task | None = None
         self.loop: asyncio.AbstractEventLoop | None = None   # the engine's, set by start()
@@ -274,13 +278,12 @@ class Worker:
         reconnect_every = self.reconnect_every
         after_event = ctx.after_event
         done = 0
-        turn = perf_counter_ns() + YIELD_EVERY_NS
         while not lim.stop:
             start = clock()   # the deadline check's clock is the event's start
-            if start >= turn:      # a turn for the reporter even when no statement waits
+            if start >= self.turn:      # a turn for the reporter even when no statement waits
+                self.turn = start + YIELD_EVERY_NS     # the other threads' too: one turn per window
                 await asyncio.sleep(0)
                 start = clock()
-                turn = start + YIELD_EVERY_NS
                 if lim.stop:
                     break
             if deadline and start >= deadline:

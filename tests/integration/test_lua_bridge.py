@@ -151,3 +151,76 @@ def test_a_thread_stopped_inside_its_statement_leaves_its_stack_cleanly(server_d
     text = proc.stdout + proc.stderr
     assert proc.returncode == 1 and "thread 1 gives up" in text, text
     assert "Traceback" not in text and "Fatal Python error" not in text and "Segmentation" not in text, text
+
+
+TURNS = {
+    "waits": """
+function thread_init()
+   con = sysbench.sql.driver():connect()
+   st = con:prepare(ONE)
+   p = st:bind_create(sysbench.sql.type.INT)
+   st:bind_param(p)
+end
+function event()
+   p:set(1)
+   st:execute()
+end
+""",
+    "never waits": "function event() local x = 0; for i = 1, 10 do x = x + i end end",
+}
+ONE = {"mysql": "SELECT ?", "pgsql": "SELECT $1::int"}
+
+
+@pytest.mark.skipif(native.LuaEvents is None, reason="the C extension is not built")
+@pytest.mark.parametrize("kind", sorted(TURNS))
+def test_an_event_that_waited_takes_no_extra_turn_through_the_loop(server_db, tmp_path, capfd, monkeypatch, kind):
+    # the C loop gives the event loop a bare turn (as asyncio.sleep(0)) after a window of events
+    # that never waited; an event whose statement waited gave the loop its turn already. With the
+    # window at 1 ns every event ends past it: the events with a statement take no bare turn, the
+    # arithmetic ones one each (at 1000 threads every event outlasts the real 5 ms window, and a
+    # bare turn per event was a second trip through the loop for each)
+    from pysysbench.engine import strand, worker
+    db = server_db
+    monkeypatch.setattr(worker, "YIELD_EVERY_NS", 1)
+    bare = [0]
+    park = strand.Strand._park
+
+    def counting(self, yielded):
+        bare[0] += yielded is None
+        return park(self, yielded)
+
+    monkeypatch.setattr(strand.Strand, "_park", counting)
+    script = tmp_path / "turns.lua"
+    script.write_text(TURNS[kind].replace("ONE", repr(ONE[db.name]).replace("'", '"')))
+    assert main([str(script), *db.opts, "--threads=2", "--workers=1", "--time=1", "run"]) == 0
+    out = capfd.readouterr().out
+    events = int(re.search(r"total number of events:\s+(\d+)", out).group(1))
+    assert events > 200, out
+    if kind == "waits":
+        assert bare[0] == 0, (bare[0], events)
+    else:
+        assert events - 2 <= bare[0] <= events + 2, (bare[0], events)
+
+
+def test_the_python_loop_takes_one_turn_per_window_for_all_its_threads(server_db, tmp_path, capfd, monkeypatch):
+    # --events runs the threads' events in the Python loop (engine/worker.py _python_loop): the
+    # worker's threads share one window for their bare turns, so 8 threads with a 10-ms window
+    # take about 100 turns a second in all, not 100 each
+    from pysysbench.engine import strand, worker
+    db = server_db
+    monkeypatch.setattr(worker, "YIELD_EVERY_NS", 10_000_000)
+    bare = [0]
+    park = strand.Strand._park
+
+    def counting(self, yielded):
+        bare[0] += yielded is None
+        return park(self, yielded)
+
+    monkeypatch.setattr(strand.Strand, "_park", counting)
+    script = tmp_path / "turns.lua"
+    script.write_text(TURNS["waits"].replace("ONE", repr(ONE[db.name]).replace("'", '"')))
+    assert main([str(script), *db.opts, "--threads=8", "--workers=1", "--events=100000000", "--time=1",
+                 "run"]) == 0
+    out = capfd.readouterr().out
+    seconds = float(re.search(r"total time:\s+([\d.]+)s", out).group(1))
+    assert 50 * seconds <= bare[0] <= 150 * seconds + 8, (bare[0], seconds)
