@@ -88,6 +88,7 @@ class Worker:
         self.tasks: list[Strand] = []
         self.inflight = 0
         self.turn = 0                   # the Python loops' next turn for the event loop (YIELD_EVERY_NS)
+        self.later: list[Any] = []      # connections to close with the threads' own (close_later)
         self.arrivals: asyncio.Queue | None = None
         self.generator: asyncio.Task | None = None
         self.loop: asyncio.AbstractEventLoop | None = None   # the engine's, set by start()
@@ -188,7 +189,7 @@ class Worker:
         except PySysbenchError as exc:
             self.fail(exc)
         except asyncio.CancelledError:
-            if not self.cancelled and not self._over():
+            if not self.cancelled and not self.over():
                 # nobody asked this thread to end (the run's stop, a forced shutdown, an
                 # interrupt all go through cancel()): a cancellation that leaked into its
                 # events (engine/strand.py's throw, the PostgreSQL soak) ended it with no
@@ -218,10 +219,17 @@ class Worker:
         for task in self.tasks:
             task.cancel()
 
-    def _over(self) -> bool:
-        """The run's end has come for this worker's threads: a stop or the time limit."""
+    def over(self) -> bool:
+        """The run's end has come for this worker's threads: a stop, the time limit, or
+        every event of --events started."""
         lim = self.limits
-        return lim.stop or bool(lim.deadline_ns and perf_counter_ns() >= lim.deadline_ns)
+        return (lim.stop or bool(lim.deadline_ns and perf_counter_ns() >= lim.deadline_ns)
+                or bool(lim.max_events and not lim.warming and lim.issued >= lim.max_events))
+
+    def close_later(self, conn: Any) -> None:
+        """A connection a thread is done with at the run's end: closed by close(), after
+        the run (as the threads' own connections)."""
+        self.later.append(conn)
 
     def _at_home(self, fn) -> None:
         """Call ``fn`` on the engine's loop: a thread strand (its own loop) hands it over."""
@@ -448,7 +456,7 @@ class Worker:
         # the new ones went to fresh pymalloc arenas and the old ones left them a third empty,
         # never given back (PostgreSQL soak: +60 MB over five kills after the first)
         ctx.stmts.clear()
-        while not self._over():
+        while not self.over():
             try:
                 await ctx.conn.reconnect()
                 self.counters.reopened += 1
@@ -478,7 +486,9 @@ class Worker:
                 pass   # a connection that cannot close cleanly is simply dropped
         # all at once: with 1000 connections whose sessions wait on row locks, closing
         # them one by one (each up to its timeout) took longer than the run itself
-        await asyncio.gather(*(close_one(ctx.conn) for ctx in self.contexts if ctx.conn is not None))
+        later, self.later = self.later, []
+        await asyncio.gather(*(close_one(ctx.conn) for ctx in self.contexts if ctx.conn is not None),
+                             *(close_one(conn) for conn in later))
         if hasattr(self.recorder, "close"):     # the latency log's last rows
             self.recorder.close()
 

@@ -18,7 +18,7 @@ from .log import FATAL
 from .reports import Reports
 from .runtime import fallback_warning
 from .host import MainHost, error_text, load, make_services, program_argv
-from .state import LuaState, options_source
+from .state import LuaState, options_source, release_parked
 
 
 class Dispatcher:
@@ -190,6 +190,7 @@ class Dispatcher:
         try:
             rc = self.run_benchmark(workload, driver)
         finally:
+            release_parked()     # the threads' states whose lua_close waited for the report
             done = main.global_("done")
             if done is not None:
                 ok, err = self._call(main, done)

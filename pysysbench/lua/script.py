@@ -224,6 +224,9 @@ class LuaWorkload(Workload):
         st = ctx.state.get("lua")
         if st is None:
             return
+        worker = ctx.engine
+        if worker is not None and worker.over():    # the run's end: its sessions end after it
+            st.close_later = worker.close_later
         fn = st.global_("thread_done")
         if fn is not None:
             ok, err = await st.call(fn, ctx.tid)

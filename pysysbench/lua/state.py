@@ -156,8 +156,9 @@ end, function()
    -- with the globals in place, as sysbench's lua_close): only where something was given a
    -- finalizer (sysbench.lua marks the registry), as it is a full collection of a cache-cold
    -- heap per state
-   if registry and jit and not registry["pysysbench.finalizers"] then return end
+   if registry and jit and not registry["pysysbench.finalizers"] then return false end
    collectgarbage("collect")
+   return true
 end, function(src, legacy)
    -- a fresh table at every export, as sysbench (src: the options as a Lua table constructor)
    local opts = assert(loadstring(src, "=sysbench.opt"))()
@@ -365,13 +366,20 @@ _open_states: "weakref.WeakSet[LuaState]" = weakref.WeakSet()
 HUGE_PAGE_STATES = 32
 
 
+# the runtimes (and C stacks) of closed states whose lua_close can wait: LuaState.release
+_parked: list[tuple[Any, Any]] = []
+PARK_STATES = True
+
+
 @atexit.register
 def _release_open_states() -> None:
     """Before the interpreter's final garbage collection, drop the Lua side of every
-    state a run left open (a cancelled thread never reaches thread_done): a lupa
-    runtime freed by that collection can crash the process in lua_close."""
+    state a run left open (a cancelled thread never reaches thread_done) and of the
+    parked ones: a lupa runtime freed by that collection can crash the process in
+    lua_close."""
     for st in list(_open_states):
         st.release()
+    release_parked()
 
 
 class LuaState:
@@ -390,6 +398,9 @@ class LuaState:
         self.stmt_sql: list[str] = [""]
         self.stmt_conn: list[int] = [0]
         self._closing: set[asyncio.Task] = set()
+        # at the run's end (LuaWorkload.thread_done): where the script's disconnects go, to be
+        # closed once the run has been measured (the engine's Worker.close_later), or None
+        self.close_later: Callable[[Connection], None] | None = None
         # max_memory=0 (no limit): lupa's allocator, the C library's malloc, instead of
         # LuaJIT's own, which maps each state's heap in segments of its own: 1000 states
         # took about 32 MB less this way (docs/performance.md, "The Lua engine")
@@ -671,8 +682,19 @@ class LuaState:
     async def _disconnect(self, req: tuple) -> Any:
         conn = self.conns.pop(req[1], None)
         if conn is not None:
-            await _close(conn)
+            await self._end(conn)
         return True
+
+    async def _end(self, conn: Connection) -> None:
+        """Close a connection the script is done with.  At the run's end it waits for the
+        engine's close (close_later): 1000 sessions ending together while the last events
+        are in flight cost the server about a second (a PostgreSQL backend's exit, a
+        MariaDB thread's), which went into the run's "total time" and slowed the events
+        still in flight; the native workloads' sessions end after the run too."""
+        if self.close_later is not None:
+            self.close_later(conn)
+        else:
+            await _close(conn)
 
     async def _reconnect(self, req: tuple) -> Any:
         if self._driver_of(req[1]) in NO_RECONNECT:
@@ -697,30 +719,46 @@ class LuaState:
     async def close(self) -> None:
         """Close the state's connections (sysbench closes them with the state)."""
         conns, self.conns = list(self.conns.values()), {}
-        await asyncio.gather(*(_close(c) for c in conns))
+        await asyncio.gather(*(self._end(c) for c in conns))
         self.release()
 
     def release(self) -> None:
         """The Lua side of close(): the script's globals go, __gc handlers run, every
-        proxy of the runtime is dropped (the runtime is freed now, by reference count)."""
+        proxy of the runtime is dropped.  A thread's state closed at the run's end
+        (close_later set) whose script gave nothing a finalizer (nor opened a file:
+        sysbench.lua marks both) has nothing left to run at its lua_close, which frees
+        every object of a cache-cold heap (a few ms a state: a second at the end of a
+        1000-thread run, inside its "total time" and ahead of its final report): its
+        runtime is parked until release_parked(), after the run has been reported, or
+        until a forked worker process exits without freeing it."""
         self.stmts = [None]
         _open_states.discard(self)
-        if self._native is not None:   # a thread stopped inside an event: out of it before lua_close
+        native = self._native
+        if native is not None:   # a thread stopped inside an event: out of it before lua_close
             self._unwind()
             self._native = None
         if self.rt is not None:
             self._runner = None
             try:
-                self._finish()
+                collected = self._finish()
             except Exception:   # a failing __gc handler of the script: the state is gone anyway
-                pass
-            # drop every proxy of this runtime, so that it is freed now, by reference count:
-            # lupa objects left to the cycle collector at interpreter exit can outlive their
-            # runtime's teardown and crash the process (SIGSEGV)
+                collected = True
+            if collected is False and self.close_later is not None and PARK_STATES:   # the run's end
+                _parked.append((self.rt, native))    # freed last to first: the stack, then the runtime
+            native = None
+            # drop every proxy of this runtime, so that it is freed now (or when parked), by
+            # reference count: lupa objects left to the cycle collector at interpreter exit can
+            # outlive their runtime's teardown and crash the process (SIGSEGV)
             self._call = self._runner_fn = self._load_api = self._loader = self._finish = self._export = None
             self._take_held = self._address_loader = self._jit_release = None
             self.sysbench = None
             self.rt = None
+
+
+def release_parked() -> None:
+    """lua_close for the states release() parked (the run has been reported)."""
+    while _parked:
+        _parked.pop()
 
 
 async def _close(conn: Connection) -> None:

@@ -1092,8 +1092,11 @@ end
 -- runs the rest, as in sysbench).  Full collections of a cache-cold heap per state were 0.6 s
 -- of CPU at 1000 threads, needed only when something was given a finalizer: the ways a LuaJIT
 -- script can (newproxy, ffi.gc, an ffi.metatype or debug.setmetatable with __gc) mark the
--- registry.  The connections' own ffi.gc (ffi_gc above) does not: the host closes them first.
--- A Lua 5.x runtime (tables with __gc) always collects.
+-- registry.  So do the io library's files (their __gc closes and flushes them), which a state
+-- without a mark may otherwise never get: its lua_close waits until the run has been reported,
+-- or never comes in a worker process that exits (LuaState.release).  The connections' own
+-- ffi.gc (ffi_gc above) does not: the host closes them first.  A Lua 5.x runtime (tables with
+-- __gc) always collects.
 -----------------------------------------------------------------------------
 do
    local dbg = package.loaded.debug     -- (the global `debug` becomes the --debug option)
@@ -1114,6 +1117,19 @@ do
          dbg.setmetatable = function(o, mt, ...)
             if has_gc(mt) then mark() end
             return dsm(o, mt, ...)
+         end
+      end
+      local lib_io = package.loaded.io
+      if type(lib_io) == "table" then
+         for _, name in ipairs({"open", "popen", "tmpfile", "output", "input"}) do
+            local f = lib_io[name]
+            if type(f) == "function" then
+               lib_io[name] = function(...)
+                  -- output(file) / input(file) open a file only when given a name
+                  if (name ~= "output" and name ~= "input") or type((...)) == "string" then mark() end
+                  return f(...)
+               end
+            end
          end
       end
       if ffi then

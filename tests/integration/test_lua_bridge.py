@@ -224,3 +224,49 @@ def test_the_python_loop_takes_one_turn_per_window_for_all_its_threads(server_db
     out = capfd.readouterr().out
     seconds = float(re.search(r"total time:\s+([\d.]+)s", out).group(1))
     assert 50 * seconds <= bare[0] <= 150 * seconds + 8, (bare[0], seconds)
+
+
+ENDING = """
+function thread_init()
+   con = sysbench.sql.driver():connect()
+   n = 0
+end
+function event()
+   n = n + 1
+   con:query("SELECT 1")
+   if sysbench.tid == 1 and n == 3 then return true end   -- thread 1 ends before the run does
+end
+function thread_done()
+   con:disconnect()
+end
+"""
+
+
+def test_sessions_a_script_ends_with_the_run_close_after_it(server_db, tmp_path, capfd, monkeypatch):
+    # at the run's end the script's disconnects wait for the engine's close after the run (1000
+    # sessions ending while the last events are in flight cost the server a second inside the
+    # run's total time); a thread that ends before the run does closes its session at once
+    from pysysbench.engine import worker
+    db = server_db
+    later = []
+    keep = worker.Worker.close_later
+
+    def record(self, conn):
+        later.append(conn)
+        keep(self, conn)
+
+    monkeypatch.setattr(worker.Worker, "close_later", record)
+    closed = []
+    close = worker.Worker.close
+
+    async def closing(self):
+        closed.append([c.wire is None for c in later])
+        await close(self)
+        closed.append([c.wire is None for c in later])
+
+    monkeypatch.setattr(worker.Worker, "close", closing)
+    script = tmp_path / "ending.lua"
+    script.write_text(ENDING)
+    assert main([str(script), *db.opts, "--threads=2", "--workers=1", "--time=1", "run"]) == 0
+    assert len(later) == 1                      # thread 0's; thread 1 closed its own at once
+    assert closed == [[False], [True]]          # open until the engine's close, closed by it

@@ -261,6 +261,60 @@ def test_script_finalizers_run_when_its_state_ends(tmp_path, capfd, threads):
         assert out.count(f"gc {kind}") == int(threads), (kind, out)
 
 
+
+FILE_WRITER = """
+function thread_init() out = assert(io.open(OUT .. sysbench.tid, "w")) end
+function event() out:write("x\\n") end
+"""
+
+
+@pytest.mark.parametrize("opener", ["io.open", "io.output"])
+def test_files_a_script_leaves_open_are_flushed_when_its_worker_ends(tmp_path, opener):
+    # a state whose script gave nothing a finalizer skips its lua_close at the run's end (a
+    # forked worker exits without freeing it: LuaState.release); a file the script opened and
+    # never closed counts as a finalizer (its __gc flushes it), so every line reaches the disk
+    import os
+    import subprocess
+    import sys
+    script = tmp_path / "w.lua"
+    text = FILE_WRITER.replace("OUT", repr(str(tmp_path / "out.")).replace("'", '"'))
+    if opener == "io.output":
+        text = text.replace('out = assert(io.open(OUT .. sysbench.tid, "w"))'.replace("OUT", repr(str(tmp_path / "out.")).replace("'", '"')),
+                            'io.output(' + repr(str(tmp_path / "out.")).replace("'", '"') + ' .. sysbench.tid); out = io.output()')
+    assert opener in text
+    script.write_text(text)
+    proc = subprocess.run([sys.executable, "-m", "pysysbench", str(script), "--threads=2", "--workers=2", "--events=20000",
+                           f"--sqlite-db={tmp_path / 'x.db'}", "run"], capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, PYTHONPATH=os.getcwd()))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    events = int(re.search(r"total number of events:\s+(\d+)", proc.stdout).group(1))
+    lines = sum(len((tmp_path / f"out.{t}").read_text().splitlines()) for t in (0, 1))
+    assert events == 20000 and lines == events, (lines, events)
+
+
+def test_states_without_finalizers_are_freed_after_the_report(tmp_path, capfd, monkeypatch):
+    # their lua_close waits (a second of cache-cold frees at the end of a 1000-thread run, inside
+    # its total time): parked at the thread's end, released once the run has been reported; a
+    # state with a finalizer is closed (and its finalizers run) at its thread's end, as before
+    parked_at_report = []
+    release = lua_state.release_parked
+
+    def at_report():
+        parked_at_report.append(len(lua_state._parked))
+        release()
+
+    monkeypatch.setattr("pysysbench.lua.commands.release_parked", at_report)
+    script = tmp_path / "p.lua"
+    script.write_text("function event() end")
+    assert main([str(script), "--threads=3", "--workers=1", "--events=30", f"--sqlite-db={tmp_path / 'x.db'}",
+                 "run"]) == 0
+    assert parked_at_report == [3] and lua_state._parked == []
+    script.write_text("function thread_init() held = newproxy(true) end\nfunction event() end")
+    assert main([str(script), "--threads=3", "--workers=1", "--events=30", f"--sqlite-db={tmp_path / 'x.db'}",
+                 "run"]) == 0
+    assert parked_at_report == [3, 0]
+
+
 SIDE_TRACES = """
 local side, recording = 0, {}
 jit.attach(function(what, tr, func, pc, parent)
