@@ -34,6 +34,10 @@ from .threadstrand import SharedQueue, ThreadStrands
 
 CONNECT_CONCURRENCY = 32          # connections opened at once: do not storm the server
 RECONNECT_MAX_DELAY_S = 0.5      # back-off cap while a server is away
+# a connection a thread ended with the run (close_later) closes with the threads' own after it,
+# or this long after it was handed over, whichever comes first: a session left in a transaction
+# holds its locks until then, and another thread's last event may wait on them
+CLOSE_LATER_S = 1.0
 EVENT_QUEUE_SLOTS = 131_072       # sysbench's rate-mode ring size (spec 5.4)
 QUEUE_FULL = ("The event queue is full. This means the worker threads are unable to keep up with "
               "the specified event generation rate")
@@ -67,6 +71,13 @@ class Limits:
     stop: bool = False
 
 
+async def _close_one(conn: Any) -> None:
+    try:
+        await asyncio.wait_for(conn.close(), 5)
+    except Exception:
+        pass   # a connection that cannot close cleanly is simply dropped
+
+
 class Worker:
     """Runs threads ``tids`` of one benchmark on the current event loop."""
 
@@ -89,6 +100,8 @@ class Worker:
         self.inflight = 0
         self.turn = 0                   # the Python loops' next turn for the event loop (YIELD_EVERY_NS)
         self.later: list[Any] = []      # connections to close with the threads' own (close_later)
+        self._later_timer: asyncio.TimerHandle | None = None
+        self._later_tasks: set[asyncio.Future] = set()
         self.arrivals: asyncio.Queue | None = None
         self.generator: asyncio.Task | None = None
         self.loop: asyncio.AbstractEventLoop | None = None   # the engine's, set by start()
@@ -228,8 +241,18 @@ class Worker:
 
     def close_later(self, conn: Any) -> None:
         """A connection a thread is done with at the run's end: closed by close(), after
-        the run (as the threads' own connections)."""
+        the run (as the threads' own connections), or CLOSE_LATER_S after it came."""
         self.later.append(conn)
+        if self._later_timer is None:
+            self._later_timer = asyncio.get_running_loop().call_later(CLOSE_LATER_S, self._close_held)
+
+    def _close_held(self) -> None:
+        self._later_timer = None
+        later, self.later = self.later, []
+        for conn in later:
+            task = asyncio.ensure_future(_close_one(conn))
+            self._later_tasks.add(task)
+            task.add_done_callback(self._later_tasks.discard)
 
     def _at_home(self, fn) -> None:
         """Call ``fn`` on the engine's loop: a thread strand (its own loop) hands it over."""
@@ -479,16 +502,14 @@ class Worker:
             self.generator.cancel()
         if self.os_threads is not None:
             self.os_threads.close()
-        async def close_one(conn) -> None:
-            try:
-                await asyncio.wait_for(conn.close(), 5)
-            except Exception:
-                pass   # a connection that cannot close cleanly is simply dropped
+        if self._later_timer is not None:
+            self._later_timer.cancel()
+            self._later_timer = None
         # all at once: with 1000 connections whose sessions wait on row locks, closing
         # them one by one (each up to its timeout) took longer than the run itself
         later, self.later = self.later, []
-        await asyncio.gather(*(close_one(ctx.conn) for ctx in self.contexts if ctx.conn is not None),
-                             *(close_one(conn) for conn in later))
+        await asyncio.gather(*(_close_one(ctx.conn) for ctx in self.contexts if ctx.conn is not None),
+                             *(_close_one(conn) for conn in later), *self._later_tasks)
         if hasattr(self.recorder, "close"):     # the latency log's last rows
             self.recorder.close()
 

@@ -270,3 +270,36 @@ def test_sessions_a_script_ends_with_the_run_close_after_it(server_db, tmp_path,
     assert main([str(script), *db.opts, "--threads=2", "--workers=1", "--time=1", "run"]) == 0
     assert len(later) == 1                      # thread 0's; thread 1 closed its own at once
     assert closed == [[False], [True]]          # open until the engine's close, closed by it
+
+
+SLOW_LAST = {"mysql": "SELECT SLEEP(1.5)", "pgsql": "SELECT pg_sleep(1.5)"}
+
+
+def test_a_session_held_for_the_runs_end_closes_after_a_grace_if_the_run_goes_on(server_db, tmp_path,
+                                                                                  monkeypatch):
+    # thread 1's last event outlasts the time limit by over a second: thread 0's session (which
+    # could hold locks that event waits on) does not wait for the run's end, only CLOSE_LATER_S
+    from pysysbench.engine import worker
+    db = server_db
+    monkeypatch.setattr(worker, "CLOSE_LATER_S", 0.2)
+    later = []
+    keep = worker.Worker.close_later
+
+    def record(self, conn):
+        later.append(conn)
+        keep(self, conn)
+
+    monkeypatch.setattr(worker.Worker, "close_later", record)
+    closed = []
+    close = worker.Worker.close
+
+    async def closing(self):
+        closed.append([c.wire is None for c in later])
+        await close(self)
+
+    monkeypatch.setattr(worker.Worker, "close", closing)
+    script = tmp_path / "slow_last.lua"
+    script.write_text(ENDING.replace("if sysbench.tid == 1 and n == 3 then return true end",
+                                     f"if sysbench.tid == 1 and n == 2 then con:query({SLOW_LAST[db.name]!r}) end"))
+    assert main([str(script), *db.opts, "--threads=2", "--workers=1", "--time=1", "run"]) == 0
+    assert len(later) == 2 and closed == [[True, False]]   # thread 0's closed in the grace; thread 1's by close()
