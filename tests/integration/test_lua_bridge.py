@@ -153,6 +153,20 @@ def test_a_thread_stopped_inside_its_statement_leaves_its_stack_cleanly(server_d
     assert "Traceback" not in text and "Fatal Python error" not in text and "Segmentation" not in text, text
 
 
+def _count_bare_turns(monkeypatch) -> list[int]:
+    """[n]: how many bare yields (asyncio.sleep(0)'s None) the run's strands park on."""
+    from pysysbench.engine import strand
+    bare = [0]
+    park = strand.Strand._park
+
+    def counting(self, yielded):
+        bare[0] += yielded is None
+        return park(self, yielded)
+
+    monkeypatch.setattr(strand.Strand, "_park", counting)
+    return bare
+
+
 TURNS = {
     "waits": """
 function thread_init()
@@ -179,17 +193,10 @@ def test_an_event_that_waited_takes_no_extra_turn_through_the_loop(server_db, tm
     # window at 1 ns every event ends past it: the events with a statement take no bare turn, the
     # arithmetic ones one each (at 1000 threads every event outlasts the real 5 ms window, and a
     # bare turn per event was a second trip through the loop for each)
-    from pysysbench.engine import strand, worker
+    from pysysbench.engine import worker
     db = server_db
     monkeypatch.setattr(worker, "YIELD_EVERY_NS", 1)
-    bare = [0]
-    park = strand.Strand._park
-
-    def counting(self, yielded):
-        bare[0] += yielded is None
-        return park(self, yielded)
-
-    monkeypatch.setattr(strand.Strand, "_park", counting)
+    bare = _count_bare_turns(monkeypatch)
     script = tmp_path / "turns.lua"
     script.write_text(TURNS[kind].replace("ONE", repr(ONE[db.name]).replace("'", '"')))
     assert main([str(script), *db.opts, "--threads=2", "--workers=1", "--time=1", "run"]) == 0
@@ -206,17 +213,10 @@ def test_the_python_loop_takes_one_turn_per_window_for_all_its_threads(server_db
     # --events runs the threads' events in the Python loop (engine/worker.py _python_loop): the
     # worker's threads share one window for their bare turns, so 8 threads with a 10-ms window
     # take about 100 turns a second in all, not 100 each
-    from pysysbench.engine import strand, worker
+    from pysysbench.engine import worker
     db = server_db
     monkeypatch.setattr(worker, "YIELD_EVERY_NS", 10_000_000)
-    bare = [0]
-    park = strand.Strand._park
-
-    def counting(self, yielded):
-        bare[0] += yielded is None
-        return park(self, yielded)
-
-    monkeypatch.setattr(strand.Strand, "_park", counting)
+    bare = _count_bare_turns(monkeypatch)
     script = tmp_path / "turns.lua"
     script.write_text(TURNS["waits"].replace("ONE", repr(ONE[db.name]).replace("'", '"')))
     assert main([str(script), *db.opts, "--threads=8", "--workers=1", "--events=100000000", "--time=1",
@@ -242,29 +242,33 @@ end
 """
 
 
-def test_sessions_a_script_ends_with_the_run_close_after_it(server_db, tmp_path, capfd, monkeypatch):
-    # at the run's end the script's disconnects wait for the engine's close after the run (1000
-    # sessions ending while the last events are in flight cost the server a second inside the
-    # run's total time); a thread that ends before the run does closes its session at once
+def _watch_held_sessions(monkeypatch) -> tuple[list, list]:
+    """The connections the run's threads hand to Worker.close_later, and whether each was
+    closed (its wire gone) when the engine's Worker.close began and when it ended."""
     from pysysbench.engine import worker
-    db = server_db
-    later = []
-    keep = worker.Worker.close_later
+    later, closed = [], []
+    keep, close = worker.Worker.close_later, worker.Worker.close
 
     def record(self, conn):
         later.append(conn)
         keep(self, conn)
-
-    monkeypatch.setattr(worker.Worker, "close_later", record)
-    closed = []
-    close = worker.Worker.close
 
     async def closing(self):
         closed.append([c.wire is None for c in later])
         await close(self)
         closed.append([c.wire is None for c in later])
 
+    monkeypatch.setattr(worker.Worker, "close_later", record)
     monkeypatch.setattr(worker.Worker, "close", closing)
+    return later, closed
+
+
+def test_sessions_a_script_ends_with_the_run_close_after_it(server_db, tmp_path, monkeypatch):
+    # at the run's end the script's disconnects wait for the engine's close after the run (1000
+    # sessions ending while the last events are in flight cost the server a second inside the
+    # run's total time); a thread that ends before the run does closes its session at once
+    db = server_db
+    later, closed = _watch_held_sessions(monkeypatch)
     script = tmp_path / "ending.lua"
     script.write_text(ENDING)
     assert main([str(script), *db.opts, "--threads=2", "--workers=1", "--time=1", "run"]) == 0
@@ -282,24 +286,10 @@ def test_a_session_held_for_the_runs_end_closes_after_a_grace_if_the_run_goes_on
     from pysysbench.engine import worker
     db = server_db
     monkeypatch.setattr(worker, "CLOSE_LATER_S", 0.2)
-    later = []
-    keep = worker.Worker.close_later
-
-    def record(self, conn):
-        later.append(conn)
-        keep(self, conn)
-
-    monkeypatch.setattr(worker.Worker, "close_later", record)
-    closed = []
-    close = worker.Worker.close
-
-    async def closing(self):
-        closed.append([c.wire is None for c in later])
-        await close(self)
-
-    monkeypatch.setattr(worker.Worker, "close", closing)
+    later, closed = _watch_held_sessions(monkeypatch)
     script = tmp_path / "slow_last.lua"
     script.write_text(ENDING.replace("if sysbench.tid == 1 and n == 3 then return true end",
                                      f"if sysbench.tid == 1 and n == 2 then con:query({SLOW_LAST[db.name]!r}) end"))
     assert main([str(script), *db.opts, "--threads=2", "--workers=1", "--time=1", "run"]) == 0
-    assert len(later) == 2 and closed == [[True, False]]   # thread 0's closed in the grace; thread 1's by close()
+    # thread 0's closed within the grace, thread 1's (its last event outlasting the limit) by close()
+    assert len(later) == 2 and closed == [[True, False], [True, True]]
