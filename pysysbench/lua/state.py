@@ -70,6 +70,11 @@ JIT_HOLD_ENV = "PYSYSBENCH_LUA_JIT_HOLD"     # off: those states compile from th
 JIT_PROBE_NS = 500_000_000      # the state's rate: over its events of the first half second...
 JIT_PROBE_EVENTS = 64           # ... or its first 64
 JIT_MIN_EVENTS = 30
+# ... and then compiles what is hot after 4 more passes, not LuaJIT's 56: a point select state
+# of a 1000-thread PostgreSQL run (about 15 events a second) ran its runner loop interpreted
+# for another 4 s of its 10, every statement an interpreted FFI call (client user CPU per
+# query 15-20 % less with it at 1000 threads, point select and read_write, both servers)
+JIT_ON_OPTIONS: str | None = "hotloop=4"
 # Stackful events (lua/bridge.c): a benchmark thread's state runs on a C stack of its own and
 # its prepared statements reach the C event loop from an FFI call, without a coroutine yield;
 # PYSYSBENCH_LUA_STACKS=off yields every statement instead (the path the stacks fall back to
@@ -91,7 +96,9 @@ local loadstring = loadstring or load
 local unpack = unpack or table.unpack
 local registry = debug and debug.getregistry and debug.getregistry()
 local jit_on = jit and jit.on
+local jit_start = jit and jit.opt and jit.opt.start
 local jit_held = false     -- the loader turned the JIT off, and the script has not said otherwise
+local on_options = nil     -- applied with the probe's jit.on() (JIT_ON_OPTIONS)
 return function(fn, ...)
    local ok, r = pcall(fn, ...)
    return 0, ok, r
@@ -106,7 +113,11 @@ end, function(tid, probe)
       if probe then
          local on = probe(n)
          if on ~= nil or not jit_held then
-            if on and jit_held then jit_held = false; jit_on() end
+            if on and jit_held then
+               jit_held = false
+               if on_options then jit_start(on_options) end
+               jit_on()
+            end
             probe = nil
          end
          n = n + 1
@@ -116,9 +127,10 @@ end, function(tid, probe)
       -- on a state's own C stack (lua/bridge.c) the event's end goes to the C loop in a call
       if done == nil or done(ok, r) < 0 then yield(0, ok, r) end
    end
-end, function(path, H, jit_options, hold)
+end, function(path, H, jit_options, hold, options_on)
    -- path: sysbench.lua's bytecode (compiled once per process) or its source
    if jit and jit.opt and jit_options then jit.opt.start(jit_options) end
+   on_options = options_on
    if jit and hold then
       -- off until the runner's probe turns it on, unless the script decides: its jit.on() or
       -- jit.off() stands (jit.on(f) / jit.off(f) are a function's, not the state's), and its
@@ -417,7 +429,7 @@ class LuaState:
         # (a benchmark thread's state only, whose runner probes: a command's states have no hooks)
         self._held = bool(many and self.jit and hooks is not None and _env_on(JIT_HOLD_ENV))
         self._load_api(_api(rt), self._host(script_path, argv or [], command),
-                       JIT_OPTIONS_MANY if many else JIT_OPTIONS, self._held)
+                       JIT_OPTIONS_MANY if many else JIT_OPTIONS, self._held, JIT_ON_OPTIONS)
         self.sysbench = rt.globals().sysbench
         if many:
             huge_heap()

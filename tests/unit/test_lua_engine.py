@@ -407,6 +407,38 @@ end
 """
 
 
+TRACES_AFTER_ON = """
+local traces = 0
+jit.attach(function(what) if what == "stop" then traces = traces + 1 end end, "trace")
+local n, at_on = 0, nil
+function event()
+   n = n + 1
+   if at_on == nil and jit.status() then at_on = n end
+   ffi.C.usleep(1000)      -- a wait: the four threads take turns, about 40 events each
+end
+function thread_done()
+   print(string.format("state %d on at %s traces %d", sysbench.tid, tostring(at_on), traces))
+end
+"""
+
+
+def test_a_state_the_probe_turns_on_compiles_its_event_loop_within_a_few_events(tmp_path, capfd, monkeypatch):
+    # JIT_ON_OPTIONS: a held state compiles after 4 more passes once its probe turns the JIT on
+    # (LuaJIT's 56 left a slow state interpreted for most of its run): probed after 8 events, a
+    # held state has compiled its runner loop 30 events later
+    monkeypatch.setattr(lua_state, "HUGE_PAGE_STATES", 3)
+    monkeypatch.setattr(lua_state, "JIT_PROBE_EVENTS", 8)
+    script = tmp_path / "t.lua"
+    script.write_text(TRACES_AFTER_ON)
+    assert main([str(script), "--threads=4", "--workers=1", f"--sqlite-db={tmp_path / 'x.db'}", "--events=160",
+                 "run"]) == 0
+    got = {int(t): (on, int(n)) for t, on, n in re.findall(r"state (\d+) on at (\S+) traces (\d+)",
+                                                           capfd.readouterr().out)}
+    assert len(got) == 4, got
+    held = [t for t, (on, _) in got.items() if on != "1"]       # the states past the third
+    assert held and all(got[t][0] == "9" and got[t][1] >= 1 for t in held), got
+
+
 @pytest.mark.parametrize("slow, own, expect", [
     (1_000, "", "on on on on"),                     # 1-ms events: every state has 100s to run
     (100_000, "", "on on off off"),                 # 10 a second, 1.5 s left (15): the held states stay off
