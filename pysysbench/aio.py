@@ -5,7 +5,9 @@ cancels the rest and retrieves their outcomes before raising that failure -- so 
 others' errors (the same server gone, usually) are neither lost nor logged by asyncio
 with a traceback each at the loop's shutdown ("unhandled exception during
 asyncio.run() shutdown"). The engine's thread start-up and the loader's parallel
-loads both use it. Standard library only; it sits in the bottom layer.
+loads both use it. :func:`close_quietly` ends a connection at a run's end, whatever
+state its server is in (the engine's threads, the Lua states' own connections).
+Standard library only; it sits in the bottom layer.
 """
 
 from __future__ import annotations
@@ -27,4 +29,16 @@ async def all_or_nothing(aws: Iterable[Awaitable[Any]]) -> list[Any]:
         raise
 
 
-__all__ = ["all_or_nothing"]
+CLOSE_TIMEOUT_S = 5
+
+
+async def close_quietly(conn: Any) -> None:
+    """``await conn.close()``, at most CLOSE_TIMEOUT_S: a connection that cannot close
+    cleanly (a hung or vanished server) is simply dropped."""
+    try:
+        await asyncio.wait_for(conn.close(), CLOSE_TIMEOUT_S)
+    except Exception:
+        pass
+
+
+__all__ = ["all_or_nothing", "close_quietly"]

@@ -19,7 +19,7 @@ import random
 from typing import Any, Coroutine
 from time import perf_counter_ns
 
-from ..aio import all_or_nothing
+from ..aio import all_or_nothing, close_quietly
 from ..drivers.base import Counters, Driver
 from ..errors import DatabaseError, IgnorableError, PySysbenchError, ReconnectError, RunAborted, SQLError
 from ..record import record
@@ -69,13 +69,6 @@ class Limits:
     issued: int = 0                 # events started (counted after warm-up)
     warming: bool = False
     stop: bool = False
-
-
-async def _close_one(conn: Any) -> None:
-    try:
-        await asyncio.wait_for(conn.close(), 5)
-    except Exception:
-        pass   # a connection that cannot close cleanly is simply dropped
 
 
 class Worker:
@@ -250,7 +243,7 @@ class Worker:
         self._later_timer = None
         later, self.later = self.later, []
         for conn in later:
-            task = asyncio.ensure_future(_close_one(conn))
+            task = asyncio.ensure_future(close_quietly(conn))
             self._later_tasks.add(task)
             task.add_done_callback(self._later_tasks.discard)
 
@@ -508,8 +501,8 @@ class Worker:
         # all at once: with 1000 connections whose sessions wait on row locks, closing
         # them one by one (each up to its timeout) took longer than the run itself
         later, self.later = self.later, []
-        await asyncio.gather(*(_close_one(ctx.conn) for ctx in self.contexts if ctx.conn is not None),
-                             *(_close_one(conn) for conn in later), *self._later_tasks)
+        await asyncio.gather(*(close_quietly(ctx.conn) for ctx in self.contexts if ctx.conn is not None),
+                             *(close_quietly(conn) for conn in later), *self._later_tasks)
         if hasattr(self.recorder, "close"):     # the latency log's last rows
             self.recorder.close()
 

@@ -26,6 +26,7 @@ import time
 import weakref
 from typing import Any, Callable
 
+from ..aio import close_quietly
 from ..drivers.base import Connection, Counters, Driver
 from ..errors import ConnectError, DatabaseError, IgnorableError, ReconnectError, SQLError
 from .log import ALERT, DEBUG, FATAL, Log
@@ -137,12 +138,12 @@ end, function(path, H, jit_options, hold, options_on)
       -- jit.opt.start turns the JIT on with its options
       jit.off()
       jit_held = true
-      local off, start = jit.off, jit.opt.start
+      local off = jit.off
       jit.on = function(...) if select("#", ...) == 0 then jit_held = false end; return jit_on(...) end
       jit.off = function(...) if select("#", ...) == 0 then jit_held = false end; return off(...) end
       jit.opt.start = function(...)
          if jit_held then jit_held = false; jit_on() end
-         return start(...)
+         return jit_start(...)
       end
    end
    local f = assert(loadfile(path))
@@ -685,7 +686,7 @@ class LuaState:
         if conn is None:
             return
         try:
-            task = asyncio.get_running_loop().create_task(_close(conn))
+            task = asyncio.get_running_loop().create_task(close_quietly(conn))
         except RuntimeError:
             return
         self._closing.add(task)
@@ -706,7 +707,7 @@ class LuaState:
         if self.close_later is not None:
             self.close_later(conn)
         else:
-            await _close(conn)
+            await close_quietly(conn)
 
     async def _reconnect(self, req: tuple) -> Any:
         if self._driver_of(req[1]) in NO_RECONNECT:
@@ -771,10 +772,3 @@ def release_parked() -> None:
     """lua_close for the states release() parked (the run has been reported)."""
     while _parked:
         _parked.pop()
-
-
-async def _close(conn: Connection) -> None:
-    try:
-        await asyncio.wait_for(conn.close(), 5)
-    except Exception:
-        pass   # a connection that cannot close cleanly is simply dropped
