@@ -83,6 +83,8 @@ EventLoop = getattr(_c, "EventLoop", None)
 # drivers/wire.py (drivers/wire.c): the wire's receiving half and the prepared statement
 WireCore = getattr(_c, "WireCore", None)
 Statement = getattr(_c, "Statement", None)
+# engine/worker.py (drivers/wire.c): the worker's wires read with epoll (WirePump; None: the event loop reads them)
+WirePoll = getattr(_c, "WirePoll", None)
 # drivers/mysql/scan.py, drivers/pgsql/scan.py and pgsql/wire.py (drivers/mysql/wire.c,
 # drivers/pgsql/wire.c): the response scanners and PostgreSQL's Bind
 mysql_scan = getattr(_c, "mysql_scan", None)

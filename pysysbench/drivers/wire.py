@@ -130,7 +130,7 @@ class Wire(_WireCore, asyncio.Protocol):
     C objects when the extension is built: under a strand they write their message,
     arm the wire (``kind``) and return an awaitable, with no Python frame."""
 
-    __slots__ = ("transport", "write", "previous", "loop")
+    __slots__ = ("transport", "write", "previous", "loop", "poll")
 
     def __init__(self, transport: asyncio.BaseTransport):
         self.transport = transport
@@ -150,6 +150,7 @@ class Wire(_WireCore, asyncio.Protocol):
         # through TLS, whose bytes only the transport can make
         self.fd = _plain_fd(transport)
         self.direct = 0
+        self.poll: Any = None      # the WirePoll reading the socket instead of the event loop (polled_by)
         transport.set_protocol(self)
 
     @property
@@ -157,9 +158,31 @@ class Wire(_WireCore, asyncio.Protocol):
         """A request is waiting for its response (an event cut short at shutdown)."""
         return self.waiter is not None or self.strand is not None
 
+    def polled_by(self, poll: Any) -> bool:
+        """Let ``poll`` (engine/worker.py's WirePump) read the socket instead of the event
+        loop, until :meth:`unpoll`; False where it cannot (TLS, a lost connection)."""
+        if self.poll is not None or self.fd < 0 or self.lost is not None or self.transport.is_closing():
+            return False
+        if not poll.add(self):
+            return False
+        self.poll = poll
+        self.transport.pause_reading()
+        return True
+
+    def unpoll(self) -> None:
+        """The event loop reads the socket again (a no-op unless polled)."""
+        poll = self.poll
+        if poll is None:
+            return
+        self.poll = None
+        poll.remove(self)
+        if not self.transport.is_closing():
+            self.transport.resume_reading()
+
     def close(self, goodbye: bytes) -> None:
         """End the session: the protocol's goodbye message, then the socket is closed
         once it is written (no reply is awaited)."""
+        self.unpoll()
         self.fd, self.direct = -1, 0
         if self.lost is None and not self.transport.is_closing():
             self.transport.write(goodbye)
@@ -168,6 +191,7 @@ class Wire(_WireCore, asyncio.Protocol):
     def release(self) -> None:
         """Give the transport back to the library's protocol (between requests)."""
         self.direct = 0          # the library may write while it has the transport
+        self.unpoll()            # and read
         if self.transport.get_protocol() is self:
             self.transport.set_protocol(self.previous)
 
@@ -184,6 +208,7 @@ class Wire(_WireCore, asyncio.Protocol):
             self.take()
 
     def connection_lost(self, exc: BaseException | None) -> None:
+        self.unpoll()
         self.fd, self.direct = -1, 0
         self.lost = exc or ConnectionResetError("connection closed by the server")
         waiter = self.waiter

@@ -15,7 +15,9 @@ interleaves (it switches threads only at calls and backward jumps).
 from __future__ import annotations
 
 import asyncio
+import os
 import random
+import threading
 from typing import Any, Coroutine
 from time import perf_counter_ns
 
@@ -54,7 +56,104 @@ BATCH_BUDGET_NS = 5_000_000       # a built-in test's batch of C events (_batch_
 BATCH_EVENTS = 1 << 40
 
 
-from ..native import EventLoop as _CEventLoop
+from ..native import EventLoop as _CEventLoop, WirePoll as _WirePoll
+
+# PYSYSBENCH_WIRE_POLL=off: the event loop reads the threads' sockets (WirePump's twin)
+SHORT_TURN_NS = 1_000_000     # WirePump's turn while a thread waits on something else
+WIRE_POLL = os.environ.get("PYSYSBENCH_WIRE_POLL", "on").strip().lower() not in ("off", "0", "no", "false")
+
+
+class WirePump:
+    """The worker's wires read in C while its threads run (drivers/wire.c's WirePoll): a
+    callback of the event loop (never a Task: the strands it resumes run as they do under
+    the loop's own reading) that reads and scans responses for up to a turn
+    (YIELD_EVERY_NS), then gives the loop its turn and comes back, until the threads'
+    loops have ended.  Per response the loop's reading cost a callback of the loop, a
+    bytes object and a Python call, and the GIL's release and retake around every wait;
+    here the GIL is released only while another thread of the process may want it.  A
+    wire that leaves (its library takes it back, it closes, its connection ends) goes back
+    to the loop (Wire.unpoll), and so does every wire when the pump stops."""
+
+    def __init__(self, worker: "Worker"):
+        self.worker = worker
+        self.poll = _WirePoll()
+        self.wires: set[Any] = set()   # the wires it reads now
+        self.taken = 0                   # wires it has read (tests/integration/test_wire_poll.py)
+        self.handle: asyncio.Handle | None = None
+        self.stopped = False
+        self.reads = 0          # the poll's reads (tests/integration/test_wire_poll.py)
+
+    def start(self, loop: asyncio.AbstractEventLoop) -> bool:
+        for ctx in self.worker.contexts:
+            self.take(ctx)
+        if not self.wires:
+            return False
+        self.handle = loop.call_soon(self._step)
+        return True
+
+    def take(self, ctx: ThreadContext) -> None:
+        """Read the connections of ``ctx``'s events here (again after a reconnect: its new wire)."""
+        if self.stopped:
+            return
+        for conn in self.worker.workload.connections(ctx):
+            wire = getattr(conn, "wire", None)
+            if wire is not None and getattr(wire, "polled_by", None) is not None and wire.polled_by(self.poll):
+                self.wires.add(wire)
+                self.taken += 1
+
+    def _step(self) -> None:
+        self.handle = None
+        w = self.worker
+        if self.stopped:
+            return
+        if w.inflight == 0 and (w.over() or w.cancelled):
+            self.stop()
+            return
+        poll = self.poll
+        if poll.count == 0:     # every wire left (a server restart): the reconnected ones come back
+            self.handle = w.loop.call_later(YIELD_EVERY_NS / NS, self._step)
+            return
+        # a thread not waiting on a polled wire (reconnecting, in Python code, on a socket the
+        # loop reads) waits on the event loop: then its turn comes every millisecond
+        turn = YIELD_EVERY_NS if poll.waiting >= w.inflight else SHORT_TURN_NS
+        try:
+            back = poll.run(perf_counter_ns() + turn, threading.active_count() > 1)
+        except Exception as exc:   # pragma: no cover - epoll itself failed: the loop reads them all
+            w.loop.call_exception_handler({"message": "pysysbench: the wire poll failed", "exception": exc})
+            self.stop()
+            return
+        if back.__class__ is int:
+            self.reads += back
+        else:
+            for wire, exc in back:
+                self.hand_back(wire, exc)
+        if len(self.wires) != self.poll.count:   # some left on their own (released, closed, lost)
+            self.wires = {wire for wire in self.wires if wire.poll is not None}
+        self.handle = w.loop.call_soon(self._step)
+
+    def hand_back(self, wire: Any, exc: BaseException | None) -> None:
+        """A wire the poll gave up: its socket ended (the loop reads the end and reports
+        it), or its response raised (as under the loop's reading, a protocol error ends
+        the connection)."""
+        wire.poll = None
+        self.wires.discard(wire)
+        if not wire.transport.is_closing():
+            wire.transport.resume_reading()
+        if exc is not None:
+            self.worker.loop.call_exception_handler({
+                "message": "pysysbench: a response could not be handled", "exception": exc,
+                "protocol": wire, "transport": wire.transport})
+            wire.transport.abort()
+
+    def stop(self) -> None:
+        """Every wire back to the event loop."""
+        self.stopped = True
+        if self.handle is not None:
+            self.handle.cancel()
+            self.handle = None
+        wires, self.wires = self.wires, set()
+        for wire in wires:
+            wire.unpoll()
 
 
 _GONE = object()   # _restarted: the thread's connection is gone for good
@@ -97,6 +196,7 @@ class Worker:
         self._later_tasks: set[asyncio.Future] = set()
         self.arrivals: asyncio.Queue | None = None
         self.generator: asyncio.Task | None = None
+        self.pump: WirePump | None = None
         self.loop: asyncio.AbstractEventLoop | None = None   # the engine's, set by start()
         self.os_threads: ThreadStrands | None = None           # a blocking driver's, made by init_threads()
         self.fatal: BaseException | None = None
@@ -154,6 +254,10 @@ class Worker:
             self.tasks = self.os_threads.start([self._thread(ctx) for ctx in self.contexts])
         else:
             self.tasks = [Strand(self._thread(ctx), loop, name=f"thread-{ctx.tid}") for ctx in self.contexts]
+            if WIRE_POLL and _WirePoll is not None and not rate:
+                pump = WirePump(self)
+                if pump.start(loop):
+                    self.pump = pump
         if rate:
             self.generator = asyncio.create_task(self._generate(rate))
 
@@ -478,6 +582,8 @@ class Worker:
                 self.counters.reopened += 1
                 ctx.stmts.clear()
                 await self.workload.thread_init(ctx)
+                if self.pump is not None:
+                    self.pump.take(ctx)
                 return True
             except DatabaseError as exc:   # counted and shown (LocalRun's ReconnectWatch), then retried
                 self.counters.count_reconnect_failure(getattr(exc, "code", "") or "unknown", str(exc))
@@ -491,6 +597,8 @@ class Worker:
         return sum(1 for t in self.tasks if not t.done())
 
     async def close(self) -> None:
+        if self.pump is not None:
+            self.pump.stop()
         if self.generator is not None:
             self.generator.cancel()
         if self.os_threads is not None:

@@ -178,6 +178,12 @@ class LuaWorkload(Workload):
             return self._own_loop(ctx, st)
         return st.event(ctx.state["event_failed"])
 
+    def connections(self, ctx: ThreadContext) -> list[Any]:
+        """The connections the script's thread_init opened (those an event opens later are
+        read by the event loop)."""
+        st = ctx.state.get("lua")
+        return list(st.conns.values()) if st is not None else []
+
     def native_source(self, ctx: ThreadContext) -> Any:
         """The state's events as lua/bridge.c's source for the engine's C event loop (see
         LuaState.native_events), or None: the state's own thread_run, no C, not LuaJIT."""

@@ -135,6 +135,11 @@ class Workload:
         coroutine that finishes an event the source left to Python; None: ``event`` runs."""
         return None
 
+    def connections(self, ctx: ThreadContext) -> list[Any]:
+        """The connections the thread's events use, once ``thread_init`` has run (the
+        engine reads their responses in C where it can: engine/worker.py's WirePump)."""
+        return [ctx.conn] if ctx.conn is not None else []
+
     async def event(self, ctx: ThreadContext) -> Any:
         """One event (a "transaction" in the report).  Return a true value to
         stop this thread."""
