@@ -729,6 +729,8 @@ wire_is_pending(PyObject *o)
  * to the caller (run's list of (wire, exception or None)): the event loop reads it again
  * and reports the end as it always does. */
 
+#ifdef __linux__          /* epoll and timerfd: elsewhere the event loop reads (native.WirePoll is None) */
+#define HAVE_WIREPOLL 1
 #include <sys/epoll.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -1056,6 +1058,8 @@ static PyTypeObject WirePollType = {
     .tp_getset = wirepoll_getset,
 };
 
+#endif /* __linux__ */
+
 int
 wire_init(PyObject *m)
 {
@@ -1070,15 +1074,19 @@ wire_init(PyObject *m)
 #undef INTERN
     if ((one = PyLong_FromLong(1)) == NULL)
         return -1;
-    if (PyType_Ready(&WireCoreType) < 0 || PyType_Ready(&StatementType) < 0 || PyType_Ready(&PendingType) < 0 ||
-        PyType_Ready(&WirePollType) < 0)
+    if (PyType_Ready(&WireCoreType) < 0 || PyType_Ready(&StatementType) < 0 || PyType_Ready(&PendingType) < 0)
         return -1;
     Py_INCREF(&WireCoreType);
     Py_INCREF(&StatementType);
-    Py_INCREF(&WirePollType);
     if (PyModule_AddObject(m, "WireCore", (PyObject *)&WireCoreType) < 0 ||
-        PyModule_AddObject(m, "Statement", (PyObject *)&StatementType) < 0 ||
-        PyModule_AddObject(m, "WirePoll", (PyObject *)&WirePollType) < 0)
+        PyModule_AddObject(m, "Statement", (PyObject *)&StatementType) < 0)
         return -1;
+#ifdef HAVE_WIREPOLL
+    if (PyType_Ready(&WirePollType) < 0)
+        return -1;
+    Py_INCREF(&WirePollType);
+    if (PyModule_AddObject(m, "WirePoll", (PyObject *)&WirePollType) < 0)
+        return -1;
+#endif
     return 0;
 }
