@@ -903,7 +903,8 @@ wirepoll_hand_back(WirePoll *p, PyObject *wire, PyObject *exc, PyObject **out)
 /* Reads until the clock reaches until_ns.  Each wait blocks with no timeout of its own: the
  * turn's end is the timer in the set, armed once per run.  A wait with a timeout arms and
  * cancels a kernel timer every time it sleeps, and in a VM that reprograms the timer
- * device (an exit to the hypervisor): about 2 us of system time per query at 8 threads. */
+ * device (an exit to the hypervisor): 0.4-2.8 us more system time per query at 8 threads
+ * (docs/performance.md, "A worker reads its sockets in C"). */
 static PyObject *
 wirepoll_run(WirePoll *p, PyObject *args)
 {
