@@ -909,7 +909,7 @@ static PyObject *
 wirepoll_run(WirePoll *p, PyObject *args)
 {
     long long until;
-    int release = 1, n, i, turn_over = 0;
+    int release = 1, n, i, turn_over = 0, failed = 0;
     unsigned long long responses = 0;
     struct epoll_event ev[POLL_EVENTS];
     struct itimerspec its;
@@ -941,7 +941,11 @@ wirepoll_run(WirePoll *p, PyObject *args)
             Py_XDECREF(out);
             return PyErr_SetFromErrno(PyExc_OSError);
         }
-        for (i = 0; i < n; i++) {
+        /* every wire of the batch is alive now (a wire leaves the set and the epoll set
+         * together); held until the batch is done, as a response may end another wire */
+        for (i = 0; i < n; i++)
+            Py_XINCREF((PyObject *)ev[i].data.ptr);
+        for (i = 0; i < n && !failed; i++) {
             WireCore *w = (WireCore *)ev[i].data.ptr;
             PyObject *wire = (PyObject *)w, *r;
             ssize_t got;
@@ -950,20 +954,18 @@ wirepoll_run(WirePoll *p, PyObject *args)
                 uint64_t ticks;
                 turn_over = 1;
                 if (read(p->tfd, &ticks, sizeof ticks) < 0 && errno != EAGAIN) {
-                    Py_XDECREF(out);
-                    return PyErr_SetFromErrno(PyExc_OSError);
+                    PyErr_SetFromErrno(PyExc_OSError);
+                    failed = 1;
                 }
                 continue;
             }
             has = PySet_Contains(p->wires, wire);   /* an earlier response may have taken it out */
             if (has <= 0) {
-                if (has < 0)
-                    goto fail;
+                failed = has < 0;
                 continue;
             }
             if (w->fd < 0) {            /* closed while it was polled */
-                if (wirepoll_hand_back(p, wire, NULL, &out) < 0)
-                    goto fail;
+                failed = wirepoll_hand_back(p, wire, NULL, &out) < 0;
                 continue;
             }
             do
@@ -972,32 +974,29 @@ wirepoll_run(WirePoll *p, PyObject *args)
             if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
                 continue;
             if (got <= 0) {             /* the end of the connection: the event loop reports it */
-                if (wirepoll_hand_back(p, wire, NULL, &out) < 0)
-                    goto fail;
+                failed = wirepoll_hand_back(p, wire, NULL, &out) < 0;
                 continue;
             }
             responses++;
-            Py_INCREF(wire);
             r = wirecore_feed(w, NULL, poll_buffer, got);
             if (r == NULL) {
                 PyObject *type, *value, *tb;
-                int bad;
                 PyErr_Fetch(&type, &value, &tb);
                 PyErr_NormalizeException(&type, &value, &tb);
                 if (tb != NULL && value != NULL)
                     PyException_SetTraceback(value, tb);
-                bad = value == NULL || wirepoll_hand_back(p, wire, value, &out) < 0;
+                failed = value == NULL || wirepoll_hand_back(p, wire, value, &out) < 0;
                 Py_XDECREF(type);
                 Py_XDECREF(value);
                 Py_XDECREF(tb);
-                Py_DECREF(wire);
-                if (bad)
-                    goto fail;
                 continue;
             }
             Py_DECREF(r);
-            Py_DECREF(wire);
         }
+        for (i = 0; i < n; i++)
+            Py_XDECREF((PyObject *)ev[i].data.ptr);
+        if (failed)
+            goto fail;
     }
     if (out == NULL)
         return PyLong_FromUnsignedLongLong(responses);

@@ -144,3 +144,30 @@ def test_release_close_and_loss_take_the_wire_out_of_the_poll():
         assert poll.run(until_ms(200)) == 0
         assert time.perf_counter() - t0 < 0.1
     run(main())
+
+
+def test_a_wire_taken_out_by_another_wires_response_in_the_same_batch_is_not_read():
+    async def main():
+        a, a_peer = await _pair()
+        b, b_peer = await _pair()
+        poll = WirePoll()
+        assert a.polled_by(poll) and b.polled_by(poll)
+
+        def scan_and_let_b_go(buf):
+            b.unpoll()                  # as a script's disconnect of b in the middle of a's event would
+            return bytes(buf)
+        fa = a.request(b"q\n", scan_and_let_b_go)
+        fb = b.request(b"q\n", newline_scan)
+        a_peer.send(b"a\n")
+        time.sleep(0.005)
+        b_peer.send(b"for the loop\n")
+        time.sleep(0.005)               # both ready before the poll waits: one batch, a's first
+        got = poll.run(until_ms(20))
+        assert fa.result() == b"a\n" and poll.count == 1    # a stays
+        assert got == 1                 # b's ready event came in the batch, after it had left
+        assert await asyncio.wait_for(fb, 2) == b"for the loop\n"
+        for w in (a, b):
+            w.transport.close()
+        a_peer.close()
+        b_peer.close()
+    run(main())
