@@ -922,7 +922,7 @@ wirepoll_run(WirePoll *p, PyObject *args)
         return PyLong_FromLong(0);
     memset(&its, 0, sizeof its);
     if (until <= 0)
-        until = 1;          /* 0 would disarm the timer */
+        until = 1;          /* 0 would disarm the timer; 1: one pass over what is ready, no wait */
     its.it_value.tv_sec = (time_t)(until / 1000000000LL);
     its.it_value.tv_nsec = (long)(until % 1000000000LL);
     if (timerfd_settime(p->tfd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
@@ -998,6 +998,10 @@ wirepoll_run(WirePoll *p, PyObject *args)
         if (failed)
             goto fail;
     }
+    if (!turn_over) {       /* out early: the timer must not keep the set readable (fileno) */
+        memset(&its, 0, sizeof its);
+        timerfd_settime(p->tfd, 0, &its, NULL);
+    }
     if (out == NULL)
         return PyLong_FromUnsignedLongLong(responses);
     return out;
@@ -1006,10 +1010,20 @@ fail:
     return NULL;
 }
 
+static PyObject *
+wirepoll_fileno(WirePoll *p, PyObject *unused)
+{
+    if (!wirepoll_usable(p))
+        return NULL;
+    return PyLong_FromLong(p->epfd);
+}
+
 static PyMethodDef wirepoll_methods[] = {
     {"add", (PyCFunction)wirepoll_add, METH_O,
      "add(wire) -> bool: read the wire's socket here (False: it has none, or is in already)"},
     {"remove", (PyCFunction)wirepoll_remove, METH_O, "remove(wire) -> bool: no longer read it here"},
+    {"fileno", (PyCFunction)wirepoll_fileno, METH_NOARGS,
+     "the epoll descriptor: readable while a registered wire is (for the event loop's add_reader)"},
     {"run", (PyCFunction)wirepoll_run, METH_VARARGS,
      "run(until_ns, release_gil=True) -> int | list: read and scan responses until the clock of "
      "time.perf_counter_ns reaches until_ns (or nothing is registered, or a signal came); the number "

@@ -81,7 +81,9 @@ class WirePump:
         self.taken = 0                   # wires it has read (tests/integration/test_wire_poll.py)
         self.handle: asyncio.Handle | None = None
         self.stopped = False
+        self.reading = False    # the event loop waits on the poll (a reader) instead of the pump
         self.reads = 0          # the poll's reads (tests/integration/test_wire_poll.py)
+        self.waits = 0          # its turns spent waiting on the poll (the same)
 
     def start(self, loop: asyncio.AbstractEventLoop) -> bool:
         for ctx in self.worker.contexts:
@@ -106,18 +108,22 @@ class WirePump:
         w = self.worker
         if self.stopped:
             return
-        if w.inflight == 0 and (w.over() or w.cancelled):
+        if w.alive == 0 or (w.inflight == 0 and (w.over() or w.cancelled)):
             self.stop()
             return
         poll = self.poll
         if poll.count == 0:     # every wire left (a server restart): the reconnected ones come back
+            self._wait_with_loop(False)
             self.handle = w.loop.call_later(YIELD_EVERY_NS / NS, self._step)
             return
-        # a thread not waiting on a polled wire (reconnecting, in Python code, on a socket the
-        # loop reads) waits on the event loop: then its turn comes every millisecond
-        turn = YIELD_EVERY_NS if poll.waiting >= w.inflight else SHORT_TURN_NS
+        # every live thread waits on a polled wire: wait here for a turn; else a thread is
+        # ready to run or waits on the loop (Python code, a reconnect, a socket the loop
+        # reads): read what has come, and let the loop wait, with the poll as one of its readers
+        wait_here = poll.waiting >= w.alive
+        self.waits += wait_here
         try:
-            back = poll.run(perf_counter_ns() + turn, threading.active_count() > 1)
+            back = poll.run(perf_counter_ns() + YIELD_EVERY_NS if wait_here else 0,
+                            threading.active_count() > 1)
         except Exception as exc:   # pragma: no cover - epoll itself failed: the loop reads them all
             w.loop.call_exception_handler({"message": "pysysbench: the wire poll failed", "exception": exc})
             self.stop()
@@ -127,9 +133,20 @@ class WirePump:
         else:
             for wire, exc in back:
                 self.hand_back(wire, exc)
-        if len(self.wires) != self.poll.count:   # some left on their own (released, closed, lost)
+        if len(self.wires) != poll.count:   # some left on their own (released, closed, lost)
             self.wires = {wire for wire in self.wires if wire.poll is not None}
-        self.handle = w.loop.call_soon(self._step)
+        self._wait_with_loop(not wait_here)
+        if wait_here:
+            self.handle = w.loop.call_soon(self._step)
+
+    def _wait_with_loop(self, on: bool) -> None:
+        """The poll as a reader of the event loop (``on``), or not."""
+        if on != self.reading:
+            self.reading = on
+            if on:
+                self.worker.loop.add_reader(self.poll.fileno(), self._step)
+            else:
+                self.worker.loop.remove_reader(self.poll.fileno())
 
     def hand_back(self, wire: Any, exc: BaseException | None) -> None:
         """A wire the poll gave up: its socket ended (the loop reads the end and reports
@@ -151,6 +168,7 @@ class WirePump:
         if self.handle is not None:
             self.handle.cancel()
             self.handle = None
+        self._wait_with_loop(False)
         wires, self.wires = self.wires, set()
         for wire in wires:
             wire.unpoll()
@@ -190,6 +208,7 @@ class Worker:
         self.contexts: list[ThreadContext] = []
         self.tasks: list[Strand] = []
         self.inflight = 0
+        self.alive = 0                  # threads whose coroutine has not ended (WirePump)
         self.turn = 0                   # the Python loops' next turn for the event loop (YIELD_EVERY_NS)
         self.later: list[Any] = []      # connections to close with the threads' own (close_later)
         self._later_timer: asyncio.TimerHandle | None = None
@@ -250,6 +269,7 @@ class Worker:
         loop = self.loop = asyncio.get_running_loop()
         if rate:
             self.arrivals = SharedQueue(EVENT_QUEUE_SLOTS, loop)
+        self.alive = len(self.contexts)
         if self.os_threads is not None:
             self.tasks = self.os_threads.start([self._thread(ctx) for ctx in self.contexts])
         else:
@@ -311,6 +331,8 @@ class Worker:
         except Exception as exc:       # a bug in a user workload must stop the run cleanly
             self.traceback = exc
             self.fail(raised(self.workload, "event", exc))
+        finally:
+            self.alive -= 1
 
     def fail(self, exc: BaseException) -> None:
         """Record the first fatal error and stop every thread."""

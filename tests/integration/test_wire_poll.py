@@ -102,6 +102,24 @@ def test_a_killed_session_goes_back_to_the_loop_and_its_new_one_is_read_by_the_p
     assert pump.reads >= 0.9 * _value(out, "total"), (pump.reads, out)
 
 
+def test_threads_whose_events_do_not_wait_run_while_the_loop_waits_not_the_pump(server_db, capfd, monkeypatch):
+    # bulk_insert's events only fill a buffer (one statement per 512 KiB): the threads are
+    # ready to run, not waiting on a wire, so the pump must not hold the loop for a turn.
+    # It did: each event waited 5 ms for the pump's turn, 200 events a second
+    db = server_db
+    assert main(["bulk_insert", *db.opts, "--threads=2", "prepare"]) == 0
+    pumps = _pumps(monkeypatch)
+    assert main(["bulk_insert", *db.opts, "--threads=2", "--workers=1", "--events=60000", "--time=0",
+                 "run"]) == 0
+    out = capfd.readouterr().out
+    seconds = float(re.search(r"total time:\s+([\d.]+)s", out).group(1))
+    assert _value(out, "transactions") == 60000
+    assert len(pumps) == 1 and pumps[0].taken == 2
+    # the pump waits only while both threads wait on their INSERT (a few per thread)
+    assert pumps[0].waits < 50 and seconds < 20, (pumps[0].waits, seconds)
+    assert main(["bulk_insert", *db.opts, "--threads=2", "cleanup"]) == 0
+
+
 LUA = """
 function thread_init()
    con = sysbench.sql.driver():connect()
