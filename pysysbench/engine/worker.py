@@ -59,16 +59,16 @@ BATCH_EVENTS = 1 << 40
 from ..native import EventLoop as _CEventLoop, WirePoll as _WirePoll
 
 # PYSYSBENCH_WIRE_POLL=off: the event loop reads the threads' sockets (WirePump's twin)
-SHORT_TURN_NS = 1_000_000     # WirePump's turn while a thread waits on something else
 WIRE_POLL = os.environ.get("PYSYSBENCH_WIRE_POLL", "on").strip().lower() not in ("off", "0", "no", "false")
 
 
 class WirePump:
     """The worker's wires read in C while its threads run (drivers/wire.c's WirePoll): a
     callback of the event loop (never a Task: the strands it resumes run as they do under
-    the loop's own reading) that reads and scans responses for up to a turn
-    (YIELD_EVERY_NS), then gives the loop its turn and comes back, until the threads'
-    loops have ended.  Per response the loop's reading cost a callback of the loop, a
+    the loop's own reading) that, while every live thread waits on a polled wire, reads and
+    scans responses for up to a turn (YIELD_EVERY_NS), then gives the loop its turn and
+    comes back; while a thread is ready to run or waits on anything else, it reads what has
+    come and lets the loop wait, with the poll as a reader.  Until the threads' loops end.  Per response the loop's reading cost a callback of the loop, a
     bytes object and a Python call, and the GIL's release and retake around every wait;
     here the GIL is released only while another thread of the process may want it.  A
     wire that leaves (its library takes it back, it closes, its connection ends) goes back
