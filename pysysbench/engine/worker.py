@@ -56,10 +56,10 @@ BATCH_BUDGET_NS = 5_000_000       # a built-in test's batch of C events (_batch_
 BATCH_EVENTS = 1 << 40
 
 
-from ..native import EventLoop as _CEventLoop, WirePoll as _WirePoll
+from ..native import OFF as _OFF, EventLoop as _CEventLoop, WirePoll as _WirePoll
 
 # PYSYSBENCH_WIRE_POLL=off: the event loop reads the threads' sockets (WirePump's twin)
-WIRE_POLL = os.environ.get("PYSYSBENCH_WIRE_POLL", "on").strip().lower() not in ("off", "0", "no", "false")
+WIRE_POLL = os.environ.get("PYSYSBENCH_WIRE_POLL", "on").strip().lower() not in _OFF
 
 
 class WirePump:
@@ -68,11 +68,12 @@ class WirePump:
     the loop's own reading) that, while every live thread waits on a polled wire, reads and
     scans responses for up to a turn (YIELD_EVERY_NS), then gives the loop its turn and
     comes back; while a thread is ready to run or waits on anything else, it reads what has
-    come and lets the loop wait, with the poll as a reader.  Until the threads' loops end.  Per response the loop's reading cost a callback of the loop, a
-    bytes object and a Python call, and the GIL's release and retake around every wait;
-    here the GIL is released only while another thread of the process may want it.  A
-    wire that leaves (its library takes it back, it closes, its connection ends) goes back
-    to the loop (Wire.unpoll), and so does every wire when the pump stops."""
+    come and lets the loop wait, with the poll as a reader; until the threads' loops end.
+    Per response the loop's reading cost a callback of the loop, a bytes object and a
+    Python call, and the GIL's release and retake around every wait; here the GIL is
+    released only while another thread of the process may want it.  A wire that leaves
+    (its library takes it back, it closes, its connection ends) goes back to the loop
+    (Wire.unpoll), and so does every wire when the pump stops."""
 
     def __init__(self, worker: "Worker"):
         self.worker = worker
@@ -99,7 +100,7 @@ class WirePump:
             return
         for conn in self.worker.workload.connections(ctx):
             wire = getattr(conn, "wire", None)
-            if wire is not None and getattr(wire, "polled_by", None) is not None and wire.polled_by(self.poll):
+            if wire is not None and wire.polled_by(self.poll):
                 self.wires.add(wire)
                 self.taken += 1
 
@@ -152,10 +153,8 @@ class WirePump:
         """A wire the poll gave up: its socket ended (the loop reads the end and reports
         it), or its response raised (as under the loop's reading, a protocol error ends
         the connection)."""
-        wire.poll = None
         self.wires.discard(wire)
-        if not wire.transport.is_closing():
-            wire.transport.resume_reading()
+        wire.unpoll()           # the poll has dropped it already: the loop reads it again
         if exc is not None:
             self.worker.loop.call_exception_handler({
                 "message": "pysysbench: a response could not be handled", "exception": exc,
