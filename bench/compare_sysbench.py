@@ -13,7 +13,11 @@ limit of this machine: cores / (server CPU per query), the QPS the server would
 reach if the client cost nothing and it had every core; each tool's QPS is shown
 as a share of it.  The last column has each round's QPS ratio (the two tools run
 back to back) and the median of those: a round is one draw of the machine's state,
-and the ratio of the medians can pass while most rounds do not.
+and the ratio of the medians can pass while most rounds do not.  After the table, issue
+21's must per case (QPS ratio >= 1.0 and client CPU ratio <= 1.0 at 8 threads, QPS ratio
+>= 1.1 at 1000): the ratio of the paired rounds' means with its 95 % interval, "holds" or
+"misses" only when the whole interval is on one side of the bound, "within noise" when it
+spans it, and how many rounds are on the good side.
 
     .venv/bin/python bench/compare_sysbench.py --long          # 60-s runs: the steady state, not the start-up
     .venv/bin/python bench/compare_sysbench.py --startup       # client CPU of --time=1 runs at 8 threads,
@@ -52,6 +56,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 from pysysbench.engine.servercontext import process_cpu_s  # noqa: E402  (this checkout's, not an installed one)
+from pysysbench.stats.noise import paired_difference  # noqa: E402
 PYSYSBENCH = [sys.executable, "-m", "pysysbench"]
 DB = "bench"
 TABLES = 4
@@ -319,6 +324,39 @@ def case_row(name: str, rows: int, sb: list[Measure], py: list[Measure]) -> str:
             f"| {fmt(s_qps / limit, '.2f')} | {fmt(p_qps / limit, '.2f')} | {rounds} |")
 
 
+# issue 21's "must" column: (threads, figure) -> (bound, direction); the QPS ratio must reach
+# its bound, the client CPU per query ratio must stay at or below it
+MUST = {(8, "QPS"): (1.0, ">="), (8, "CPU"): (1.0, "<="), (1000, "QPS"): (1.1, ">=")}
+
+
+def must_cell(pairs: list[tuple[float, float]], bound: float, op: str) -> str:
+    """The ratio pysysbench / sysbench of paired rounds against ``bound``: its 95 %
+    interval from the spread of the rounds' differences (stats/noise.py, the test
+    ``compare`` uses), so drift that moves both runs of a round cancels; the verdict
+    is "holds" or "misses" only when the whole interval is on one side of the bound,
+    and beside it how many rounds are on the bound's good side."""
+    d = paired_difference(pairs, 0.0)
+    good = sum((y / x >= bound) if op == ">=" else (y / x <= bound) for x, y in pairs if x)
+    rounds = f"{good} of {len(pairs)} rounds {op} {bound:.1f}"
+    if d.noise is None:
+        return f"{d.ratio:.2f}: one round, noise unknown; {rounds}"
+    lo, hi = d.ratio - d.noise, d.ratio + d.noise
+    below, above = hi < bound, lo >= bound
+    if op == "<=":
+        below, above = lo > bound, hi <= bound
+    word = "holds" if above else "misses" if below else "within noise"
+    return f"{word}: {d.ratio:.2f} ({lo:.2f} to {hi:.2f}); {rounds}"
+
+
+def must_row(name: str, threads: int, sb: list[Measure], py: list[Measure]) -> str | None:
+    """``name``'s line of the must table, None when the issue sets no bound at ``threads``."""
+    cells = []
+    for figure, value in (("QPS", lambda m: m.qps), ("CPU", lambda m: m.cpu_us_per_query)):
+        bound = MUST.get((threads, figure))
+        cells.append("" if bound is None else must_cell([(value(s), value(p)) for s, p in zip(sb, py)], *bound))
+    return None if not any(cells) else f"| {name} | {' | '.join(cells)} |"
+
+
 def startup(args: argparse.Namespace, lua: bool) -> int:
     """Client CPU seconds of ``--time=1`` runs at 8 threads (start-up, connections and one
     second of load), each tool, alternating; pysysbench's minus sysbench's.  Beside it the
@@ -401,6 +439,7 @@ def main(lua: bool = False, workloads: tuple[str, ...] = WORKLOADS, doc: str | N
           "| QPS ratio per round |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     prepared: dict[str, int] = {}
+    musts: list[str] = []
     for workload, threads, server in cases:
         rows = table_size(int(threads), args.table_size)
         if prepared.get(server) != rows:
@@ -417,6 +456,16 @@ def main(lua: bool = False, workloads: tuple[str, ...] = WORKLOADS, doc: str | N
             print(f"| {name} | {rows:,} | {tool}: {why} |", flush=True)
             continue
         print(case_row(name, rows, [p[0] for p in pairs], [p[1] for p in pairs]), flush=True)
+        row = None if lua else must_row(name, int(threads), [p[0] for p in pairs], [p[1] for p in pairs])
+        if row is not None:
+            musts.append(row)
+    if musts:
+        print("\n# issue 21's must: ratio pysysbench / sysbench of the mean over the paired rounds, its 95 % "
+              "interval in brackets (the spread of the rounds' differences); holds / misses only when the "
+              "whole interval is on one side of the bound")
+        print("| case | QPS ratio | client CPU per query ratio |")
+        print("|---|---|---|")
+        print("\n".join(musts))
     return 0
 
 
