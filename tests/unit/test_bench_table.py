@@ -67,10 +67,13 @@ def cpu_measures(bench, us_per_query):
     return [bench.Measure(qps=100.0, queries=1000, cpu_s=us * 1000 * 1e-6, rss_mb=10.0) for us in us_per_query]
 
 
+def must_cells(bench, name, threads, py_qps):
+    """The must row of ``name`` with sysbench at 100 QPS in every round."""
+    return cells(bench.must_row(name, threads, measures(bench, [100] * len(py_qps)), measures(bench, py_qps)))
+
+
 def test_the_must_table_says_holds_only_when_the_whole_interval_clears_the_bound(bench):
-    sb = measures(bench, [100, 100, 100, 100, 100])
-    py = measures(bench, [120, 121, 119, 122, 118])
-    row = cells(bench.must_row("point_select 8 thr mysql", 8, sb, py))
+    row = must_cells(bench, "point_select 8 thr mysql", 8, [120, 121, 119, 122, 118])
     assert row[0] == "point_select 8 thr mysql"
     assert row[1] == "holds: 1.20 (1.18 to 1.22); 5 of 5 rounds >= 1.0"
     # the same 20 us per query on both sides: no spread, the ratio is the bound, and <= holds
@@ -79,16 +82,12 @@ def test_the_must_table_says_holds_only_when_the_whole_interval_clears_the_bound
 
 def test_rounds_on_both_sides_of_the_bound_are_within_noise(bench):
     # differences -10, +30, -15, +20, 0: mean +5, 95 % margin 24.0 (t = 2.776 at 4 df)
-    sb = measures(bench, [100, 100, 100, 100, 100])
-    py = measures(bench, [90, 130, 85, 120, 100])
-    row = cells(bench.must_row("read_only 8 thr pgsql", 8, sb, py))
+    row = must_cells(bench, "read_only 8 thr pgsql", 8, [90, 130, 85, 120, 100])
     assert row[1] == "within noise: 1.05 (0.81 to 1.29); 3 of 5 rounds >= 1.0"
 
 
 def test_a_1000_thread_case_is_held_to_its_own_bound_and_has_no_cpu_bound(bench):
-    sb = measures(bench, [100, 100, 100, 100, 100])
-    py = measures(bench, [100, 101, 99, 100, 100])
-    row = cells(bench.must_row("point_select 1000 thr pgsql", 1000, sb, py))
+    row = must_cells(bench, "point_select 1000 thr pgsql", 1000, [100, 101, 99, 100, 100])
     assert row[1] == "misses: 1.00 (0.99 to 1.01); 0 of 5 rounds >= 1.1"
     assert row[2] == ""
 
@@ -101,6 +100,6 @@ def test_more_client_cpu_than_sysbench_misses_the_cpu_bound(bench):
 
 
 def test_one_round_gives_no_verdict_and_other_thread_counts_no_row(bench):
-    row = cells(bench.must_row("point_select 8 thr mysql", 8, measures(bench, [100]), measures(bench, [80])))
+    row = must_cells(bench, "point_select 8 thr mysql", 8, [80])
     assert row[1] == "0.80: one round, noise unknown; 0 of 1 rounds >= 1.0"
     assert bench.must_row("point_select 64 thr mysql", 64, measures(bench, [100]), measures(bench, [80])) is None
