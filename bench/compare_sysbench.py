@@ -41,6 +41,7 @@ noisy: compare the ratios, not the absolute numbers.
 from __future__ import annotations
 
 import argparse
+import operator
 import os
 import platform
 import re
@@ -335,16 +336,15 @@ def must_cell(pairs: list[tuple[float, float]], bound: float, op: str) -> str:
     ``compare`` uses), so drift that moves both runs of a round cancels; the verdict
     is "holds" or "misses" only when the whole interval is on one side of the bound,
     and beside it how many rounds are on the bound's good side."""
+    good_side = operator.ge if op == ">=" else operator.le
     d = paired_difference(pairs, 0.0)
-    good = sum((y / x >= bound) if op == ">=" else (y / x <= bound) for x, y in pairs if x)
+    good = sum(good_side(y / x, bound) for x, y in pairs if x)
     rounds = f"{good} of {len(pairs)} rounds {op} {bound:.1f}"
     if d.noise is None:
         return f"{d.ratio:.2f}: one round, noise unknown; {rounds}"
     lo, hi = d.ratio - d.noise, d.ratio + d.noise
-    below, above = hi < bound, lo >= bound
-    if op == "<=":
-        below, above = lo > bound, hi <= bound
-    word = "holds" if above else "misses" if below else "within noise"
+    ends = [good_side(lo, bound), good_side(hi, bound)]
+    word = "holds" if all(ends) else "misses" if not any(ends) else "within noise"
     return f"{word}: {d.ratio:.2f} ({lo:.2f} to {hi:.2f}); {rounds}"
 
 
@@ -455,8 +455,9 @@ def main(lua: bool = False, workloads: tuple[str, ...] = WORKLOADS, doc: str | N
             tool = "sysbench" if any(not isinstance(m, Measure) for m in sb) else "pysysbench"
             print(f"| {name} | {rows:,} | {tool}: {why} |", flush=True)
             continue
-        print(case_row(name, rows, [p[0] for p in pairs], [p[1] for p in pairs]), flush=True)
-        row = None if lua else must_row(name, int(threads), [p[0] for p in pairs], [p[1] for p in pairs])
+        sb_ok, py_ok = [p[0] for p in pairs], [p[1] for p in pairs]
+        print(case_row(name, rows, sb_ok, py_ok), flush=True)
+        row = None if lua else must_row(name, int(threads), sb_ok, py_ok)
         if row is not None:
             musts.append(row)
     if musts:
