@@ -21,6 +21,7 @@ from .spec import Campaign, Variant, WorkloadSpec, option_key
 
 MASK = "***"
 PATH_OPTIONS = ("config_file",)       # relative paths are resolved against the campaign file
+CONFIG_FIRST = ("config_file",)       # put first on a command line, so that every other option wins over it
 RESULTS_DIR_TOKEN = "{results_dir}"
 CAMPAIGN_DIR_TOKEN = "{campaign_dir}"
 
@@ -137,8 +138,12 @@ class Planner:
         return out
 
     def _args(self, *maps: Mapping[str, Any]) -> list[str]:
+        """``--name=value`` items, a config file first: sysbench reads ``--config-file`` where
+        it stands, so every option after it wins over the file -- the campaign's own and
+        ``--set``'s, whatever order the TOML table or the overrides gave them."""
         merged = merge(*(self._resolve(m) for m in maps))
-        return [f"--{name}={format_value(value)}" for name, value in merged.items()]
+        items = sorted(merged.items(), key=lambda item: option_key(item[0]) not in CONFIG_FIRST)
+        return [f"--{name}={format_value(value)}" for name, value in items]
 
     def data_options(self) -> dict[str, Any]:
         size = {"table-size": self.table_size} if self.table_size is not None else {}

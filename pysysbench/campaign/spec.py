@@ -335,12 +335,18 @@ def apply_override(data: dict, item: str, path: str) -> None:
                 raise UsageError(f"--set '{item}': there is no element #{index} of '{key}' in '{path}'")
             node = node[index - 1]
             continue
-        node = node.setdefault(key, {})
+        node = node.setdefault(_spelled_as_in(node, key), {})
         if not isinstance(node, (dict, list)):
             raise UsageError(f"--set '{item}': '{key}' is not a table in '{path}'")
     if isinstance(node, list):
         raise UsageError(f"--set '{item}': give the element number, e.g. workload.1.time=5")
-    node[keys[-1]] = value
+    node[_spelled_as_in(node, keys[-1])] = value
+
+
+def _spelled_as_in(table: dict, key: str) -> str:
+    """The file's spelling of ``key`` ('-' and '_' alike): ``--set connection.mysql_user=x``
+    replaces the file's ``mysql-user`` instead of adding a second spelling of it."""
+    return next((k for k in table if canonical(k) == canonical(key)), key)
 
 
 def parse(data: dict, path: str, sha256: str = "") -> Campaign:

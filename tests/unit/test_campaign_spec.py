@@ -221,3 +221,37 @@ def test_passwords_are_masked_and_do_not_change_fingerprints():
                             "run"]
     assert fingerprint(argv) == fingerprint([a.replace("s3cret", "other") for a in argv])
     assert fingerprint(argv) != fingerprint(argv[:-1] + ["--tables=2", "run"])
+
+
+CONFIG_FILE_CAMPAIGN = """
+[connection]
+mysql-host = "127.0.0.1"
+mysql-user = "from-campaign"
+config-file = "sysb.conf"
+[[workload]]
+test = "oltp_point_select"
+threads = [1]
+"""
+NO_CONFIG_FILE = CONFIG_FILE_CAMPAIGN.replace('config-file = "sysb.conf"\n', "")
+
+
+@pytest.mark.parametrize("text,overrides,user", [
+    (CONFIG_FILE_CAMPAIGN, [], "from-campaign"),
+    (CONFIG_FILE_CAMPAIGN, ["connection.mysql-user=alice"], "alice"),
+    (CONFIG_FILE_CAMPAIGN, ["connection.mysql_user=alice"], "alice"),
+    (NO_CONFIG_FILE, ["connection.mysql-user=alice", "connection.config-file=other.conf"], "alice"),
+])
+def test_campaign_options_and_set_win_over_the_config_file(tmp_path, text, overrides, user):
+    # sysbench reads --config-file where it stands: an option before it is overridden by
+    # the file.  A campaign puts the file first, so its own values and --set always win.
+    from pysysbench.cli.library import parse_request
+    for name in ("sysb.conf", "other.conf"):
+        (tmp_path / name).write_text("db-driver='mysql'\nmysql-user='from-file'\nmysql-db='campaign'\ntime='60'\n")
+    c = load(tmp_path, text, overrides)
+    planner = Planner(c, str(tmp_path / "R"), 10)
+    request = planner.run(c.workloads[0], 1, 1, "list").request
+    assert request.options[0].startswith("--config-file=")
+    values = parse_request(request.test, request.command, request.options).values
+    assert (values.mysql_user, values.mysql_db, values.time) == (user, "campaign", 10)
+    conn = parse_request("oltp_common", "prepare", planner.connection_args()).values     # the [sql] hooks' session
+    assert conn.mysql_user == user
