@@ -218,7 +218,7 @@ def _print_comparison(groups: list[cmp.Group], comparisons: list[cmp.Comparison]
     from ..report.terminal import comparison_table
     console = Console(file=out.stream if hasattr(out, "stream") else None, soft_wrap=False)
     for name, size in cmp.group_sizes(groups):
-        console.print(f"{name}: {size}", highlight=False, markup=False)
+        console.print(f"{name}: {size}", highlight=False, markup=False, soft_wrap=True)   # names whole
     for c in comparisons:
         for workload in c.rows:
             console.print(comparison_table(c, workload))

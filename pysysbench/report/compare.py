@@ -244,11 +244,38 @@ def _drift_cells(base: Group, other: Group, value) -> tuple[int, int, str]:
     return found, tested, example
 
 
+def _values(g: Group, value) -> list[str]:
+    """The distinct values of ``value(run)`` over a group's successful runs, in order, as text."""
+    seen = sorted({value(r) for r in g.runs if r.ok and value(r) is not None}, key=lambda v: (str(type(v)), v))
+    return [f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v) for v in seen]
+
+
+def _set_up_notes(base: Group, other: Group) -> list[str]:
+    """The two sides did not run the same experiment: another data set, other thread counts."""
+    out = []
+    for what, value in (("table count", lambda r: r.tables), ("table size", lambda r: r.table_size)):
+        a, b = _values(base, value), _values(other, value)
+        if a and b and a != b:
+            out.append(f"Different set-up ({base.name} vs {other.name}): {what} {', '.join(a)} vs {', '.join(b)}: "
+                       "the sides ran on different data sets, so the ratios measure that as well as the change.")
+    a_cells, b_cells = _cells(base, "tps"), _cells(other, "tps")
+    for w in dict.fromkeys(k[0] for k in (*a_cells, *b_cells)):
+        ta = sorted(t for wk, t in a_cells if wk == w)
+        tb = sorted(t for wk, t in b_cells if wk == w)
+        if ta and tb and ta != tb:
+            both = sorted(set(ta) & set(tb))
+            compared = f"only {', '.join(map(str, both))} compared" if both else "no thread count in common"
+            out.append(f"Different thread counts ({base.name} vs {other.name}): {w} ran at "
+                       f"{', '.join(map(str, ta))} vs {', '.join(map(str, tb))} threads ({compared}).")
+    return out
+
+
 def notes(groups: list[Group], comparisons: list[Comparison]) -> list[str]:
     """What a reader must know before trusting the verdicts."""
     out = []
     base = groups[0]
     for g in groups[1:]:
+        out += _set_up_notes(base, g)
         found, tested, example = _drift_cells(base, g, lambda r: r.cpu_us_per_query)
         if found:
             out.append(f"Drift warning ({base.name} vs {g.name}): the client's CPU per query differs beyond noise "

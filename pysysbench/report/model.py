@@ -128,6 +128,19 @@ class Run:
         An embedded database (SQLite) runs inside the client, so its CPU is the benchmark's."""
         return self.busy is not None and self.busy >= SATURATED_BUSY and self.doc.get("driver") != "sqlite"
 
+    def option(self, *names: str) -> Any:
+        """The first of ``names`` the run was given ('-' and '_' alike), else None."""
+        opts = {str(k).replace("-", "_").lower(): v for k, v in (self.doc.get("options") or {}).items()}
+        return next((opts[n] for n in names if opts.get(n) is not None), None)
+
+    @property
+    def tables(self) -> Any:
+        return self.option("tables", "oltp_tables_count")
+
+    @property
+    def table_size(self) -> Any:
+        return self.option("table_size", "oltp_table_size")
+
     @property
     def host(self) -> dict[str, Any]:
         return self.doc.get("host") or {}

@@ -151,6 +151,56 @@ def test_compare_cli_errors(tmp_path, capsys):
     assert "unknown metric 'speed'" in capsys.readouterr().err
 
 
+
+def _header_columns(out: str) -> list[str]:
+    """Each column's header text of the first table rich drew, its folded lines joined."""
+    lines = out.splitlines()
+    top = next(i for i, line in enumerate(lines) if line.startswith("┏"))
+    end = next(i for i, line in enumerate(lines) if line.startswith("┡"))
+    cells = [line.split("┃")[1:-1] for line in lines[top + 1:end]]
+    return ["".join(row[i] for row in cells).replace(" ", "") for i in range(len(cells[0]))]
+
+
+def test_compare_prints_long_group_names_whole(tmp_path, capsys):
+    long_a = "mariadb-10.11.6-high-performance-template-2024"
+    long_b = "mariadb-10.11.6-high-stability-template-2024"
+    a = write_results(tmp_path, "a", [doc(labels={"template": long_a})])
+    b = write_results(tmp_path, "b", [doc(labels={"template": long_b}, tps=1200)])
+    assert main(["compare", str(a), str(b), "--metric=tps"]) == 0     # on a pipe: 80 columns
+    out = capsys.readouterr().out
+    assert "…" not in out
+    assert _header_columns(out)[1:4] == [f"template={long_a}:TPS", f"template={long_b}:TPS",
+                                         f"template={long_b}/template={long_a}"]
+    assert f"template={long_a}: 1 runs, e.g. {a / 'r0.json'}" in out.splitlines()
+
+
+def _with_data(d, tables, table_size):
+    d["options"] = dict(d["options"], tables=tables, table_size=table_size)
+    return d
+
+
+def test_compare_warns_when_the_sides_ran_other_data_sets_or_thread_counts(tmp_path, capsys):
+    a = group("a", _with_data(doc(threads=8), 16, 10000), _with_data(doc(threads=16), 16, 10000))
+    b = group("b", _with_data(doc(threads=16), 8, 2000), _with_data(doc(threads=32), 8, 2000))
+    notes = cmp.notes([a, b], [cmp.compare([a, b], "tps")])
+    assert notes[:3] == [
+        "Different set-up (a vs b): table count 16 vs 8: the sides ran on different data sets, so the ratios "
+        "measure that as well as the change.",
+        "Different set-up (a vs b): table size 10,000 vs 2,000: the sides ran on different data sets, so the "
+        "ratios measure that as well as the change.",
+        "Different thread counts (a vs b): oltp_read_write ran at 8, 16 vs 16, 32 threads (only 16 compared)."]
+    same = group("c", _with_data(doc(threads=8), 16, 10000), _with_data(doc(threads=16), 16, 10000))
+    assert not any(n.startswith("Different") for n in cmp.notes([a, same], [cmp.compare([a, same], "tps")]))
+    legacy = doc(threads=8)     # a 0.5 script's run: the data set is in --oltp-tables-count / --oltp-table-size
+    legacy["options"] = {"oltp-tables-count": 16, "oltp-table-size": 500}
+    notes = cmp.notes([a, group("d", legacy)], [])
+    assert "table size 10,000 vs 500" in notes[0] and "thread counts" in notes[1] and "(only 8 compared)" in notes[1]
+    da = write_results(tmp_path, "da", [_with_data(doc(labels={"v": "1"}), 16, 10000)])
+    db = write_results(tmp_path, "db", [_with_data(doc(labels={"v": "2"}), 16, 2000)])
+    assert main(["compare", str(da), str(db), "--metric=tps"]) == 0
+    assert "Different set-up (v=1 vs v=2): table size 10,000 vs 2,000" in capsys.readouterr().out
+
+
 # --- export ---------------------------------------------------------------------------------------
 
 
