@@ -24,7 +24,7 @@ from ..record import record
 from ..stats.noise import Difference, Sample, difference, paired_difference, sample
 from ..errors import UsageError
 from .model import METRICS, Metric, Run, load_runs
-from .tables import TableData, metric_stat
+from .tables import TableData, busy_host_note, metric_stat
 
 DEFAULT_MIN_EFFECT = 0.01
 DEFAULT_SINGLE_RUN_THRESHOLD = 0.05
@@ -274,6 +274,10 @@ def notes(groups: list[Group], comparisons: list[Comparison]) -> list[str]:
     """What a reader must know before trusting the verdicts."""
     out = []
     base = groups[0]
+    for g in groups:
+        busy = busy_host_note(list(g.runs))
+        if busy:
+            out.append(f"Busy host ({g.name}): {busy}")
     for g in groups[1:]:
         out += _set_up_notes(base, g)
         found, tested, example = _drift_cells(base, g, lambda r: r.cpu_us_per_query)

@@ -23,6 +23,12 @@ from ..stats.host import mean_load
 from ..stats.steadiness import of_intervals
 
 SATURATED_BUSY = 0.9        # the run command's warning threshold (engine.local.CLIENT_BUSY_FRACTION)
+# A run measured on a busy host is unreliable (docs/campaigns.md): the 1-minute load average when
+# its measured phase began exceeded the cores its client left to the rest of the machine (the
+# machine's cores minus the cores the client kept busy, at least MIN_FREE_CORES), or a hypervisor
+# took STEAL_LIMIT or more of the machine's CPU time during it.
+MIN_FREE_CORES = 1.0
+STEAL_LIMIT = 0.05
 
 Variant = tuple[tuple[str, str], ...]
 
@@ -150,6 +156,36 @@ class Run:
         return mean_load(self.host)
 
     @property
+    def client_cores(self) -> float | None:
+        """Cores the client kept busy over the measured phase (its CPU time / the phase's length)."""
+        cpu_s, elapsed = self.client.get("cpu_s"), self.summary.get("total_time_s")
+        if _number(cpu_s) and _number(elapsed) and elapsed > 0:
+            return cpu_s / elapsed
+        workers = self.client.get("workers")
+        return float(workers) if _number(workers) else None
+
+    @property
+    def free_cores(self) -> float | None:
+        """The cores the client left to everything else on its machine (at least MIN_FREE_CORES)."""
+        cpus = self.host.get("cpus") or self.client.get("cpus")
+        own = self.client_cores
+        if not _number(cpus) or own is None:
+            return None
+        return max(cpus - own, MIN_FREE_CORES)
+
+    @property
+    def host_problems(self) -> list[str]:
+        """Why the client machine's load makes this run unreliable (empty: nothing known against it)."""
+        out = []
+        start, free = self.host.get("loadavg_start"), self.free_cores
+        if isinstance(start, list) and start and _number(start[0]) and free is not None and start[0] > free:
+            out.append(f"load {start[0]:.2f} at start, above {free:.1f} free cores")
+        steal = self.host.get("steal_fraction")
+        if _number(steal) and steal >= STEAL_LIMIT:
+            out.append(f"steal {steal:.0%}")
+        return out
+
+    @property
     def server_context(self) -> dict[str, Any]:
         return self.doc.get("server_context") or {}
 
@@ -163,6 +199,10 @@ class Run:
         if "fsyncs_per_trx" not in out and events and isinstance(metrics.get("Innodb_data_fsyncs"), (int, float)):
             out["fsyncs_per_trx"] = metrics["Innodb_data_fsyncs"] / events
         return out
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def variant_of(doc: dict[str, Any]) -> Variant:

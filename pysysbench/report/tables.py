@@ -12,7 +12,8 @@ from typing import Any, Iterable
 
 from ..record import record
 from ..stats.noise import Sample, welch_margin
-from .model import METRICS, TABLE_METRICS, Cell, Metric, Run, Variant, differing_keys, variant_text, variants
+from .model import (METRICS, STEAL_LIMIT, TABLE_METRICS, Cell, Metric, Run, Variant, differing_keys, variant_text,
+                    variants)
 
 SATURATION_MIN_GAIN = 0.05      # as peak finding's default min-gain
 KEY_SETTINGS = ("tables", "table_size", "range_size", "rand-type", "db-ps-mode", "percentile", "time",
@@ -158,7 +159,8 @@ def summary_notes(all_cells: dict[str, list[Cell]]) -> list[str]:
     ps = [p for cl in all_cells.values() for p in peaks(cl)]
     if not ps:
         return []
-    notes = []
+    busy = busy_host_note([r for cl in all_cells.values() for c in cl for r in c.runs])
+    notes = [f"Warning: {busy}"] if busy else []
     if any(p.repeats == 1 for p in ps):
         notes.append(f"Warning: some cells have a single run, so their run-to-run noise is unknown: \"within noise\" "
                      f"cannot be told there, and \"within {SATURATION_MIN_GAIN:.0%}\" compares single measurements. "
@@ -335,10 +337,7 @@ def run_flags(r: Run) -> list[str]:
         flags.append("unsteady")
     if r.saturated:
         flags.append("client saturated")
-    steal = r.host.get("steal_fraction")
-    if isinstance(steal, (int, float)) and steal >= 0.05:
-        flags.append(f"steal {steal:.0%}")
-    return flags
+    return flags + [f"busy host ({why})" if why.startswith("load") else why for why in r.host_problems]
 
 
 def runs_table(cell_list: list[Cell]) -> TableData:
@@ -382,4 +381,21 @@ def run_warnings(cell_list: list[Cell], keys: list[str]) -> list[str]:
                 out.append(f"Client saturated: {tag}: the client kept {r.busy:.0%} of its cores busy "
                            f"({_us(r.cpu_us_per_query)} µs CPU per query): the figure may be the client's limit "
                            "(add --workers or client machines).")
+            if r.host_problems:
+                out.append(f"Busy host: {tag}: {'; '.join(r.host_problems)}: the client machine's CPU was not the "
+                           "run's alone (other work, or a hypervisor taking it), so its figures are unreliable. Run "
+                           "on a quiet machine; after a heavy run the 1-minute load takes a minute or more to fall "
+                           "(a longer pause).")
     return out
+
+
+def busy_host_note(runs: list[Run]) -> str | None:
+    """One sentence for a report's summary or a comparison: how many runs a busy host spoilt."""
+    bad = [r for r in runs if r.ok and r.host_problems]
+    if not bad:
+        return None
+    r = bad[0]
+    return (f"{len(bad)} of {sum(1 for x in runs if x.ok)} runs were measured on a busy host (1-minute load at "
+            f"the start above the cores the client left free, or CPU steal of {STEAL_LIMIT:.0%} or more), e.g. {r.workload} "
+            f"at {_threads_text(r.threads)} r{r.repeat}: {'; '.join(r.host_problems)}; their figures are "
+            "unreliable.")

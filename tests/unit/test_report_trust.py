@@ -131,6 +131,63 @@ def test_interleaved_rounds_are_paired_so_shared_drift_cancels():
     assert any("interleaved in one campaign" in n for n in cmp.notes([a, b], [c]))
 
 
+# --- a busy client machine: load average at the start, CPU steal --------------------------------
+
+def _on_host(d, *, cpus=2, load=0.3, steal=0.0, cpu_s=5.0, workers=1):
+    """A result document whose client machine had ``cpus`` cores, 1-minute load ``load`` when the
+    measured phase began, ``steal`` of its CPU time stolen, and a client that used ``cpu_s`` of CPU
+    over the 10 s phase (doc()'s total_time_s)."""
+    d["host"] = {"cpus": cpus, "loadavg_start": [load, 0.5, 0.5], "loadavg_end": [load, 0.5, 0.5],
+                 "busy_fraction": 0.6, "steal_fraction": steal}
+    d["client"] = {"workers": workers, "cpu_s": cpu_s, "cpu_s_per_query": 1e-5, "busy_fraction": cpu_s / 10 / workers}
+    return d
+
+
+def test_a_run_started_on_a_busy_host_or_under_steal_is_flagged(tmp_path, capsys):
+    from pysysbench import results
+    from pysysbench.cli.main import main
+    from test_campaign_compare import write_results
+    quiet = _on_host(doc(threads=4, labels={"host": "quiet"}), load=0.8)           # 2 cores, client 0.5: 1.5 free
+    busy = _on_host(doc(threads=8, labels={"host": "quiet"}), load=3.1)
+    stolen = _on_host(doc(threads=16, labels={"host": "quiet"}), load=0.2, steal=0.08)
+    assert [results._first_problem(d) for d in (quiet, busy, stolen)] == [None] * 3    # valid result files
+    runs = {d["campaign"]["threads"]: run_of(f"{d['campaign']['threads']}.json", d) for d in (quiet, busy, stolen)}
+    assert runs[4].free_cores == 1.5 and runs[4].host_problems == []
+    assert runs[8].host_problems == ["load 3.10 at start, above 1.5 free cores"]
+    assert runs[16].host_problems == ["steal 8%"]
+    full = run_of("x", _on_host(doc(), cpus=2, load=1.2, cpu_s=20.0, workers=2))
+    assert full.host_problems == ["load 1.20 at start, above 1.0 free cores"]    # a client on every core: 1 left
+    a = write_results(tmp_path, "a", [quiet, busy, stolen])
+    assert main(["report", str(a), f"--output={tmp_path / 'rep'}", "--no-charts"]) == 0
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "Warning: 2 of 3 runs were measured on a busy host (1-minute load at the start above the cores the " \
+           "client left free, or CPU steal of 5% or more), e.g. oltp_read_write at 8 threads r1: load 3.10 at start, " \
+           "above 1.5 free cores; their figures are unreliable." in md
+    assert "| busy host (load 3.10 at start, above 1.5 free cores) |" in md and "| steal 8% |" in md
+    assert "Busy host: 8 threads r1: load 3.10 at start, above 1.5 free cores: the client machine's CPU" in md
+    b = write_results(tmp_path, "b", [_on_host(doc(threads=t, labels={"host": "other"}), load=0.1)
+                                      for t in (4, 8, 16)])
+    capsys.readouterr()
+    assert main(["compare", str(b), str(a), "--metric=tps"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Busy host (host=quiet): 2 of 3 runs were measured on a busy host" in out
+    assert "Busy host (host=other)" not in out
+
+
+def test_a_run_records_the_host_load_steal_and_its_own_cpu(tmp_path):
+    from pysysbench import results
+    from pysysbench.cli.main import main
+    db, out = tmp_path / "x.db", tmp_path / "r.json"
+    common = [f"--sqlite-db={db}", "--tables=1", "--table-size=100"]
+    assert main(["oltp_point_select", *common, "prepare"]) == 0
+    assert main(["oltp_point_select", *common, "--time=1", f"--result-file={out}", "run"]) == 0
+    d = results.load(str(out))
+    h, c = d["host"], d["client"]
+    assert len(h["loadavg_start"]) == 3 and len(h["loadavg_end"]) == 3 and h["cpus"] >= 1
+    assert 0 <= h["steal_fraction"] <= 1 and c["cpu_s"] > 0 and c["workers"] >= 1
+    assert run_of(str(out), d).free_cores is not None
+
+
 # --- light core install: no matplotlib --------------------------------------------------------
 
 def test_report_without_matplotlib_writes_tables_and_says_how_to_add_charts(tmp_path, monkeypatch, capsys):
