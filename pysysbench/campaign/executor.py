@@ -47,8 +47,9 @@ class CommandOutcome:
 class Backend(Protocol):
     """How a campaign reaches the benchmark (the CLI implements it in-process)."""
 
-    def check(self, request: Request) -> None:
-        """Parse and validate a request's options without connecting; raise on a bad option."""
+    def check(self, request: Request) -> list[str]:
+        """Parse and validate a request's options without connecting; raise on a bad option.
+        Returns warnings: options that parse but may not do what is meant."""
 
     def command(self, request: Request, log_path: str) -> CommandOutcome:
         """Execute prepare / cleanup / prewarm / run; the text output goes to ``log_path``."""
@@ -152,8 +153,9 @@ class CampaignRun:
         failed = [k for k, r in self.manifest["runs"].items() if r["status"] == "failed"]
         self.manifest["status"] = "complete" if not failed else "complete with failed runs"
 
-    def check(self) -> None:
-        """Every command line parses before anything touches the database."""
+    def check(self) -> list[str]:
+        """Every command line parses before anything touches the database; the warnings
+        of the checks, each once, are returned (and told as a phase)."""
         size = self.c.table_size
         planner = Planner(self.c, self.dir, 1 if isinstance(size, MemorySizing) else size)
         requests = [planner.prepare_request("prepare")] if self.c.prepare else []
@@ -161,12 +163,17 @@ class CampaignRun:
             first = w.threads[0] if w.threads else w.auto.start
             for v in self.c.variants or (None,):
                 requests.append(planner.run(w, first, 1, "check", v).request)
+        warnings: list[str] = []
         for request in requests:
             try:
-                self.backend.check(request)
+                found = self.backend.check(request) or []
             except PySysbenchError as exc:
                 raise UsageError(f"campaign file '{self.c.path}': {exc} (in: pysysbench "
                                  f"{' '.join(request.command_line)})") from None
+            warnings += [f"WARNING: {w}" for w in found if f"WARNING: {w}" not in warnings]
+        for w in warnings:
+            self.events.phase(w)
+        return warnings
 
     # --- data set -----------------------------------------------------------------
 

@@ -58,14 +58,17 @@ class InProcessBackend:
     def __init__(self, on_line: Callable[[str], None] | None = None):
         self.on_line = on_line
 
-    def check(self, request: Request) -> None:
+    def check(self, request: Request) -> list[str]:
         inv = parse_request(request.test, request.command, request.options)
         if inv.test is None or inv.command is None:
             raise UsageError("a test name and a command are required")
         if inv.command not in inv.workload_cls.commands:
             raise WorkloadError(f"'{inv.workload_cls.name}' test does not implement the '{inv.command}' command")
         validate(inv.values)
-        DRIVERS[choose_driver(inv.values)](inv.values).check()
+        driver = DRIVERS[choose_driver(inv.values)](inv.values)
+        driver.check()
+        warning = driver.ignore_list_warning()
+        return [warning] if warning else []
 
     def command(self, request: Request, log_path: str) -> CommandOutcome:
         from .main import Printer, execute     # cli.main imports this package's registrations

@@ -111,7 +111,7 @@ def campaign_command(argv: list[str], out) -> int:
 
 
 def _check(c: spec.Campaign, results_dir: str, out) -> int:
-    executor.CampaignRun(c, results_dir, InProcessBackend()).check()
+    warnings = executor.CampaignRun(c, results_dir, InProcessBackend()).check()
     planner = Planner(c, results_dir, c.table_size if isinstance(c.table_size, int) else None)
     total, exact = executor.estimate_runs(c)
     out(f"campaign '{c.name}': {len(c.workloads)} workloads, {'' if exact else 'about '}{total} runs; "
@@ -127,6 +127,8 @@ def _check(c: spec.Campaign, results_dir: str, out) -> int:
         out(f"  {w.name}: threads {threads}; {w.repeats} x {w.time_s} s (+{w.warmup_s} s warm-up)")
         first = w.threads[0] if w.threads else w.auto.start
         out(f"    pysysbench {' '.join(planner.run(w, first, 1, 'list', (c.variants or (None,))[0]).command_line)}")
+    for w in warnings:
+        out(w)
     out("campaign file OK")
     return 0
 

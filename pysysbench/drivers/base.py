@@ -283,6 +283,9 @@ class Driver:
     # the environment variable the password may come from when no option gives it ("": none);
     # passed on to Ray actors on other machines
     password_env: str = ""
+    # the option listing the errors that restart an event instead of ending the run
+    # ("mysql-ignore-errors"; "": the driver has none)
+    ignore_option: str = ""
     caps: DriverCaps
     dialect: Dialect
 
@@ -311,6 +314,29 @@ class Driver:
 
     def check(self) -> None:
         """Validate driver options after parsing; raise ConfigError."""
+
+    def unlisted_defaults(self) -> list[str]:
+        """The errors ignored by default that this run's ignore list leaves out.  A list
+        replaces the default, as sysbench's ``--mysql-ignore-errors`` does, so a list
+        written for one server's errors (TiDB's 9007) makes a deadlock (1213) fatal."""
+        opt = next((o for o in self.options if o.name == self.ignore_option), None)
+        if opt is None:
+            return []
+        given = {str(code).strip().lower() for code in self.values.get(opt.key, opt.default) or ()}
+        if "all" in given:
+            return []
+        return [code for code in opt.default if code.lower() not in given]
+
+    def ignore_list_warning(self) -> str | None:
+        """One line when :meth:`unlisted_defaults` finds any (campaigns print it)."""
+        dropped = self.unlisted_defaults()
+        if not dropped:
+            return None
+        given = ",".join(str(c) for c in self.values.get(self.ignore_option.replace("-", "_"), ()))
+        default = next(o.default for o in self.options if o.name == self.ignore_option)
+        return (f"--{self.ignore_option}={given} replaces the default list {','.join(default)} (as in sysbench), so "
+                f"error{'s' if len(dropped) > 1 else ''} {', '.join(dropped)} end{'' if len(dropped) > 1 else 's'} "
+                "the run; list them too to keep ignoring them")
 
 
 REGISTRY: dict[str, type[Driver]] = {}

@@ -293,25 +293,8 @@ class MySQLConnection(Connection):
                                   getattr(conn, "pysb_cache_metadata", False))
 
     def _fail(self, exc: BaseException, sql: str, count: bool = True) -> None:
-        code = _errno(exc)
-        msg = _message(exc)
-        ignore = self.driver.ignore
-        listed = "all" in ignore or code in ignore
-        c = self.counters
-        raw = {"errmsg": msg, "sqlstate": getattr(exc, "sqlstate", "") or ""}
-        if listed and code in LOST_CONNECTION:
-            c.count_error(code, reconnect=True)
-            raise ReconnectError(f"MySQL error {code} ({msg})", code, sql, **raw) from None
-        c.count_error(code)
-        if listed:
-            raise IgnorableError(f"Ignoring error {code} {msg}", code, sql, **raw) from None
-        if code == ER_NO_SUCH_TABLE:
-            raise MissingTableError(f"MySQL error 1146: {msg}: run prepare first", code, sql, **raw) from None
-        if code == ER_TABLE_EXISTS:
-            raise TableExistsError(f"MySQL error 1050: {msg}: run cleanup first", code, sql, **raw) from None
-        hint = ("; to reconnect and go on instead, pass --mysql-ignore-errors=all (or add 2013,2006)"
-                if code in LOST_CONNECTION else "")
-        raise FatalSQLError(f"MySQL error {code} ({msg}) for query '{sql}'{hint}", code, sql, **raw) from None
+        raise self.driver.failure(self.counters, _errno(exc), _message(exc), sql,
+                                  getattr(exc, "sqlstate", "") or "") from None
 
     async def prepare(self, sql: str):
         if self.driver.ps_mode == "disable":
@@ -457,6 +440,7 @@ class MySQLDriver(Driver):
     options = OPTIONS
     option_prefix = "mysql"
     password_env = "PYSYSBENCH_MYSQL_PASSWORD"
+    ignore_option = "mysql-ignore-errors"
     caps = DriverCaps(server_prepare=True, bulk_methods=("load-data", "multi-insert"))
     dialect = DIALECT
 
@@ -467,6 +451,25 @@ class MySQLDriver(Driver):
         self.endpoints = self._endpoints()
         self.password = values.mysql_password or os.environ.get(self.password_env, "")
         self.tls = self._tls()
+
+    def failure(self, counters: Counters, code: str, msg: str, sql: str, sqlstate: str = "") -> PySysbenchError:
+        """What a statement's error ``code`` becomes, counted (spec 5.10): a reconnect or an
+        ignorable error when ``--mysql-ignore-errors`` lists it (or ``all``), else fatal."""
+        listed = "all" in self.ignore or code in self.ignore
+        raw = {"errmsg": msg, "sqlstate": sqlstate}
+        if listed and code in LOST_CONNECTION:
+            counters.count_error(code, reconnect=True)
+            return ReconnectError(f"MySQL error {code} ({msg})", code, sql, **raw)
+        counters.count_error(code)
+        if listed:
+            return IgnorableError(f"Ignoring error {code} {msg}", code, sql, **raw)
+        if code == ER_NO_SUCH_TABLE:
+            return MissingTableError(f"MySQL error 1146: {msg}: run prepare first", code, sql, **raw)
+        if code == ER_TABLE_EXISTS:
+            return TableExistsError(f"MySQL error 1050: {msg}: run cleanup first", code, sql, **raw)
+        hint = ("; to reconnect and go on instead, pass --mysql-ignore-errors=all (or add 2013,2006)"
+                if code in LOST_CONNECTION else "")
+        return FatalSQLError(f"MySQL error {code} ({msg}) for query '{sql}'{hint}", code, sql, **raw)
 
     def check(self) -> None:
         for e in self.ignore:
@@ -549,7 +552,7 @@ class MySQLDriver(Driver):
     async def connect(self, counters: Counters | None = None, index: int = 0) -> Connection:
         if self.values.mysql_dry_run:
             from ..dryrun import DryRunConnection
-            return DryRunConnection(counters or Counters(), DIALECT)
+            return DryRunConnection(counters or Counters(), DIALECT, self.failure)
         conn = MySQLConnection(self, counters or Counters(), self.endpoint(index))
         await conn.open()
         return conn

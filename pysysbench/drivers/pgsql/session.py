@@ -2,9 +2,10 @@
 
 Ignorable SQLSTATEs default to sysbench's three (40P01 deadlock, 23505 unique
 violation, 40001 serialization failure): a ROLLBACK is sent (not counted) and
-the event restarts.  ``--pgsql-ignore-errors`` extends the list (sysbench issue
-334); listing a connection-failure class (08xxx, 57P0x) or ``all`` makes a lost
-connection reconnect instead of ending the run.
+the event restarts.  ``--pgsql-ignore-errors`` (sysbench issue 334) replaces that
+list, as ``--mysql-ignore-errors`` replaces MySQL's; listing a connection-failure
+class (08xxx, 57P0x) or ``all`` makes a lost connection reconnect instead of ending
+the run.  ``--pgsql-dry-run`` sends nothing, as ``--mysql-dry-run`` does.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ...errors import (ConnectError, FatalSQLError, IgnorableError, MissingTableError,
+from ...errors import (ConnectError, FatalSQLError, IgnorableError, MissingTableError, PySysbenchError,
                       ReconnectError, TableExistsError, listing)
 from ...options import PORT, Option, OptType
 from .. import tls
@@ -46,6 +47,8 @@ OPTIONS = [
     Option("pgsql-ignore-errors", OptType.LIST, ["40P01", "23505", "40001"],
            "SQLSTATEs to ignore (restart the event), or \"all\"; a connection-failure code (08006) also reconnects",
            GROUP),
+    Option("pgsql-dry-run", OptType.BOOL, False,
+           "Dry run, pretend that all PostgreSQL client API calls are successful without executing them", GROUP),
 ]
 
 
@@ -128,17 +131,8 @@ class PgConnection(Connection):
             self.wire = PgWire(transport)
 
     async def _fail(self, exc: BaseException, sql: str) -> None:
-        code = _sqlstate(exc)
-        ignore = self.driver.ignore
-        listed = "all" in ignore or code in ignore or (
-            _is_connection_failure(code) and LOST_CONNECTION_CODE in ignore)
-        c = self.counters
-        raw = {"errmsg": str(exc), "sqlstate": code}
-        if listed and _is_connection_failure(code):
-            c.count_error(code, reconnect=True)
-            raise ReconnectError(f"PostgreSQL error {code}: {exc}", code, sql, **raw) from None
-        c.count_error(code)
-        if listed:
+        error = self.driver.failure(self.counters, _sqlstate(exc), str(exc), sql)
+        if isinstance(error, IgnorableError):    # as sysbench: roll back, then the event restarts
             try:
                 if self.wire is not None:
                     await self.wire.query("ROLLBACK")
@@ -146,14 +140,7 @@ class PgConnection(Connection):
                     await self.conn.execute("ROLLBACK")
             except Exception:
                 pass   # the restarted event will surface a broken connection
-            raise IgnorableError(f"Ignoring error {code} {exc}", code, sql, **raw) from None
-        if code == "42P01":
-            raise MissingTableError(f"PostgreSQL error 42P01: {exc}: run prepare first", code, sql, **raw) from None
-        if code == "42P07":
-            raise TableExistsError(f"PostgreSQL error 42P07: {exc}: run cleanup first", code, sql, **raw) from None
-        hint = ("; to reconnect and go on instead, pass --pgsql-ignore-errors=all (or add 08006)"
-                if _is_connection_failure(code) else "")
-        raise FatalSQLError(f"PostgreSQL error {code} ({exc}) for query '{sql}'{hint}", code, sql, **raw) from None
+        raise error from None
 
     async def prepare(self, sql: str):
         if self.driver.ps_mode == "disable":
@@ -272,6 +259,7 @@ class PgDriver(Driver):
     options = OPTIONS
     option_prefix = "pgsql"
     password_env = "PYSYSBENCH_PGSQL_PASSWORD"
+    ignore_option = "pgsql-ignore-errors"
     caps = DriverCaps(server_prepare=True, auto_inc_insert_omits_id=True,
                       bulk_methods=("copy", "multi-insert"))
     dialect = DIALECT
@@ -286,6 +274,28 @@ class PgDriver(Driver):
         self.tls = self._tls()
         # asyncpg's ssl argument: the mode's name (disable, allow, prefer) or our context
         self._ssl: Any = self.tls.context if self.tls is not None else self.values.pgsql_sslmode
+
+    def failure(self, counters: Counters, code: str, msg: str, sql: str) -> PySysbenchError:
+        """What a statement's SQLSTATE ``code`` becomes, counted (spec 5.10): a reconnect (a
+        connection failure, when 08006 or ``all`` is listed), an ignorable error when
+        ``--pgsql-ignore-errors`` lists it, else fatal."""
+        ignore = self.ignore
+        listed = "all" in ignore or code in ignore or (
+            _is_connection_failure(code) and LOST_CONNECTION_CODE in ignore)
+        raw = {"errmsg": msg, "sqlstate": code}
+        if listed and _is_connection_failure(code):
+            counters.count_error(code, reconnect=True)
+            return ReconnectError(f"PostgreSQL error {code}: {msg}", code, sql, **raw)
+        counters.count_error(code)
+        if listed:
+            return IgnorableError(f"Ignoring error {code} {msg}", code, sql, **raw)
+        if code == "42P01":
+            return MissingTableError(f"PostgreSQL error 42P01: {msg}: run prepare first", code, sql, **raw)
+        if code == "42P07":
+            return TableExistsError(f"PostgreSQL error 42P07: {msg}: run cleanup first", code, sql, **raw)
+        hint = ("; to reconnect and go on instead, pass --pgsql-ignore-errors=all (or add 08006)"
+                if _is_connection_failure(code) else "")
+        return FatalSQLError(f"PostgreSQL error {code} ({msg}) for query '{sql}'{hint}", code, sql, **raw)
 
     def _endpoints(self) -> list[dict[str, Any]]:
         v = self.values
@@ -346,6 +356,9 @@ class PgDriver(Driver):
                          crl=tls.libpq_file("PGSSLCRL", "root.crl"))
 
     async def connect(self, counters: Counters | None = None, index: int = 0) -> Connection:
+        if self.values.pgsql_dry_run:
+            from ..dryrun import DryRunConnection
+            return DryRunConnection(counters or Counters(), DIALECT, self.failure)
         conn = PgConnection(self, counters or Counters(), self.endpoint(index))
         await conn.open()
         if self._ssl in ("prefer", "allow"):
