@@ -511,7 +511,12 @@ def _parse_pg_log(text: str, user_db: str | None) -> list[tuple[str, str]]:
 def _pgsql_capture(port: int) -> Iterator[Capture]:
     cap = Capture()
     path = _pg_log_file(port)
-    prefix = _sync(_pg_query("SELECT current_setting('log_line_prefix')", port=port))[0][0]
+    prefix, libs = _sync(_pg_query("SELECT current_setting('log_line_prefix'), "
+                                   "current_setting('shared_preload_libraries')", port=port))[0]
+    if "pg_stat_statements" not in libs:
+        pytest.fail(f"capture() on the PostgreSQL on port {port} needs pg_stat_statements preloaded, which it "
+                    "is not: mark the test @pytest.mark.private_server('pgsql') to run it on the session's "
+                    "private server", pytrace=False)
     user_db = f"{DB_USER}@{DB_NAME}" if "%u@%d" in prefix else None
     # reset the statistics of database sbtest only (other tests may observe other databases);
     # first: without pg_stat_statements preloaded this fails before anything was set
