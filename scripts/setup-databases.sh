@@ -1,24 +1,23 @@
 #!/usr/bin/env bash
 # Prepare the local MariaDB and PostgreSQL servers for pysysbench's tests and
-# benchmarks: start them if needed, create the sysbench-default `sbtest`
-# database/user (no password) and raise the limits that many-thread runs hit.
-# Idempotent: a second run changes nothing and restarts nothing.
-# Must run as root (it may start servers and restart PostgreSQL).
+# benchmarks: start them if they are down, create the sysbench-default `sbtest`
+# user (no password) and the test databases. The servers are used as they run:
+# no global setting is changed and nothing is restarted (tests that need other
+# settings start private servers of their own, tests/integration/private_servers.py).
+# Idempotent: a second run changes nothing.
+# Must run as root (it may start servers).
 # --mariadb-start-only: start the main MariaDB if it is down, and do nothing else.
+# --start-only: start both servers if they are down, and do nothing else.
 # -E: the ERR trap also fires for failures inside functions.
 set -Eeuo pipefail
 
 MY_HOST=127.0.0.1
 MY_PORT=${SETUP_MY_PORT:-3306}
-MY_WANT_MAX_CONNECTIONS=2000
-MY_WANT_MAX_PREPARED_STMT_COUNT=1000000
 
 PG_HOST=127.0.0.1
-PG_PORT=5432
-PG_WANT_MAX_CONNECTIONS=2000
-# Used when the server cannot start with PG_WANT_MAX_CONNECTIONS (shared memory).
-PG_FALLBACK_MAX_CONNECTIONS=1100
-PG_WANT_MAX_PREPARED_TRANSACTIONS=100
+# SETUP_PG_PORT points the user/database part at another (running) PostgreSQL (the tests
+# use a private one); starting a server that is down is done for the machine's cluster only.
+PG_PORT=${SETUP_PG_PORT:-5432}
 
 WAIT_SECONDS=60
 
@@ -83,6 +82,53 @@ if [[ ${1:-} == --mariadb-start-only ]]; then
     exit 0
 fi
 
+# ------------------------------------------------------- PostgreSQL: start ---
+
+pg_versions=$(ls /etc/postgresql)
+[[ $pg_versions =~ ^[0-9]+$ ]] || die "PostgreSQL: expected exactly one version under /etc/postgresql, found: ${pg_versions//$'\n'/ }"
+PG_VER=$pg_versions
+PG_LOG=/var/log/postgresql/postgresql-$PG_VER-main.log
+
+pg_ready() { pg_isready -q -h "$PG_HOST" -p "$PG_PORT" -t 2; }
+# client_min_messages hides "already exists, skipping" notices on repeat runs.
+pg_super() {
+    PGOPTIONS='-c client_min_messages=warning' \
+        psql -X -w -q -At -v ON_ERROR_STOP=1 -h "$PG_HOST" -p "$PG_PORT" -U postgres "$@"
+}
+# pg_ctl ACTION [pg_ctlcluster options]
+pg_ctl() {
+    local action=$1; shift
+    pg_ctlcluster --skip-systemctl-redirect "$@" "$PG_VER" main "$action"
+}
+
+# pg_start [pg_ctlcluster options]; returns non-zero if the server failed to start
+# (the caller reports it, the details are in $PG_LOG).
+pg_start() {
+    local rc deadline=$((SECONDS + WAIT_SECONDS))
+    while true; do
+        rc=0
+        pg_ctl start "$@" >/dev/null 2>&1 || rc=$?
+        # 2 = a server is running: starting up, or shutting down (then retried here).
+        ((rc == 0 || rc == 2)) || return 1
+        pg_ready && return 0
+        ((SECONDS < deadline)) || die "PostgreSQL did not accept connections within ${WAIT_SECONDS} s (see $PG_LOG)"
+        sleep 1
+    done
+}
+
+if ! pg_ready; then
+    [[ $PG_PORT == 5432 ]] || die "PostgreSQL: nothing accepts connections on $PG_HOST:$PG_PORT (SETUP_PG_PORT); only the machine's cluster on 5432 is started here"
+    log "PostgreSQL: not accepting connections on $PG_HOST:$PG_PORT, starting cluster $PG_VER/main"
+    pg_start || die "PostgreSQL: cluster $PG_VER/main failed to start (see $PG_LOG)"
+    log "PostgreSQL: up"
+fi
+
+if [[ ${1:-} == --start-only ]]; then
+    exit 0
+fi
+
+# -------------------------------------------------- MariaDB: user, databases ---
+
 my_root -e "SELECT 1" >/dev/null || die "MariaDB: cannot log in as root without password over TCP"
 
 if [[ -z $(my_root -e "SHOW DATABASES LIKE 'sbtest'") ]]; then
@@ -121,152 +167,11 @@ my_root -e "GRANT ALL ON cluster.* TO 'sbtest'@'127.0.0.1', 'sbtest'@'localhost'
 my_root -e "CREATE DATABASE IF NOT EXISTS \`load\`"
 my_root -e "GRANT ALL ON \`load\`.* TO 'sbtest'@'127.0.0.1', 'sbtest'@'localhost', 'sbtest'@'%'"
 
-# SET GLOBAL is not persisted: a restart of mariadbd reverts these, so every run re-applies them.
-read -r my_max_conn my_max_stmt < <(my_root -e "SELECT @@global.max_connections, @@global.max_prepared_stmt_count")
-if ((my_max_conn < MY_WANT_MAX_CONNECTIONS)); then
-    log "MariaDB: max_connections $my_max_conn -> $MY_WANT_MAX_CONNECTIONS"
-    my_root -e "SET GLOBAL max_connections = $MY_WANT_MAX_CONNECTIONS"
-fi
-if ((my_max_stmt < MY_WANT_MAX_PREPARED_STMT_COUNT)); then
-    log "MariaDB: max_prepared_stmt_count $my_max_stmt -> $MY_WANT_MAX_PREPARED_STMT_COUNT"
-    my_root -e "SET GLOBAL max_prepared_stmt_count = $MY_WANT_MAX_PREPARED_STMT_COUNT"
-fi
-# prepare's fast path streams rows with LOAD DATA LOCAL INFILE (it falls back to INSERTs when off)
-if [[ $(my_root -e "SELECT @@global.local_infile") != 1 ]]; then
-    log "MariaDB: local_infile -> ON"
-    my_root -e "SET GLOBAL local_infile = 1"
-fi
+# No SET GLOBAL here: limits such as max_connections are the server owner's (a run that
+# needs more says which setting to raise). prepare's fast path streams rows with LOAD DATA
+# LOCAL INFILE and falls back to INSERTs when local_infile is off.
 
-# ------------------------------------------------------------- PostgreSQL ---
-
-pg_versions=$(ls /etc/postgresql)
-[[ $pg_versions =~ ^[0-9]+$ ]] || die "PostgreSQL: expected exactly one version under /etc/postgresql, found: ${pg_versions//$'\n'/ }"
-PG_VER=$pg_versions
-PG_LOG=/var/log/postgresql/postgresql-$PG_VER-main.log
-PG_BIN=/usr/lib/postgresql/$PG_VER/bin
-
-pg_ready() { pg_isready -q -h "$PG_HOST" -p "$PG_PORT" -t 2; }
-# client_min_messages hides "already exists, skipping" notices on repeat runs.
-pg_super() {
-    PGOPTIONS='-c client_min_messages=warning' \
-        psql -X -w -q -At -v ON_ERROR_STOP=1 -h "$PG_HOST" -p "$PG_PORT" -U postgres "$@"
-}
-pg_setting() { pg_super -d postgres -c "SELECT setting FROM pg_settings WHERE name = '$1'"; }
-# pg_ctl ACTION [pg_ctlcluster options]
-pg_ctl() {
-    local action=$1; shift
-    pg_ctlcluster --skip-systemctl-redirect "$@" "$PG_VER" main "$action"
-}
-
-# pg_start [pg_ctlcluster options]; returns non-zero if the server failed to start
-# (the caller reports it, the details are in $PG_LOG).
-pg_start() {
-    local rc deadline=$((SECONDS + WAIT_SECONDS))
-    while true; do
-        rc=0
-        pg_ctl start "$@" >/dev/null 2>&1 || rc=$?
-        # 2 = a server is running: starting up, or shutting down (then retried here).
-        ((rc == 0 || rc == 2)) || return 1
-        pg_ready && return 0
-        ((SECONDS < deadline)) || die "PostgreSQL did not accept connections within ${WAIT_SECONDS} s (see $PG_LOG)"
-        sleep 1
-    done
-}
-
-if ! pg_ready; then
-    log "PostgreSQL: not accepting connections on $PG_HOST:$PG_PORT, starting cluster $PG_VER/main"
-    pg_start || die "PostgreSQL: cluster $PG_VER/main failed to start (see $PG_LOG)"
-    log "PostgreSQL: up"
-fi
-
-# Settings that only take effect after a restart: collect them, then restart once.
-pending=()
-
-libs=$(pg_super -d postgres -c "SHOW shared_preload_libraries")
-has_pgss=false
-IFS=',' read -ra lib_list <<<"$libs"
-for lib in "${lib_list[@]}"; do
-    lib=${lib//[[:space:]\"]/}
-    if [[ $lib == pg_stat_statements ]]; then has_pgss=true; fi
-done
-if ! $has_pgss; then
-    # Pass each library as its own literal: a single 'a, b' string would become
-    # one library named "a, b" (the parameter is a quoted list).
-    pg_super -d postgres <<'SQL'
-SELECT format('ALTER SYSTEM SET shared_preload_libraries = %s',
-              string_agg(quote_literal(lib), ', ' ORDER BY ord))
-FROM (SELECT btrim(btrim(x), '"') AS lib, ord
-        FROM regexp_split_to_table(current_setting('shared_preload_libraries'), ',')
-             WITH ORDINALITY AS t(x, ord)
-       WHERE btrim(x) <> ''
-      UNION ALL
-      SELECT 'pg_stat_statements', 2147483647) s
-\gexec
-SQL
-    pending+=("shared_preload_libraries: adding pg_stat_statements to '${libs}'")
-fi
-
-pg_max_conn=$(pg_setting max_connections)
-raising_max_conn=false
-if ((pg_max_conn < PG_WANT_MAX_CONNECTIONS)); then
-    if ((pg_max_conn >= PG_FALLBACK_MAX_CONNECTIONS && ${#pending[@]} == 0)); then
-        # Already at the fallback: an earlier run found the target does not start here;
-        # retrying would cost a failed restart on every run.
-        log "PostgreSQL: max_connections=$pg_max_conn (fallback level, below $PG_WANT_MAX_CONNECTIONS) - leaving it"
-    else
-        pg_super -d postgres -c "ALTER SYSTEM SET max_connections = $PG_WANT_MAX_CONNECTIONS"
-        pending+=("max_connections $pg_max_conn -> $PG_WANT_MAX_CONNECTIONS")
-        raising_max_conn=true
-    fi
-fi
-
-pg_max_prep=$(pg_setting max_prepared_transactions)
-if ((pg_max_prep < PG_WANT_MAX_PREPARED_TRANSACTIONS)); then
-    pg_super -d postgres -c "ALTER SYSTEM SET max_prepared_transactions = $PG_WANT_MAX_PREPARED_TRANSACTIONS"
-    pending+=("max_prepared_transactions $pg_max_prep -> $PG_WANT_MAX_PREPARED_TRANSACTIONS")
-fi
-
-# Shared memory the stopped cluster would allocate with its current config (MB),
-# empty if the config is unusable. Only works while the server is down.
-pg_shmem_mb() {
-    runuser -u postgres -- "$PG_BIN/postgres" -D "/var/lib/postgresql/$PG_VER/main" \
-        -c "config_file=/etc/postgresql/$PG_VER/main/postgresql.conf" \
-        -C shared_memory_size 2>/dev/null | tr -dc '0-9'
-}
-
-if ((${#pending[@]})); then
-    for change in "${pending[@]}"; do log "PostgreSQL: $change"; done
-    log "PostgreSQL: restarting cluster $PG_VER/main to apply (drops open connections)"
-    pg_ctl stop >/dev/null 2>&1 || die "PostgreSQL: could not stop cluster $PG_VER/main (see $PG_LOG)"
-
-    avail_mb=$(($(awk '/^MemAvailable:/ {print $2}' /proc/meminfo) / 1024))
-    need_mb=$(pg_shmem_mb)
-    fits=true
-    if [[ -z $need_mb ]]; then
-        fits=false
-        log "PostgreSQL: new configuration rejected by postgres -C"
-    elif ((need_mb * 2 > avail_mb)); then
-        # Shared memory alone taking half the RAM leaves too little for backends.
-        fits=false
-        log "PostgreSQL: needs ${need_mb} MB shared memory, only ${avail_mb} MB available"
-    else
-        log "PostgreSQL: shared memory ${need_mb} MB of ${avail_mb} MB available"
-    fi
-
-    if $fits && pg_start; then
-        :
-    elif $raising_max_conn; then
-        log "PostgreSQL: cannot run with max_connections=$PG_WANT_MAX_CONNECTIONS here; falling back to $PG_FALLBACK_MAX_CONNECTIONS"
-        # The server is down so ALTER SYSTEM is unavailable: start with a command-line
-        # override, then persist the fallback value for later (re)starts.
-        pg_start -o "-c max_connections=$PG_FALLBACK_MAX_CONNECTIONS" \
-            || die "PostgreSQL: cluster $PG_VER/main failed to start even with max_connections=$PG_FALLBACK_MAX_CONNECTIONS (see $PG_LOG)"
-        pg_super -d postgres -c "ALTER SYSTEM SET max_connections = $PG_FALLBACK_MAX_CONNECTIONS"
-    else
-        die "PostgreSQL: cluster $PG_VER/main failed to start after the changes above (see $PG_LOG)"
-    fi
-    log "PostgreSQL: restarted"
-fi
+# ---------------------------------------------- PostgreSQL: role, databases ---
 
 pg_super -d postgres <<'SQL'
 SELECT 'CREATE ROLE sbtest LOGIN' WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'sbtest')
@@ -314,9 +219,8 @@ my_summary=$(mysql --protocol=TCP -h"$MY_HOST" -P"$MY_PORT" -usbtest --batch --s
 log "$my_summary"
 
 pg_summary=$(psql -X -w -At -h "$PG_HOST" -p "$PG_PORT" -U sbtest -d sbtest -c "
-    SELECT format('PostgreSQL %s ok: %s@$PG_HOST -> db %s, max_connections=%s, max_prepared_transactions=%s, pg_stat_statements rows=%s',
+    SELECT format('PostgreSQL %s ok: %s@$PG_HOST -> db %s, max_connections=%s, max_prepared_transactions=%s',
                   current_setting('server_version'), current_user, current_database(),
-                  current_setting('max_connections'), current_setting('max_prepared_transactions'),
-                  (SELECT count(*) FROM pg_stat_statements))") \
-    || die "PostgreSQL: user sbtest cannot connect to database sbtest or read pg_stat_statements on $PG_HOST:$PG_PORT"
+                  current_setting('max_connections'), current_setting('max_prepared_transactions'))") \
+    || die "PostgreSQL: user sbtest cannot connect to database sbtest on $PG_HOST:$PG_PORT"
 log "$pg_summary"

@@ -13,6 +13,15 @@ dropped before and after the test):
 An unreachable MariaDB/PostgreSQL is a test FAILURE, never a skip: CI runs
 ``scripts/setup-databases.sh`` first, so a missing server is a real problem.
 
+The machine's servers are used as they run: no test changes their global settings
+for good or restarts them.  A test that needs settings they do not have carries the
+marker ``private_server`` (``@pytest.mark.private_server("pgsql")``: its PostgreSQL
+targets; no argument: MariaDB and PostgreSQL): its targets are then this pytest
+session's PRIVATE servers (``private_mysql`` / ``private_pgsql``, private_servers.py),
+started on first use on free ports and in their own data directories, stopped when
+the session ends.  Their settings are :data:`PRIVATE_MY_ARGS` / :data:`PRIVATE_PG_SETTINGS`
+(pg_stat_statements preloaded, max_prepared_transactions, many connections).
+
 Fixtures: ``sqlite_opts`` / ``mysql_opts`` / ``pgsql_opts`` (option lists),
 ``db`` (a :class:`Target`, parametrised over all three), ``server_db`` (MariaDB
 and PostgreSQL only), ``run_cli`` (run ``python -m pysysbench`` as a
@@ -32,8 +41,11 @@ block runs, classified per statement kind (:func:`classify`):
   execution (its queryId is cleared in the cached plan), so it cannot count
   BEGIN/COMMIT.  Every other kind is cross-checked against pg_stat_statements.
 
-The capture switches are global server state, so tests of concurrent pytest
-sessions (other engineers) are serialised with a lock file.
+PostgreSQL's capture needs pg_stat_statements preloaded, which the machine's
+server does not have: its tests are marked ``private_server("pgsql")``.  MariaDB's
+capture switches (``general_log``, ``log_output``) are global state of the machine's
+server: they are put back as they were when the block ends, and tests of concurrent
+pytest sessions (other engineers) are serialised with a lock file.
 """
 
 from __future__ import annotations
@@ -43,6 +55,7 @@ import contextlib
 import fcntl
 import os
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -52,6 +65,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+
+from private_servers import PrivateMariaDB, PrivatePostgres, free_port
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -65,7 +80,17 @@ PGSQL_OPTS = ["--db-driver=pgsql", f"--pgsql-host={PG_HOST}", f"--pgsql-user={DB
 CLI_TIMEOUT_S = 120
 LOCK_FILE = "/tmp/pysysbench-integration-tests.lock"
 LOCK_TIMEOUT_S = 600
-SETUP_HINT = "run scripts/setup-databases.sh (as root) to start and configure the local servers"
+SETUP_HINT = "run scripts/setup-databases.sh (as root) to start the local servers and create the sbtest user"
+
+# This session's private servers (marker private_server): the settings the machine's
+# servers do not have and no test may set on them.
+PRIVATE_PG_SETTINGS = {
+    "shared_preload_libraries": "pg_stat_statements",   # capture()'s cross-check, the 0.5 / XA statement counts
+    "max_prepared_transactions": "100",                  # the sysbench-xa scripts' PREPARE TRANSACTION
+    "max_connections": "500",
+    "log_line_prefix": "%m [%p] %q%u@%d ",              # Debian's: capture() keeps the sbtest@sbtest lines
+}
+PRIVATE_MY_ARGS = ("--max-connections=2000", "--max-prepared-stmt-count=1000000", "--local-infile=1")
 
 
 # --------------------------------------------------------------------------- CLI ---
@@ -250,9 +275,10 @@ def _sync(coro):
     return asyncio.run(coro)
 
 
-async def _my_query(sql: str | list[str], user: str = "root", db: str | None = None) -> list[tuple]:
+async def _my_query(sql: str | list[str], user: str = "root", db: str | None = None,
+                    port: int = MY_PORT) -> list[tuple]:
     import asyncmy
-    conn = await asyncmy.connect(host=MY_HOST, port=MY_PORT, user=user, password="", database=db,
+    conn = await asyncmy.connect(host=MY_HOST, port=port, user=user, password="", database=db,
                                  connect_timeout=5, autocommit=True)
     try:
         rows: list[tuple] = []
@@ -265,9 +291,10 @@ async def _my_query(sql: str | list[str], user: str = "root", db: str | None = N
         await conn.ensure_closed()
 
 
-async def _pg_query(sql: str | list[str], user: str = "postgres", args: tuple = ()) -> list[tuple]:
+async def _pg_query(sql: str | list[str], user: str = "postgres", args: tuple = (),
+                    port: int = PG_PORT) -> list[tuple]:
     import asyncpg
-    conn = await asyncpg.connect(host=PG_HOST, port=PG_PORT, user=user, database=DB_NAME, timeout=5)
+    conn = await asyncpg.connect(host=PG_HOST, port=port, user=user, database=DB_NAME, timeout=5)
     try:
         rows: list[tuple] = []
         for stmt in ([sql] if isinstance(sql, str) else sql):
@@ -281,25 +308,25 @@ def _text(value: Any) -> str:
     return value.decode("utf-8", "replace") if isinstance(value, (bytes, bytearray)) else str(value)
 
 
-_reachability: dict[str, str | None] = {}
+_reachability: dict[tuple[str, int], str | None] = {}
 
 
-def _unreachable(name: str) -> str | None:
+def _unreachable(name: str, port: int) -> str | None:
     """Why the server cannot be used (None when it can); checked once per session."""
-    if name not in _reachability:
+    if (name, port) not in _reachability:
         try:
             if name == "mysql":
-                _sync(_my_query("SELECT 1", user=DB_USER, db=DB_NAME))
-                _sync(_my_query("SELECT 1"))
+                _sync(_my_query("SELECT 1", user=DB_USER, db=DB_NAME, port=port))
+                _sync(_my_query("SELECT 1", port=port))
             else:
-                _sync(_pg_query("SELECT 1", user=DB_USER))
-                _sync(_pg_query("SELECT 1"))
-            _reachability[name] = None
+                _sync(_pg_query("SELECT 1", user=DB_USER, port=port))
+                _sync(_pg_query("SELECT 1", port=port))
+            _reachability[(name, port)] = None
         except Exception as exc:   # any driver error: report it
-            where = (f"MariaDB on {MY_HOST}:{MY_PORT} (users sbtest and root, database sbtest)" if name == "mysql"
-                     else f"PostgreSQL on {PG_HOST}:{PG_PORT} (users sbtest and postgres, database sbtest)")
-            _reachability[name] = f"{where} is not reachable: {type(exc).__name__}: {exc}; {SETUP_HINT}"
-    return _reachability[name]
+            where = (f"MariaDB on {MY_HOST}:{port} (users sbtest and root, database sbtest)" if name == "mysql"
+                     else f"PostgreSQL on {PG_HOST}:{port} (users sbtest and postgres, database sbtest)")
+            _reachability[(name, port)] = f"{where} is not reachable: {type(exc).__name__}: {exc}; {SETUP_HINT}"
+    return _reachability[(name, port)]
 
 
 # An unreachable server must make its tests FAIL (not error in set-up, not skip):
@@ -322,6 +349,7 @@ class Target:
     name: str
     opts: list[str]
     sqlite_path: str | None = None
+    port: int = 0           # the server's (the machine's or this session's private one)
 
     # ---- data access (as the benchmark user) ----
 
@@ -334,8 +362,8 @@ class Target:
             finally:
                 con.close()
         if self.name == "mysql":
-            return _sync(_my_query(sql, user=DB_USER, db=DB_NAME))
-        return _sync(_pg_query(sql, user=DB_USER))
+            return _sync(_my_query(sql, user=DB_USER, db=DB_NAME, port=self.port))
+        return _sync(_pg_query(sql, user=DB_USER, port=self.port))
 
     def scalar(self, sql: str) -> Any:
         rows = self.rows(sql)
@@ -344,9 +372,9 @@ class Target:
     def admin(self, sql: str | list[str]) -> list[tuple]:
         """As root / postgres (for schema text, logs, statistics)."""
         if self.name == "mysql":
-            return _sync(_my_query(sql, db=DB_NAME))
+            return _sync(_my_query(sql, db=DB_NAME, port=self.port))
         if self.name == "pgsql":
-            return _sync(_pg_query(sql))
+            return _sync(_pg_query(sql, port=self.port))
         raise AssertionError("no admin connection for sqlite")
 
     def tables(self) -> list[str]:
@@ -380,10 +408,10 @@ class Target:
     @contextlib.contextmanager
     def capture(self) -> Iterator[Capture]:
         if self.name == "mysql":
-            with _mysql_capture() as cap:
+            with _mysql_capture(self.port) as cap:
                 yield cap
         elif self.name == "pgsql":
-            with _pgsql_capture() as cap:
+            with _pgsql_capture(self.port) as cap:
                 yield cap
         else:
             yield Capture(available=False)   # no server: nothing to observe
@@ -393,22 +421,31 @@ _MY_CONNECT_DB = re.compile(rf"^{DB_USER}@\S* on {DB_NAME} using ")
 
 
 @contextlib.contextmanager
-def _mysql_capture() -> Iterator[Capture]:
-    cap = Capture()
-    before = _sync(_my_query("SELECT @@GLOBAL.log_output, @@GLOBAL.general_log"))[0]
-    _sync(_my_query(["SET GLOBAL log_output='TABLE'", "SET GLOBAL general_log=1",
-                     "TRUNCATE TABLE mysql.general_log"]))
+def general_log_on(query) -> Iterator[None]:
+    """MariaDB's general log into the table mysql.general_log (emptied first) inside the
+    block; ``query(sql_or_list)`` runs as root.  log_output and general_log are put back
+    exactly as they were, whatever happens in the block or while reading the log."""
+    before = query("SELECT @@GLOBAL.log_output, @@GLOBAL.general_log")[0]
     try:
-        yield cap
+        query(["SET GLOBAL log_output='TABLE'", "SET GLOBAL general_log=1", "TRUNCATE TABLE mysql.general_log"])
+        yield
     finally:
-        rows = _sync(_my_query([
-            "SELECT thread_id, command_type, argument FROM mysql.general_log "
-            "WHERE command_type IN ('Connect', 'Execute', 'Query', 'Prepare') AND thread_id IN "
-            "(SELECT thread_id FROM mysql.general_log WHERE command_type = 'Connect' "
-            f"AND argument LIKE '{DB_USER}@% on {DB_NAME} using %')"]))
-        # restore the previous settings (normally: log off)
-        _sync(_my_query([f"SET GLOBAL general_log={int(before[1])}",
-                         f"SET GLOBAL log_output='{_text(before[0])}'"]))
+        query([f"SET GLOBAL general_log={int(before[1])}", f"SET GLOBAL log_output='{_text(before[0])}'"])
+
+
+@contextlib.contextmanager
+def _mysql_capture(port: int) -> Iterator[Capture]:
+    cap = Capture()
+    query = lambda sql: _sync(_my_query(sql, port=port))     # noqa: E731
+    with general_log_on(query):
+        try:
+            yield cap
+        finally:
+            rows = query([
+                "SELECT thread_id, command_type, argument FROM mysql.general_log "
+                "WHERE command_type IN ('Connect', 'Execute', 'Query', 'Prepare') AND thread_id IN "
+                "(SELECT thread_id FROM mysql.general_log WHERE command_type = 'Connect' "
+                f"AND argument LIKE '{DB_USER}@% on {DB_NAME} using %')"])
     # the log table (CSV engine) returns rows in the order they were written; keep the
     # sessions that connected to database sbtest (others may use user sbtest on other databases)
     rows = [(tid, _text(cmd), _text(arg)) for tid, cmd, arg in rows]
@@ -425,26 +462,27 @@ _PG_MSG = re.compile(r"^(?P<prefix>.*?)(?P<sev>LOG|DETAIL|STATEMENT|ERROR|HINT|C
 _PG_STMT = re.compile(r"^(?:(?P<exec>execute) [^:]*|(?P<plain>statement)): (?P<sql>.*)$", re.S)
 
 
-def _pg_log_file() -> str:
+def _pg_log_file(port: int) -> str:
     """The server log as a path pg_read_file() can read: the collector's file, or
-    the postmaster's stderr (Debian's pg_ctlcluster redirects it to a file).
+    the postmaster's stderr (Debian's pg_ctlcluster and pg_ctl -l redirect it to a file).
     Looked up for every capture: the server may have been restarted meanwhile."""
-    current = _sync(_pg_query("SELECT pg_current_logfile('stderr')"))[0][0]
+    current = _sync(_pg_query("SELECT pg_current_logfile('stderr')", port=port))[0][0]
     if current:
         return current
-    pid = _sync(_pg_query("SELECT split_part(pg_read_file('postmaster.pid'), E'\\n', 1)"))[0][0]
+    pid = _sync(_pg_query("SELECT split_part(pg_read_file('postmaster.pid'), E'\\n', 1)", port=port))[0][0]
     return f"/proc/{pid.strip()}/fd/2"
 
 
-def _pg_log_size(path: str) -> int:
-    return int(_sync(_pg_query("SELECT (pg_stat_file($1)).size", args=(path,)))[0][0])
+def _pg_log_size(path: str, port: int) -> int:
+    return int(_sync(_pg_query("SELECT (pg_stat_file($1)).size", args=(path,), port=port))[0][0])
 
 
-def _pg_read_log(path: str, start: int) -> str:
-    size = _pg_log_size(path)
+def _pg_read_log(path: str, start: int, port: int) -> str:
+    size = _pg_log_size(path, port)
     if size <= start:
         return ""
-    data = _sync(_pg_query("SELECT pg_read_binary_file($1, $2, $3)", args=(path, start, size - start)))[0][0]
+    data = _sync(_pg_query("SELECT pg_read_binary_file($1, $2, $3)", args=(path, start, size - start),
+                           port=port))[0][0]
     return bytes(data).decode("utf-8", "replace")
 
 
@@ -470,28 +508,34 @@ def _parse_pg_log(text: str, user_db: str | None) -> list[tuple[str, str]]:
 
 
 @contextlib.contextmanager
-def _pgsql_capture() -> Iterator[Capture]:
+def _pgsql_capture(port: int) -> Iterator[Capture]:
     cap = Capture()
-    path = _pg_log_file()
-    prefix = _sync(_pg_query("SELECT current_setting('log_line_prefix')"))[0][0]
+    path = _pg_log_file(port)
+    prefix, libs = _sync(_pg_query("SELECT current_setting('log_line_prefix'), "
+                                   "current_setting('shared_preload_libraries')", port=port))[0]
+    if "pg_stat_statements" not in libs:
+        pytest.fail(f"capture() on the PostgreSQL on port {port} needs pg_stat_statements preloaded, which it "
+                    "is not: mark the test @pytest.mark.private_server('pgsql') to run it on the session's "
+                    "private server", pytrace=False)
     user_db = f"{DB_USER}@{DB_NAME}" if "%u@%d" in prefix else None
-    # reset the statistics of database sbtest only (other tests may observe other databases)
-    _sync(_pg_query([f"ALTER ROLE {DB_USER} IN DATABASE {DB_NAME} SET log_statement = 'all'",
-                     "SELECT pg_stat_statements_reset(0, (SELECT oid FROM pg_database "
-                     f"WHERE datname = '{DB_NAME}'), 0)"]))
-    start = _pg_log_size(path)
+    # reset the statistics of database sbtest only (other tests may observe other databases);
+    # first: without pg_stat_statements preloaded this fails before anything was set
+    _sync(_pg_query("SELECT pg_stat_statements_reset(0, (SELECT oid FROM pg_database "
+                    f"WHERE datname = '{DB_NAME}'), 0)", port=port))
+    start = _pg_log_size(path, port)
+    _sync(_pg_query(f"ALTER ROLE {DB_USER} IN DATABASE {DB_NAME} SET log_statement = 'all'", port=port))
     try:
         yield cap
     finally:
-        _sync(_pg_query(f"ALTER ROLE {DB_USER} IN DATABASE {DB_NAME} RESET log_statement"))
-        # the backends write their log lines synchronously; a short pause covers a
-        # backend that is still finishing its last line
-        time.sleep(0.05)
-        log = _pg_read_log(path, start)
-        stats = _sync(_pg_query(
-            "SELECT s.query, s.calls, s.rows FROM pg_stat_statements s "
-            "JOIN pg_roles r ON r.oid = s.userid JOIN pg_database d ON d.oid = s.dbid "
-            f"WHERE r.rolname = '{DB_USER}' AND d.datname = '{DB_NAME}'"))
+        _sync(_pg_query(f"ALTER ROLE {DB_USER} IN DATABASE {DB_NAME} RESET log_statement", port=port))
+    # the backends write their log lines synchronously; a short pause covers a
+    # backend that is still finishing its last line
+    time.sleep(0.05)
+    log = _pg_read_log(path, start, port)
+    stats = _sync(_pg_query(
+        "SELECT s.query, s.calls, s.rows FROM pg_stat_statements s "
+        "JOIN pg_roles r ON r.oid = s.userid JOIN pg_database d ON d.oid = s.dbid "
+        f"WHERE r.rolname = '{DB_USER}' AND d.datname = '{DB_NAME}'", port=port))
     cap.statements = _parse_pg_log(log, user_db)
     cap.pgss, cap.pgss_rows = Counter(), Counter()
     for query, calls, nrows in stats:
@@ -521,8 +565,45 @@ def _exclusive() -> Iterator[None]:
         os.close(fd)   # releases the lock
 
 
+def _private_wanted(name: str, node) -> bool:
+    """Whether the test's ``name`` target is this session's private server (marker
+    ``private_server``, with the drivers it applies to or none for both)."""
+    marker = node.get_closest_marker("private_server")
+    return marker is not None and (not marker.args or name in marker.args)
+
+
+@pytest.fixture(scope="session")
+def private_pgsql() -> Iterator[PrivatePostgres]:
+    """This session's private PostgreSQL (PRIVATE_PG_SETTINGS), started on first use: user
+    ``sbtest`` (no password), database ``sbtest`` with the pg_stat_statements extension."""
+    settings = " ".join(f"-c {shlex.quote(f'{k}={v}')}" for k, v in PRIVATE_PG_SETTINGS.items())
+    server = PrivatePostgres(port=int(os.environ.get("PYSYSBENCH_TEST_SESSION_PG_PORT") or free_port()),
+                             extra_settings=settings)
+    try:
+        server.start()
+        server.sql("CREATE EXTENSION IF NOT EXISTS pg_stat_statements", db=DB_NAME)
+        server.sql(f"GRANT pg_read_all_stats TO {DB_USER}")
+        yield server
+    finally:
+        server.destroy()
+
+
+@pytest.fixture(scope="session")
+def private_mysql() -> Iterator[PrivateMariaDB]:
+    """This session's private MariaDB (PRIVATE_MY_ARGS, grant tables: root and ``sbtest``
+    without a password), started on first use."""
+    server = PrivateMariaDB(port=int(os.environ.get("PYSYSBENCH_TEST_SESSION_MY_PORT") or free_port()),
+                            extra_args=PRIVATE_MY_ARGS, grants=True)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.destroy()
+
+
 @contextlib.contextmanager
-def _target(name: str, tmp_path: Path, node) -> Iterator[Target]:
+def _target(name: str, tmp_path: Path, request) -> Iterator[Target]:
+    node = request.node
     if name == "sqlite":
         path = str(tmp_path / "sbtest.db")
         t = Target("sqlite", ["--db-driver=sqlite", f"--sqlite-db={path}"], sqlite_path=path)
@@ -532,13 +613,25 @@ def _target(name: str, tmp_path: Path, node) -> Iterator[Target]:
         finally:
             t.drop_tables()
         return
-    t = Target(name, list(MYSQL_OPTS if name == "mysql" else PGSQL_OPTS))
-    msg = _unreachable(name)
+    opts = list(MYSQL_OPTS if name == "mysql" else PGSQL_OPTS)
+    if _private_wanted(name, node):
+        try:
+            server = request.getfixturevalue(f"private_{name}")
+        except Exception as exc:   # a private server that does not start fails the test, as below
+            node.stash[_UNREACHABLE] = f"this session's private {name} server did not start: {exc}"
+            yield Target(name, opts, port=0)
+            return
+        t = Target(name, [*opts, f"--{name}-port={server.port}"], port=server.port)
+        lock = contextlib.nullcontext()   # this session's own server
+    else:
+        t = Target(name, opts, port=MY_PORT if name == "mysql" else PG_PORT)
+        lock = _exclusive()
+    msg = _unreachable(name, t.port)
     if msg:
         node.stash[_UNREACHABLE] = msg    # pytest_pyfunc_call fails the test
         yield t
         return
-    with _exclusive():
+    with lock:
         t.drop_tables()
         try:
             yield t
@@ -557,42 +650,42 @@ SERVER_TARGETS = ALL_TARGETS[1:]
 @pytest.fixture(params=ALL_TARGETS)
 def db(request, tmp_path) -> Iterator[Target]:
     """Each target in turn, with a clean database."""
-    with _target(request.param, tmp_path, request.node) as t:
+    with _target(request.param, tmp_path, request) as t:
         yield t
 
 
 @pytest.fixture(params=SERVER_TARGETS)
 def server_db(request, tmp_path) -> Iterator[Target]:
     """MariaDB and PostgreSQL in turn, with a clean database."""
-    with _target(request.param, tmp_path, request.node) as t:
+    with _target(request.param, tmp_path, request) as t:
         yield t
 
 
 @pytest.fixture
 def sqlite_opts(request, tmp_path) -> Iterator[list[str]]:
-    with _target("sqlite", tmp_path, request.node) as t:
+    with _target("sqlite", tmp_path, request) as t:
         yield t.opts
 
 
 @pytest.fixture
 def mysql_opts(request, tmp_path) -> Iterator[list[str]]:
-    with _target("mysql", tmp_path, request.node) as t:
+    with _target("mysql", tmp_path, request) as t:
         yield t.opts
 
 
 @pytest.fixture
 def pgsql_opts(request, tmp_path) -> Iterator[list[str]]:
-    with _target("pgsql", tmp_path, request.node) as t:
+    with _target("pgsql", tmp_path, request) as t:
         yield t.opts
 
 
 @pytest.fixture
 def mysql_db(request, tmp_path) -> Iterator[Target]:
-    with _target("mysql", tmp_path, request.node) as t:
+    with _target("mysql", tmp_path, request) as t:
         yield t
 
 
 @pytest.fixture
 def pgsql_db(request, tmp_path) -> Iterator[Target]:
-    with _target("pgsql", tmp_path, request.node) as t:
+    with _target("pgsql", tmp_path, request) as t:
         yield t

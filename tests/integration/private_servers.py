@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -29,6 +30,14 @@ MY_GRANTS_PORT = int(os.environ.get("PYSYSBENCH_TEST_MY_GRANTS_PORT", 3392))   #
 PG_PORT = int(os.environ.get("PYSYSBENCH_TEST_PG_PORT", 5491))
 PG_BIN = Path("/usr/lib/postgresql") / sorted(os.listdir("/usr/lib/postgresql"))[-1] / "bin"
 START_TIMEOUT_S = 60
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on right now (for servers of one test session: two
+    sessions on one machine, e.g. two checkouts, then never meet on a fixed port)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def _wait(check, what: str, timeout_s: float = START_TIMEOUT_S) -> None:

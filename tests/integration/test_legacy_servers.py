@@ -8,10 +8,13 @@ What the servers executed is observed on the server:
 * MariaDB: the general log (``log_output=TABLE``), rows of the threads that
   connected to ``legacy`` only (robust to other sessions);
 * PostgreSQL: ``pg_stat_statements`` of the ``legacy`` database only (reset for
-  that database alone); ``pg_prepared_xacts`` for XA.
+  that database alone); ``pg_prepared_xacts`` for XA.  pg_stat_statements must be
+  preloaded and XA needs max_prepared_transactions > 0, which the machine's server
+  does not have: those tests run on the session's private PostgreSQL
+  (``private_pgsql``, conftest.py), in its own ``legacy`` database.
 
-The general log switch and pg_stat_statements are server-global, so capture
-windows take the same lock file as the other integration tests.
+The general log switch is server-global, so its windows take the same lock file as
+the other integration tests, and put log_output / general_log back as they were.
 """
 
 from __future__ import annotations
@@ -31,13 +34,22 @@ from typing import Iterator
 
 import pytest
 
+from conftest import general_log_on
 from pysysbench.cli.main import main as cli_main
 
 REPO = Path(__file__).resolve().parents[2]
 DB = "legacy"
 HOST = "127.0.0.1"
 MY = ["--mysql-host=127.0.0.1", "--mysql-port=3306", "--mysql-user=sbtest", f"--mysql-db={DB}"]
-PG = ["--db-driver=pgsql", "--pgsql-host=127.0.0.1", "--pgsql-port=5432", "--pgsql-user=sbtest", f"--pgsql-db={DB}"]
+PG_PORT = 5432     # the machine's server; tests that need settings it lacks use pg_opts(private_pg)
+
+
+def pg_opts(port: int) -> list[str]:
+    return ["--db-driver=pgsql", "--pgsql-host=127.0.0.1", f"--pgsql-port={port}", "--pgsql-user=sbtest",
+            f"--pgsql-db={DB}"]
+
+
+PG = pg_opts(PG_PORT)
 LOCK_FILE = "/tmp/pysysbench-integration-tests.lock"     # shared with tests/integration/conftest.py
 LOCK_TIMEOUT_S = 600
 SETUP_HINT = "run scripts/setup-databases.sh (as root): it creates the 'legacy' database on both servers"
@@ -89,9 +101,9 @@ async def _my(sql: str | list[str]) -> list[tuple]:
         await conn.ensure_closed()
 
 
-async def _pg(sql: str | list[str], db: str = DB) -> list[tuple]:
+async def _pg(sql: str | list[str], db: str = DB, port: int = PG_PORT) -> list[tuple]:
     import asyncpg
-    conn = await asyncpg.connect(host=HOST, port=5432, user="postgres", database=db, timeout=5)
+    conn = await asyncpg.connect(host=HOST, port=port, user="postgres", database=db, timeout=5)
     try:
         rows: list[tuple] = []
         for stmt in [sql] if isinstance(sql, str) else sql:
@@ -105,8 +117,8 @@ def my(sql: str | list[str]) -> list[tuple]:
     return asyncio.run(_my(sql))
 
 
-def pg(sql: str | list[str]) -> list[tuple]:
-    return asyncio.run(_pg(sql))
+def pg(sql: str | list[str], port: int = PG_PORT) -> list[tuple]:
+    return asyncio.run(_pg(sql, port=port))
 
 
 def _text(v) -> str:
@@ -176,16 +188,13 @@ class Log:
 @contextlib.contextmanager
 def general_log() -> Iterator[Log]:
     log = Log()
-    with exclusive():
-        before = my("SELECT @@GLOBAL.log_output, @@GLOBAL.general_log")[0]
-        my(["SET GLOBAL log_output='TABLE'", "SET GLOBAL general_log=1", "TRUNCATE TABLE mysql.general_log"])
+    with exclusive(), general_log_on(my):
         try:
             yield log
         finally:
             rows = my("SELECT thread_id, argument FROM mysql.general_log WHERE command_type IN ('Query', 'Execute') "
                       "AND thread_id IN (SELECT thread_id FROM mysql.general_log WHERE command_type='Connect' "
                       f"AND argument LIKE '% on {DB} %' AND user_host LIKE '%sbtest%')")
-            my([f"SET GLOBAL general_log={int(before[1])}", f"SET GLOBAL log_output='{_text(before[0])}'"])
     threads: dict[int, list[str]] = collections.defaultdict(list)
     for tid, arg in rows:
         threads[int(tid)].append(" ".join(_text(arg).split()))
@@ -193,29 +202,30 @@ def general_log() -> Iterator[Log]:
 
 
 @contextlib.contextmanager
-def pg_statements() -> Iterator[collections.Counter]:
-    """pg_stat_statements calls of the legacy database, by statement text
-    (this module's own reset and bookkeeping statements left out)."""
+def pg_statements(port: int) -> Iterator[collections.Counter]:
+    """pg_stat_statements calls of the legacy database of the (private) server on ``port``,
+    by statement text (this module's own reset and bookkeeping statements left out)."""
     calls: collections.Counter = collections.Counter()
-    with exclusive():
-        dbid = pg(f"SELECT oid FROM pg_database WHERE datname = '{DB}'")[0][0]
-        pg(f"SELECT pg_stat_statements_reset(0, {dbid}, 0)")
-        yield calls
-        time.sleep(0.05)
-        rows = pg(f"SELECT query, calls FROM pg_stat_statements WHERE dbid = {dbid}")
+    dbid = pg(f"SELECT oid FROM pg_database WHERE datname = '{DB}'", port)[0][0]
+    pg(f"SELECT pg_stat_statements_reset(0, {dbid}, 0)", port)
+    yield calls
+    time.sleep(0.05)
+    rows = pg(f"SELECT query, calls FROM pg_stat_statements WHERE dbid = {dbid}", port)
     for query, n in rows:
         text = " ".join(query.split())
         if not text.startswith(("SELECT pg_stat_statements_reset", "SELECT to_regclass")):
             calls[text] += n
 
 
-def drop_tables() -> None:
-    names = [_text(r[0]) for r in my("SELECT table_name FROM information_schema.tables WHERE table_schema='legacy'")]
+def drop_tables(pg_port: int = PG_PORT) -> None:
+    if pg_port == PG_PORT:
+        names = [_text(r[0]) for r in my("SELECT table_name FROM information_schema.tables "
+                                         "WHERE table_schema='legacy'")]
+        if names:
+            my([f"DROP TABLE IF EXISTS `{n}`" for n in names])
+    names = [r[0] for r in pg("SELECT tablename FROM pg_tables WHERE schemaname='public'", pg_port)]
     if names:
-        my([f"DROP TABLE IF EXISTS `{n}`" for n in names])
-    names = [r[0] for r in pg("SELECT tablename FROM pg_tables WHERE schemaname='public'")]
-    if names:
-        pg([f'DROP TABLE IF EXISTS "{n}" CASCADE' for n in names])
+        pg([f'DROP TABLE IF EXISTS "{n}" CASCADE' for n in names], pg_port)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -246,6 +256,23 @@ def clean():
     drop_tables()
     yield
     drop_tables()
+
+
+@pytest.fixture(scope="module")
+def private_pg(private_pgsql) -> int:
+    """The port of the session's private PostgreSQL (pg_stat_statements preloaded,
+    max_prepared_transactions=100), with this module's ``legacy`` database."""
+    if not private_pgsql.sql(f"SELECT 1 FROM pg_database WHERE datname = '{DB}'").strip():
+        private_pgsql.sql(f"CREATE DATABASE {DB} OWNER sbtest")
+    private_pgsql.sql("CREATE EXTENSION IF NOT EXISTS pg_stat_statements", db=DB)
+    return private_pgsql.port
+
+
+@pytest.fixture
+def clean_private_pg(private_pg) -> Iterator[int]:
+    drop_tables(private_pg)
+    yield private_pg
+    drop_tables(private_pg)
 
 
 # --- the statement mix of 0.5's oltp.lua (spec 7.2) ----------------------------------------------
@@ -396,19 +423,19 @@ PG_CASES = [MIX_CASES[0], MIX_CASES[1]]
 
 
 @pytest.fixture(scope="module")
-def pgsql_mix_runs():
-    """The PG_CASES runs, each in its own pg_stat_statements window, under one lock."""
-    drop_tables()
-    ok("--test=tests/db/oltp.lua", *PG, "--oltp-tables-count=2", "--oltp-table-size=300", "prepare")
+def pgsql_mix_runs(private_pg):
+    """The PG_CASES runs, each in its own pg_stat_statements window (private server)."""
+    conn = pg_opts(private_pg)
+    drop_tables(private_pg)
+    ok("--test=tests/db/oltp.lua", *conn, "--oltp-tables-count=2", "--oltp-table-size=300", "prepare")
     runs = {}
-    with exclusive():
-        for case in PG_CASES:
-            with pg_statements() as calls:
-                out = ok("--test=tests/db/oltp.lua", *PG, "--oltp-tables-count=2", "--oltp-table-size=300",
-                         "--num-threads=1", f"--max-requests={EVENTS}", *case.values[0], "run")
-            runs[case.id] = (out, calls)
+    for case in PG_CASES:
+        with pg_statements(private_pg) as calls:
+            out = ok("--test=tests/db/oltp.lua", *conn, "--oltp-tables-count=2", "--oltp-table-size=300",
+                     "--num-threads=1", f"--max-requests={EVENTS}", *case.values[0], "run")
+        runs[case.id] = (out, calls)
     yield runs
-    drop_tables()
+    drop_tables(private_pg)
 
 
 @pytest.mark.pgsql
@@ -573,14 +600,16 @@ def test_xa_on_mariadb(clean):
 
 
 @pytest.mark.pgsql
-def test_xa_on_postgresql(clean):
-    assert pg("SHOW max_prepared_transactions")[0][0] != "0"
-    ok("--test=tests/db/oltp-xa.lua", *PG, "--oltp-tables-count=2", "--oltp-table-size=500", "prepare")
-    with pg_statements() as calls:
-        out = ok("--test=tests/db/oltp-xa.lua", *PG, "--oltp-tables-count=2", "--oltp-table-size=500",
+def test_xa_on_postgresql(clean_private_pg):
+    port = clean_private_pg
+    conn = pg_opts(port)
+    assert pg("SHOW max_prepared_transactions", port)[0][0] != "0"
+    ok("--test=tests/db/oltp-xa.lua", *conn, "--oltp-tables-count=2", "--oltp-table-size=500", "prepare")
+    with pg_statements(port) as calls:
+        out = ok("--test=tests/db/oltp-xa.lua", *conn, "--oltp-tables-count=2", "--oltp-table-size=500",
                  "--num-threads=2", "--max-requests=100", "--oltp_use_xa_pct=100", "--oltp_use_xa_2pc_pct=50",
                  "--rand-type=uniform", "run")
-    assert pg(f"SELECT count(*) FROM pg_prepared_xacts WHERE database = '{DB}'")[0][0] == 0
+    assert pg(f"SELECT count(*) FROM pg_prepared_xacts WHERE database = '{DB}'", port)[0][0] == 0
     prepared = sum(n for q, n in calls.items() if q.startswith("PREPARE TRANSACTION 'xa_"))
     committed = sum(n for q, n in calls.items() if q.startswith("COMMIT PREPARED 'xa_"))
     commits = calls["COMMIT"]
@@ -588,9 +617,9 @@ def test_xa_on_postgresql(clean):
     assert commits + committed == 100 and calls["BEGIN"] >= 100
     assert report(out)["transactions"] == 100
     # contention: aborted XA transactions (prepared ones included) never stay behind
-    drop_tables()
+    drop_tables(port)
     errors = _contended_xa_runs(
-        PG, PG_NO_UPDATES, lambda: pg(f"SELECT count(*) FROM pg_prepared_xacts WHERE database = '{DB}'")[0][0])
+        conn, PG_NO_UPDATES, lambda: pg(f"SELECT count(*) FROM pg_prepared_xacts WHERE database = '{DB}'", port)[0][0])
     assert errors > 0, "no duplicate key in the contention runs: the roll-back path was not exercised"
 
 

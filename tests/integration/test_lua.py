@@ -48,6 +48,7 @@ def _data(db) -> list[tuple]:
 
 
 @pytest.mark.skipif(not os.path.isfile(f"{SCRIPTS}/oltp_read_write.lua"), reason="no sysbench package scripts")
+@pytest.mark.private_server("pgsql")     # capture() on PostgreSQL reads pg_stat_statements
 @pytest.mark.parametrize("workload", ["oltp_read_write", "oltp_point_select", "oltp_write_only"])
 def test_debian_scripts_send_the_native_statements(server_db, workload, run_cli, parse_summary):
     db = server_db

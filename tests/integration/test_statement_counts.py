@@ -24,6 +24,10 @@ from collections import Counter
 
 import pytest
 
+# PostgreSQL's capture reads pg_stat_statements, which the machine's server does not preload:
+# the PostgreSQL targets here are the session's private server (conftest.py)
+pytestmark = pytest.mark.private_server("pgsql")
+
 EVENTS = 30
 TABLES, TABLE_SIZE = 2, 200
 
