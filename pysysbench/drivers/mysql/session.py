@@ -8,6 +8,7 @@ errors in that list reconnect to the same server first (spec 5.10).
 from __future__ import annotations
 
 import os
+import socket
 import sys
 from typing import Any
 
@@ -277,7 +278,8 @@ class MySQLConnection(Connection):
             await self.conn.connect()
         except Exception as exc:  # asyncmy raises several unrelated classes here
             met = refusal(self.conn, exc)    # what the server said, even when asyncmy missed it
-            raise ConnectError(self.driver.connect_message(self.endpoint, met), _errno(met)) from None
+            raise ConnectError(self.driver.connect_message(self.endpoint, met), _errno(met),
+                               self.driver.sysbench_connect_lines(self.endpoint, met)) from None
         _shrink_receive_buffer(self.conn)
         if self.driver.fast_path:
             from asyncmy.constants.CLIENT import DEPRECATE_EOF
@@ -536,6 +538,29 @@ class MySQLDriver(Driver):
         else:
             hint = "check the connection options"
         return f"unable to connect to MySQL server on {where}: error {code}: {msg}; {hint}"
+
+    def sysbench_connect_lines(self, endpoint: dict[str, Any], exc: BaseException) -> tuple[str, str]:
+        """sysbench 1.0.20's mysql_drv_connect lines, the error in libmysqlclient's words
+        (2005 unknown host, 2003 / 2002 no server on the host / the socket)."""
+        sock = endpoint.get("unix_socket")
+        if self.values.mysql_socket:
+            first = f"unable to connect to MySQL server on socket '{sock}', aborting..."
+        else:    # 'localhost' through the default socket is still named by host and port
+            host, port = endpoint.get("host", "localhost"), endpoint.get("port", (self.values.mysql_port or [3306])[0])
+            first = f"unable to connect to MySQL server on host '{host}', port {port}, aborting..."
+        code, msg = _errno(exc), _message(exc)
+        cause = None     # the socket's failure asyncmy wrapped in its 2003 "Can't connect"
+        if code == "2003":
+            cause = next((e for e in (exc.__cause__, exc.__context__) if isinstance(e, OSError)), None)
+        if self.tls is not None and tls.handshake_error(exc) is not None:
+            code, msg = "2026", f"TLS/SSL error: {tls.reason(tls.handshake_error(exc))}"
+        elif isinstance(cause, socket.gaierror):
+            code, msg = "2005", f"Unknown MySQL server host '{endpoint.get('host')}' (0)"
+        elif cause is not None and sock:
+            code, msg = "2002", f"Can't connect to local MySQL server through socket '{sock}' ({cause.errno or 0})"
+        elif cause is not None:
+            code, msg = "2003", f"Can't connect to MySQL server on '{endpoint.get('host')}' ({cause.errno or 0})"
+        return first, f"error {code}: {msg}"
 
     def endpoint(self, index: int) -> dict[str, Any]:
         v = self.values

@@ -16,6 +16,7 @@ from ...errors import (ConnectError, FatalSQLError, IgnorableError, MissingTable
                       ReconnectError, TableExistsError, listing)
 from ...options import PORT, Option, OptType
 from .. import tls
+from . import libpq
 from ..base import (TOO_MANY_CONNECTIONS, Connection, Counters, Dialect, Driver, DriverCaps, StatementFailure,
                    register, split_placeholders, substitute, text_rows)
 from ..wire import count_result
@@ -116,7 +117,9 @@ class PgConnection(Connection):
         try:
             self.conn = await asyncpg.connect(**self.endpoint)
         except Exception as exc:
-            raise ConnectError(self.driver.connect_message(self.endpoint, exc), _sqlstate(exc)) from None
+            ep = self.endpoint    # sysbench's pgsql_drv_connect: libpq's text, then a blank line
+            told = f"Connection to database failed: {libpq.connect_message(ep['host'], ep['port'], exc)}"
+            raise ConnectError(self.driver.connect_message(ep, exc), _sqlstate(exc), (told,)) from None
         if self.driver.fast_path:
             from ..wire import library_changed
             from .wire import PgWire
@@ -127,13 +130,16 @@ class PgConnection(Connection):
                 return
             self.wire = PgWire(transport)
 
-    async def _fail(self, exc: BaseException, sql: str) -> None:
+    async def _fail(self, exc: BaseException, sql: str, sent: str | None = None) -> None:
+        """``sent``: the statement as the server got it (placeholders numbered), for
+        libpq's caret under an error position."""
         code = _sqlstate(exc)
         ignore = self.driver.ignore
         listed = "all" in ignore or code in ignore or (
             _is_connection_failure(code) and LOST_CONNECTION_CODE in ignore)
         c = self.counters
-        raw = {"errmsg": str(exc), "sqlstate": code}
+        raw = {"errmsg": str(exc), "sqlstate": code,
+               "client_text": libpq.error_message(libpq.server_fields(exc), sent or sql)}
         if listed and _is_connection_failure(code):
             c.count_error(code, reconnect=True)
             raise ReconnectError(f"PostgreSQL error {code}: {exc}", code, sql, **raw) from None
@@ -168,7 +174,7 @@ class PgConnection(Connection):
         try:
             ps = await self.conn.prepare(_placeholders(sql))
         except Exception as exc:
-            await self._fail(exc, sql)
+            await self._fail(exc, sql, _placeholders(sql))
         fetch = ps.fetch
         status = ps.get_statusmsg
         is_read = bool(ps.get_attributes())
@@ -194,7 +200,7 @@ class PgConnection(Connection):
         try:
             name, is_read = await self.wire.prepare(_placeholders(sql))
         except Exception as exc:
-            await self._fail(exc, sql)
+            await self._fail(exc, sql, _placeholders(sql))
         return self.wire.statement(name, is_read, self.counters, StatementFailure(self, sql))
 
     async def query(self, sql: str) -> None:
