@@ -120,3 +120,21 @@ def test_mysql_connect_failure_as_sysbench(tmp_path):
     assert out == ("FATAL: unable to connect to MySQL server on host '127.0.0.1', port 1, aborting...\n"
                    "FATAL: error 2003: Can't connect to MySQL server on '127.0.0.1' (111)\n"
                    "connection creation failed\n")
+
+
+def test_mysql_client_error_in_libmysqlclient_words():
+    # asyncmy wraps a socket's failure in a 2003 with Python's text; both faces' messages
+    # and the error counts by code use the client library's code and words instead
+    from pysysbench.drivers.mysql.session import client_error
+
+    def wrapped(cause: OSError) -> Exception:
+        exc = RuntimeError(2003, f"Can't connect to MySQL server on 'x' ({cause})")
+        exc.__cause__ = cause
+        return exc
+    assert client_error({"host": "h.invalid", "port": 3306}, wrapped(socket.gaierror(-2, "Name or service not known"))) \
+        == ("2005", "Unknown MySQL server host 'h.invalid' (0)")
+    assert client_error({"host": "127.0.0.1", "port": 1}, wrapped(ConnectionRefusedError(111, "refused"))) \
+        == ("2003", "Can't connect to MySQL server on '127.0.0.1' (111)")
+    assert client_error({"unix_socket": "/tmp/s"}, wrapped(FileNotFoundError(2, "No such file or directory"))) \
+        == ("2002", "Can't connect to local MySQL server through socket '/tmp/s' (2)")
+    assert client_error({"host": "h", "port": 1}, RuntimeError(1045, "Access denied")) == ("1045", "Access denied")
