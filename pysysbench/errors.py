@@ -26,7 +26,7 @@ stays one readable line whatever the list's length.
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Callable, Iterable
 
 LISTING_LIMIT = 10
 
@@ -79,12 +79,17 @@ class ConnectError(DatabaseError):
     """A connection could not be established.  ``code`` is the server's or the
     client library's error code when there is one (MySQL errno, SQLSTATE);
     ``sysbench_lines`` what sysbench 1.0.20's driver logs (FATAL) instead of the
-    message where the Lua API reports the failure, when the driver knows them."""
+    message where the Lua API reports the failure, when the driver knows them (``told``
+    makes them when asked: failed reconnects are many and need only the message)."""
 
-    def __init__(self, message: str, code: str = "", sysbench_lines: tuple[str, ...] = ()):
+    def __init__(self, message: str, code: str = "", told: Callable[[], tuple[str, ...]] | None = None):
         super().__init__(message)
         self.code = code
-        self.sysbench_lines = sysbench_lines
+        self._told = told
+
+    @property
+    def sysbench_lines(self) -> tuple[str, ...]:
+        return self._told() if self._told is not None else ()
 
 
 class SQLError(DatabaseError):

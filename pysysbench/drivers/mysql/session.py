@@ -297,7 +297,7 @@ class MySQLConnection(Connection):
         except Exception as exc:  # asyncmy raises several unrelated classes here
             met = refusal(self.conn, exc)    # what the server said, even when asyncmy missed it
             raise ConnectError(self.driver.connect_message(self.endpoint, met), client_error(self.endpoint, met)[0],
-                               self.driver.sysbench_connect_lines(self.endpoint, met)) from None
+                               lambda: self.driver.sysbench_connect_lines(self.endpoint, met)) from None
         _shrink_receive_buffer(self.conn)
         if self.driver.fast_path:
             from asyncmy.constants.CLIENT import DEPRECATE_EOF

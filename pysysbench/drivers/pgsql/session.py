@@ -118,8 +118,8 @@ class PgConnection(Connection):
             self.conn = await asyncpg.connect(**self.endpoint)
         except Exception as exc:
             ep = self.endpoint    # sysbench's pgsql_drv_connect: libpq's text, then a blank line
-            told = f"Connection to database failed: {libpq.connect_message(ep['host'], ep['port'], exc)}"
-            raise ConnectError(self.driver.connect_message(ep, exc), _sqlstate(exc), (told,)) from None
+            raise ConnectError(self.driver.connect_message(ep, exc), _sqlstate(exc), lambda exc=exc: (
+                f"Connection to database failed: {libpq.connect_message(ep['host'], ep['port'], exc)}",)) from None
         if self.driver.fast_path:
             from ..wire import library_changed
             from .wire import PgWire
