@@ -11,8 +11,6 @@ QUERY and CONTEXT lines.  ``fields`` are the ErrorResponse's fields by asyncpg's
 
 from __future__ import annotations
 
-import ipaddress
-import re
 import unicodedata
 from typing import Mapping
 
@@ -122,9 +120,6 @@ def server_fields(exc: BaseException) -> dict[str, str]:
     return {"severity": "ERROR", "message": str(exc)}
 
 
-_CALL_FAILED = re.compile(r"Connect call failed \('([^']+)', \d+")
-
-
 def _first_address(host: str, port: int) -> str | None:
     import socket
     try:
@@ -135,7 +130,9 @@ def _first_address(host: str, port: int) -> str | None:
 
 def connect_message(host: str, port: int, exc: BaseException) -> str:
     """libpq 15's ``PQerrorMessage`` after a failed connection to ``host``:``port``."""
+    import ipaddress     # here: only a failed connection needs these (start-up's import diet)
     import os
+    import re
     import socket
     if isinstance(exc, socket.gaierror):
         return f'could not translate host name "{host}" to address: {exc.strerror}\n'
@@ -147,7 +144,7 @@ def connect_message(host: str, port: int, exc: BaseException) -> str:
             ipaddress.ip_address(host)
             addr = None      # a numeric host is its own address
         except ValueError:   # the address tried: from the error, else the host's first
-            found = _CALL_FAILED.search(str(exc))
+            found = re.search(r"Connect call failed \('([^']+)', \d+", str(exc))
             addr = found.group(1) if found else _first_address(host, port)
         where = f'connection to server at "{host}"' + (f" ({addr})" if addr else "") + f", port {port} failed: "
         ask = "\tIs the server running on that host and accepting TCP/IP connections?\n"
