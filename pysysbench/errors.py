@@ -26,7 +26,7 @@ stays one readable line whatever the list's length.
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Callable, Iterable
 
 LISTING_LIMIT = 10
 
@@ -77,11 +77,19 @@ class DatabaseError(PySysbenchError):
 
 class ConnectError(DatabaseError):
     """A connection could not be established.  ``code`` is the server's or the
-    client library's error code when there is one (MySQL errno, SQLSTATE)."""
+    client library's error code when there is one (MySQL errno, SQLSTATE);
+    ``sysbench_lines`` what sysbench 1.0.20's driver logs (FATAL) instead of the
+    message where the Lua API reports the failure, when the driver knows them (``told``
+    makes them when asked: failed reconnects are many and need only the message)."""
 
-    def __init__(self, message: str, code: str = ""):
+    def __init__(self, message: str, code: str = "", told: Callable[[], tuple[str, ...]] | None = None):
         super().__init__(message)
         self.code = code
+        self._told = told
+
+    @property
+    def sysbench_lines(self) -> tuple[str, ...]:
+        return self._told() if self._told is not None else ()
 
 
 class SQLError(DatabaseError):
@@ -89,13 +97,16 @@ class SQLError(DatabaseError):
     (MySQL errno, PostgreSQL SQLSTATE, SQLite result name)."""
 
     def __init__(self, message: str, code: str = "", sql: str = "", errmsg: str | None = None,
-                 sqlstate: str = ""):
+                 sqlstate: str = "", client_text: str = ""):
         super().__init__(message)
         self.code = code
         self.sql = sql
         # the server's own message and SQLSTATE (Lua's error descriptors show them as sent)
         self.errmsg = message if errmsg is None else errmsg
         self.sqlstate = sqlstate
+        # the whole error as the C client library writes it, where sysbench prints that
+        # (libpq's PQerrorMessage: severity, message, LINE and caret, DETAIL, ...)
+        self.client_text = client_text
 
 
 class IgnorableError(SQLError):

@@ -67,6 +67,12 @@ class Printer:
         if (level_of(line) if level is None else level) <= self.verbosity:
             self.raw(line + "\n", ALWAYS)
 
+    def logged(self, line: str) -> None:
+        """A line sysbench's logger let through (the Lua log, lua/log.py, applied
+        --verbosity itself): printed as it is, as is its ``(last message repeated N
+        times)``, which has no level of its own."""
+        self(line, ALWAYS)
+
     def script(self, line: str = "") -> None:
         """A workload's own message (sysbench's scripts print() them): shown at every
         verbosity, except the lines sysbench logs."""

@@ -31,7 +31,8 @@ class Dispatcher:
         self.rest = rest
         self.out = out
         self.run_benchmark = run
-        self.services = make_services(values, out, driver_name)
+        # the log filters by --verbosity itself: a printer prints what it lets through
+        self.services = make_services(values, getattr(out, "logged", out), driver_name)
         cls.services = self.services
         self.log = self.services.log
         self.host: MainHost | None = None

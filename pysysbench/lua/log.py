@@ -1,10 +1,12 @@
 """sysbench's logger as Lua scripts see it (spec 7, "Log de-duplication").
 
 Levels FATAL=0, ALERT=1, WARNING=2, NOTICE=3, INFO=4, DEBUG=5; a line above
-``--verbosity`` is dropped; a line identical to the previous one is counted, and
-the next different line is preceded by ``(last message repeated N times)``.
-Lines go to the CLI's printer (stdout), so they interleave with the script's own
-``print`` output in program order.
+``--verbosity`` is dropped; a message whose text (without the level's prefix) is
+the previous shown message's is counted, and the next different one is preceded by
+``(last message repeated N times)``, whatever the verbosity (sysbench 1.0.20's
+``text_handler_process``).  ``out`` prints every line it is given (the level was
+decided here): the CLI's printer (stdout), so the lines interleave with the script's
+own ``print`` output in program order.
 """
 
 from __future__ import annotations
@@ -26,12 +28,12 @@ class Log:
         level = int(level)
         if level > self.verbosity:
             return
-        line = PREFIXES[min(max(level, 0), DEBUG)] + str(msg)
-        if line == self.last:
+        msg = str(msg)
+        if msg == self.last:
             self.repeated += 1
             return
         if self.repeated:
             self.out(f"(last message repeated {self.repeated} times)")
             self.repeated = 0
-        self.last = line
-        self.out(line)
+        self.last = msg
+        self.out(PREFIXES[min(max(level, 0), DEBUG)] + msg)

@@ -287,8 +287,8 @@ class SqlFailure:
     def prepare_lines(driver: str, exc: SQLError) -> list[str]:
         if driver == "mysql":
             return ["mysql_stmt_prepare() failed", f'MySQL error: {exc.code} "{exc.errmsg}"']
-        if driver == "pgsql":
-            return [f"PQprepare() failed: {exc.errmsg}"]
+        if driver == "pgsql":    # libpq's PQerrorMessage: ends with a newline (a blank line follows)
+            return [f"PQprepare() failed: {exc.client_text or exc.errmsg}"]
         return [f"prepare failed: {exc.errmsg}"]
 
 
@@ -668,8 +668,8 @@ class LuaState:
             return False
         try:
             conn = await drv.connect(self.counters, index=self.tid)
-        except ConnectError as exc:
-            for line in str(exc).splitlines():
+        except ConnectError as exc:     # sysbench's driver's lines where the driver knows them
+            for line in exc.sysbench_lines or str(exc).splitlines():
                 self.services.log(FATAL, line)
             return False
         conn.driver = drv

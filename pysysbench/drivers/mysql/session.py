@@ -8,6 +8,7 @@ errors in that list reconnect to the same server first (spec 5.10).
 from __future__ import annotations
 
 import os
+import socket
 import sys
 from typing import Any
 
@@ -254,6 +255,24 @@ def _errno(exc: BaseException) -> str:
     return "2013"   # socket-level failures: the connection is gone
 
 
+def client_error(endpoint: dict[str, Any], exc: BaseException) -> tuple[str, str]:
+    """(code, message) of a failed connect in libmysqlclient's words where the socket
+    failed (asyncmy wraps that in a 2003 with Python's text): 2005 unknown host, 2002 no
+    server on the socket, 2003 none on the host; else the server's or asyncmy's."""
+    code, msg = _errno(exc), _message(exc)
+    cause = None
+    if code == "2003":
+        cause = next((e for e in (exc.__cause__, exc.__context__) if isinstance(e, OSError)), None)
+    sock = endpoint.get("unix_socket")
+    if isinstance(cause, socket.gaierror):
+        return "2005", f"Unknown MySQL server host '{endpoint.get('host')}' (0)"
+    if cause is not None and sock:
+        return "2002", f"Can't connect to local MySQL server through socket '{sock}' ({cause.errno or 0})"
+    if cause is not None:
+        return "2003", f"Can't connect to MySQL server on '{endpoint.get('host')}' ({cause.errno or 0})"
+    return code, msg
+
+
 def _message(exc: BaseException) -> str:
     args = getattr(exc, "args", ())
     return str(args[1]) if len(args) > 1 else str(exc) or type(exc).__name__
@@ -277,7 +296,8 @@ class MySQLConnection(Connection):
             await self.conn.connect()
         except Exception as exc:  # asyncmy raises several unrelated classes here
             met = refusal(self.conn, exc)    # what the server said, even when asyncmy missed it
-            raise ConnectError(self.driver.connect_message(self.endpoint, met), _errno(met)) from None
+            raise ConnectError(self.driver.connect_message(self.endpoint, met), client_error(self.endpoint, met)[0],
+                               lambda: self.driver.sysbench_connect_lines(self.endpoint, met)) from None
         _shrink_receive_buffer(self.conn)
         if self.driver.fast_path:
             from asyncmy.constants.CLIENT import DEPRECATE_EOF
@@ -517,7 +537,7 @@ class MySQLDriver(Driver):
         return "MySQL server on " + listing(self.describe(e) for e in self.endpoints)
 
     def connect_message(self, endpoint: dict[str, Any], exc: BaseException) -> str:
-        code, msg = _errno(exc), _message(exc)
+        code, msg = client_error(endpoint, exc)
         where = self.describe(endpoint)
         v = self.values
         failed = tls.handshake_error(exc) if self.tls is not None else None
@@ -534,11 +554,27 @@ class MySQLDriver(Driver):
         elif isinstance(exc, ClosedAtOnce):
             hint = ("the server closed the session before greeting it: it may be at max_connections "
                     "or blocking this host; see the server's error log")
+        elif code == "2005":
+            hint = "check --mysql-host"
         elif code in ("2003", "2002", "2013"):
             hint = "is the server running? check --mysql-host/--mysql-port/--mysql-socket"
         else:
             hint = "check the connection options"
         return f"unable to connect to MySQL server on {where}: error {code}: {msg}; {hint}"
+
+    def sysbench_connect_lines(self, endpoint: dict[str, Any], exc: BaseException) -> tuple[str, str]:
+        """sysbench 1.0.20's mysql_drv_connect lines, the error in libmysqlclient's words
+        (2005 unknown host, 2003 / 2002 no server on the host / the socket)."""
+        sock = endpoint.get("unix_socket")
+        if self.values.mysql_socket:
+            first = f"unable to connect to MySQL server on socket '{sock}', aborting..."
+        else:    # 'localhost' through the default socket is still named by host and port
+            host, port = endpoint.get("host", "localhost"), endpoint.get("port", (self.values.mysql_port or [3306])[0])
+            first = f"unable to connect to MySQL server on host '{host}', port {port}, aborting..."
+        code, msg = client_error(endpoint, exc)
+        if self.tls is not None and tls.handshake_error(exc) is not None:
+            code, msg = "2026", f"TLS/SSL error: {tls.reason(tls.handshake_error(exc))}"
+        return first, f"error {code}: {msg}"
 
     def endpoint(self, index: int) -> dict[str, Any]:
         v = self.values

@@ -17,6 +17,7 @@ from ...errors import (ConnectError, FatalSQLError, IgnorableError, MissingTable
                       ReconnectError, TableExistsError, listing)
 from ...options import PORT, Option, OptType
 from .. import tls
+from . import libpq
 from ..base import (TOO_MANY_CONNECTIONS, Connection, Counters, Dialect, Driver, DriverCaps, StatementFailure,
                    register, split_placeholders, substitute, text_rows)
 from ..wire import count_result
@@ -119,7 +120,9 @@ class PgConnection(Connection):
         try:
             self.conn = await asyncpg.connect(**self.endpoint)
         except Exception as exc:
-            raise ConnectError(self.driver.connect_message(self.endpoint, exc), _sqlstate(exc)) from None
+            ep = self.endpoint    # sysbench's pgsql_drv_connect: libpq's text, then a blank line
+            raise ConnectError(self.driver.connect_message(ep, exc), _sqlstate(exc), lambda exc=exc: (
+                f"Connection to database failed: {libpq.connect_message(ep['host'], ep['port'], exc)}",)) from None
         if self.driver.fast_path:
             from ..wire import library_changed
             from .wire import PgWire
@@ -130,8 +133,11 @@ class PgConnection(Connection):
                 return
             self.wire = PgWire(transport)
 
-    async def _fail(self, exc: BaseException, sql: str) -> None:
-        error = self.driver.failure(self.counters, _sqlstate(exc), str(exc), sql)
+    async def _fail(self, exc: BaseException, sql: str, sent: str | None = None) -> None:
+        """``sent``: the statement as the server got it (placeholders numbered), for
+        libpq's caret under an error position."""
+        error = self.driver.failure(self.counters, _sqlstate(exc), str(exc), sql,
+                                    libpq.error_message(libpq.server_fields(exc), sent or sql))
         if isinstance(error, IgnorableError):    # as sysbench: roll back, then the event restarts
             try:
                 if self.wire is not None:
@@ -155,7 +161,7 @@ class PgConnection(Connection):
         try:
             ps = await self.conn.prepare(_placeholders(sql))
         except Exception as exc:
-            await self._fail(exc, sql)
+            await self._fail(exc, sql, _placeholders(sql))
         fetch = ps.fetch
         status = ps.get_statusmsg
         is_read = bool(ps.get_attributes())
@@ -181,7 +187,7 @@ class PgConnection(Connection):
         try:
             name, is_read = await self.wire.prepare(_placeholders(sql))
         except Exception as exc:
-            await self._fail(exc, sql)
+            await self._fail(exc, sql, _placeholders(sql))
         return self.wire.statement(name, is_read, self.counters, StatementFailure(self, sql))
 
     async def query(self, sql: str) -> None:
@@ -275,14 +281,16 @@ class PgDriver(Driver):
         # asyncpg's ssl argument: the mode's name (disable, allow, prefer) or our context
         self._ssl: Any = self.tls.context if self.tls is not None else self.values.pgsql_sslmode
 
-    def failure(self, counters: Counters, code: str, msg: str, sql: str) -> PySysbenchError:
+    def failure(self, counters: Counters, code: str, msg: str, sql: str,
+                client_text: str = "") -> PySysbenchError:
         """What a statement's SQLSTATE ``code`` becomes, counted (spec 5.10): a reconnect (a
         connection failure, when 08006 or ``all`` is listed), an ignorable error when
-        ``--pgsql-ignore-errors`` lists it, else fatal."""
+        ``--pgsql-ignore-errors`` lists it, else fatal. ``client_text``: libpq's own form of
+        the error, printed where sysbench prints it."""
         ignore = self.ignore
         listed = "all" in ignore or code in ignore or (
             _is_connection_failure(code) and LOST_CONNECTION_CODE in ignore)
-        raw = {"errmsg": msg, "sqlstate": code}
+        raw = {"errmsg": msg, "sqlstate": code, "client_text": client_text}
         if listed and _is_connection_failure(code):
             counters.count_error(code, reconnect=True)
             return ReconnectError(f"PostgreSQL error {code}: {msg}", code, sql, **raw)

@@ -17,6 +17,7 @@ from typing import Any, Callable
 from ...handoff import here
 from ...native import pg_bind
 from ..wire import LostConnection, SlowStatement, TextResult, Wire, WireError, _CStatement
+from .libpq import fields_of
 from .scan import pg_scan, pg_scan_fast
 
 _I32 = struct.Struct("!i")
@@ -112,7 +113,9 @@ class PgWire(Wire):
     @staticmethod
     def _error(error: bytes) -> WireError:
         code, message = pg_error_fields(error)
-        return WireError(code, message, sqlstate=code)
+        exc = WireError(code, message, sqlstate=code)
+        exc.pg_fields = fields_of(error)    # libpq's text of it, where sysbench prints that
+        return exc
 
     @staticmethod
     def _raise(error: bytes) -> None:
