@@ -4,6 +4,7 @@ help text, and the two-phase parse that turns argv into a :class:`Invocation`.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 import stat
@@ -145,12 +146,31 @@ def parse(argv: list[str]) -> Invocation:
             return inv
         raise
     if getattr(inv.workload_cls, "runs_own_commands", False):
-        inv.rest = rest              # a Lua script declares its options when its chunk has run
+        # a Lua script declares its options when its chunk has run; it may claim the names
+        # of pysysbench's additions, never sysbench's own (lua/options.py apply)
+        inv.rest = rest + [r for r in raw if canonical(r.name) not in sysbench_names()
+                           and values.registry.get(r.name) is not None]
         return inv
     values.registry.extend(inv.workload_cls.options)
     _workload_options(inv, rest)
     inv.warnings.extend(compat_warnings(values))
     return inv
+
+
+# sysbench's options its --help does not list: the deprecated --test, and 1.1's general
+# options that pysysbench has too (sysbench 1.1 parses them before the script runs)
+SYSBENCH_UNLISTED = ("test", "warmup_time", "thread_init_timeout", "rand_zipfian_exp")
+
+
+@functools.cache
+def sysbench_names() -> frozenset[str]:
+    """The keys of sysbench's own options (general, random, log, database and driver options:
+    1.0.20's --help, and SYSBENCH_UNLISTED).  A Lua script declaring one of these names
+    never gets its value from the command line (sysbench parses them before the script runs);
+    pysysbench's additions (--workers, --result-file, ...) it can declare and get."""
+    names = (line.split("=", 1)[0].split("[", 1)[0] for line in SYSBENCH_HELP.splitlines()
+             if line.startswith("  --"))
+    return frozenset([canonical(n.strip()[2:]) for n in names] + list(SYSBENCH_UNLISTED))
 
 
 def stdin_has_script() -> bool:
