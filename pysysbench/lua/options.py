@@ -19,7 +19,7 @@ import re
 from typing import Any, Callable, Iterable
 
 from ..errors import UsageError
-from ..options import Option, OptType, RawOption, Values, canonical
+from ..options import Option, OptType, RawOption, Values, canonical, parse_value
 from ..record import record
 
 GROUP = "Lua script options"
@@ -132,8 +132,10 @@ def apply(values: Values, decls: list[Declared] | None, rest: Iterable[RawOption
     for item in rest:
         shown = f"--{item.name}" + (f"={item.value}" if item.value is not None else "")
         d = by_key.get(canonical(item.name))
-        if run is not None and run.registry.get(item.name) is not None:
-            if d is None:      # not the script's: the run has it
+        opt = run.registry.get(item.name) if run is not None else None
+        if opt is not None:
+            if d is None:      # not the script's: the run's (parsed again: a bad value waited for this)
+                run.set(opt, parse_value(opt, item.value, origin=item.origin))
                 continue
             run.unset(item.name)
         if decls is None:      # legacy mode: any option, as a string

@@ -256,3 +256,25 @@ def test_zipfian_is_no_sysbench_rand_function(tmp_path, capfd):
     rc, out, err = _run(tmp_path, capfd, text, "--rand-type=zipfian", "--events=1")
     assert rc == 0 and _mine(out) == ["ev nil"]
 
+
+
+def test_a_claimed_name_takes_the_scripts_type(tmp_path, capfd, specs):
+    # --workers is an integer of pysysbench's; the script's 'workers' is text (sysbench: any value)
+    text = ('sysbench.cmdline.options = {workers = {"w", "none"}}\n'
+            'function show() return sysbench.opt.workers end\n' + SHOW)
+    rc, out, err = _run(tmp_path, capfd, text, "--events=2", "--workers=auto")
+    assert rc == 0, out + [err]
+    assert _mine(out) == ["init auto", "thread 0 auto"]
+    # not declared: pysysbench's option, its value checked as before
+    rc, out, err = _run(tmp_path, capfd, 'function show() return "" end\n' + SHOW, "--events=2", "--workers=auto")
+    assert rc == 1
+    assert "Invalid value for the 'workers' option: 'auto'" in err
+    # a built-in test: the same error, before anything runs
+    assert main(["oltp_point_select", f"--sqlite-db={tmp_path / 'x.db'}", "--workers=auto", "run"]) == 1
+    assert "Invalid value for the 'workers' option: 'auto'" in capfd.readouterr().err
+
+
+def test_script_options_reach_worker_processes(tmp_path, capfd):
+    rc, out, err = _run(tmp_path, capfd, THREADS, "--events=4", "--threads=2", "--workers=2", "--my-opt=3")
+    assert rc == 0, out + [err]
+    assert sorted(_mine(out)) == ["init number 4 3", "thread 0 number 4 3", "thread 1 number 4 3"]
