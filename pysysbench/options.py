@@ -294,6 +294,9 @@ class Values:
 
     ``explicit`` records which keys the user set (command line or config file),
     which the driver auto-selection and the deprecated-alias warnings need.
+    ``script`` holds a Lua script's own options by key (what it declares in
+    ``sysbench.cmdline.options``): the script's ``sysbench.opt`` sees them, the run never
+    does, so a declared ``threads`` or ``result-file`` does not change the run (sysbench).
     :meth:`freeze` ends the parse: from then on nothing can change them.
     """
 
@@ -302,9 +305,10 @@ class Values:
     explicit: set[str] = field(default_factory=set)
     unique_seed: int = field(default_factory=_new_unique_seed)
     frozen: bool = False
+    script: Mapping[str, Any] = field(default_factory=dict)
 
     def __getattr__(self, name: str) -> Any:
-        if name in ("registry", "data", "explicit", "unique_seed", "frozen"):
+        if name in ("registry", "data", "explicit", "unique_seed", "frozen", "script"):
             raise AttributeError(name)
         key = canonical(name)
         if key in self.data:
@@ -334,6 +338,13 @@ class Values:
     def is_set(self, name: str) -> bool:
         return canonical(name) in self.explicit
 
+    def unset(self, name: str) -> None:
+        """Back to the default, as if never given (a Lua script claimed the option's name)."""
+        if self.frozen:
+            raise FrozenOptionsError(f"options are frozen once parsed: cannot unset --{name}")
+        self.data.pop(canonical(name), None)
+        self.explicit.discard(canonical(name))
+
     def freeze(self, derived: Mapping[str, Any] | None = None) -> "Values":
         """End of parsing: the values become read-only (``data`` a read-only mapping,
         ``explicit`` a frozenset, :meth:`set` and attribute writes raise
@@ -348,13 +359,14 @@ class Values:
         data.update((canonical(k), v) for k, v in (derived or {}).items())
         object.__setattr__(self, "data", MappingProxyType(data))
         object.__setattr__(self, "explicit", frozenset(self.explicit))
+        object.__setattr__(self, "script", MappingProxyType(dict(self.script)))
         object.__setattr__(self, "frozen", True)
         return self
 
     def __reduce__(self):
         """Pickled as plain state (worker processes, Ray actors) and frozen again there."""
         return (_rebuild_values, (self.registry, dict(self.data), set(self.explicit), self.unique_seed,
-                                  self.frozen))
+                                  self.frozen, dict(self.script)))
 
     def public(self) -> dict[str, Any]:
         """Effective options with secrets removed, for result files."""
@@ -363,11 +375,15 @@ class Values:
             if opt.secret or opt.alias_for:
                 continue
             out[opt.name] = self.get(opt.key)
+        for key, value in self.script.items():    # a Lua script's own options, where no built-in has the name
+            if self.registry.get(key) is None:
+                out[key] = value
         return out
 
 
-def _rebuild_values(registry: Registry, data: dict, explicit: set, unique_seed: int, frozen: bool) -> Values:
-    values = Values(registry, data, explicit, unique_seed)
+def _rebuild_values(registry: Registry, data: dict, explicit: set, unique_seed: int, frozen: bool,
+                    script: dict | None = None) -> Values:
+    values = Values(registry, data, explicit, unique_seed, script=script or {})
     return values.freeze() if frozen else values
 
 

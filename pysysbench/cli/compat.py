@@ -4,6 +4,7 @@ help text, and the two-phase parse that turns argv into a :class:`Invocation`.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 import stat
@@ -118,7 +119,7 @@ def parse(argv: list[str]) -> Invocation:
     raw, words = split_argv(argv)
     values = Values(base_registry())
     raw, glue_warnings = _unglue(raw, words, values.registry)
-    rest = apply_options(values, raw, strict=False)
+    rest, deferred = _general_options(values, raw)
     inv = Invocation(values, None, None)
     inv.warnings.extend(glue_warnings)
     inv.warnings.extend(config_file_warnings(raw, values.registry))
@@ -132,25 +133,71 @@ def parse(argv: list[str]) -> Invocation:
     inv.command = words[1] if len(words) > 1 else None
     _apply_aliases(inv)
     if (values.help or values.version) and face.active().strict:
+        _raise_deferred(values, deferred)
         return inv                   # sysbench: the help whatever else is given, even a missing test
     if inv.test is None and not values.help and not values.version and stdin_has_script():
         inv.test = "-"               # sysbench runs a Lua script from standard input
     if inv.test is None:
+        _raise_deferred(values, deferred)
         _reject_unknown(rest)
         return inv
     try:
         inv.workload_cls = find_workload(inv.test, lua_bundled=values.lua_bundled)
     except WorkloadError:
+        _raise_deferred(values, deferred)
         if values.help or values.version:   # --help with a test that is not there: the help, as sysbench
             return inv
         raise
     if getattr(inv.workload_cls, "runs_own_commands", False):
-        inv.rest = rest              # a Lua script declares its options when its chunk has run
+        if inv.command is None or inv.test == "-":
+            _raise_deferred(values, deferred)     # the chunk runs alone: no option is declared
+        # a Lua script declares its options when its chunk has run; it may claim the names
+        # of pysysbench's additions, never sysbench's own (lua/options.py apply)
+        inv.rest = rest + [r for r in raw if canonical(r.name) not in sysbench_names()
+                           and values.registry.get(r.name) is not None]
         return inv
+    _raise_deferred(values, deferred)
     values.registry.extend(inv.workload_cls.options)
     _workload_options(inv, rest)
     inv.warnings.extend(compat_warnings(values))
     return inv
+
+
+def _general_options(values: Values, raw: list[RawOption]) -> tuple[list[RawOption], list[RawOption]]:
+    """Phase 1: the options the registry knows; (the others, the deferred).  A bad value of one
+    of pysysbench's additions is deferred: a Lua script may declare that name with a type of
+    its own (lua/options.py apply parses it once the script has declared its options)."""
+    rest: list[RawOption] = []
+    deferred: list[RawOption] = []
+    for item in raw:
+        try:
+            rest.extend(apply_options(values, [item], strict=False))
+        except InvalidOption:
+            if canonical(item.name) in sysbench_names():
+                raise
+            deferred.append(item)
+    return rest, deferred
+
+
+def _raise_deferred(values: Values, deferred: list[RawOption]) -> None:
+    """Not a Lua script's command line: the error of a deferred value, as phase 1 had it."""
+    apply_options(values, deferred, strict=False)
+
+
+# sysbench's options its --help does not list: the deprecated --test, and 1.1's general
+# options that pysysbench has too (sysbench 1.1 parses them before the script runs)
+SYSBENCH_UNLISTED = ("test", "warmup_time", "thread_init_timeout", "rand_zipfian_exp")
+
+
+@functools.cache
+def sysbench_names() -> frozenset[str]:
+    """The keys of sysbench's own options (general, random, log, database and driver options:
+    1.0.20's --help, and SYSBENCH_UNLISTED).  A Lua script declaring one of these names
+    never gets its value from the command line (sysbench parses them before the script runs);
+    pysysbench's additions (--workers, --result-file, ...) it can declare and get."""
+    names = (line.split("=", 1)[0].split("[", 1)[0] for line in SYSBENCH_HELP.splitlines()
+             if line.startswith("  --"))
+    return frozenset([canonical(n.strip()[2:]) for n in names] + list(SYSBENCH_UNLISTED))
 
 
 def stdin_has_script() -> bool:

@@ -27,7 +27,7 @@ from ..output.registry import report_for
 from ..workloads.base import Env, Workload, user_code
 from . import face, subcommands
 from .library import check_command, configure
-from .compat import Invocation, choose_driver, general_help, header, parse
+from .compat import Invocation, choose_driver, general_help, header, parse, validate
 
 
 EXIT_STDOUT_CLOSED = 128 + signal.SIGPIPE   # what a shell shows for sysbench killed by SIGPIPE
@@ -277,6 +277,7 @@ def execute(inv: Invocation, out: Printer, command_line: list[str]) -> int:
     out(header())
     cls = inv.workload_cls
     if getattr(cls, "runs_own_commands", False):   # a Lua script: sysbench's own command dispatch
+        validate(v)      # the run's options, as configure() checks a built-in test's
         driver_name = v.db_driver if v.is_set("db_driver") else choose_driver(v)
         return cls.dispatch(v, inv.command, inv.rest, out, driver_name,
                             lambda workload, driver: command_run(inv, workload, driver, out, command_line))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..errors import UsageError
-from ..options import RawOption, Values
+from ..options import RawOption, Registry, Values
 from . import options as lua_options
 from .log import FATAL
 from .reports import Reports
@@ -93,12 +93,14 @@ class Dispatcher:
             return False
         self.decls = lua_options.declared(rows)
         validate = None
+        script = Values(Registry())     # the script's own options: the run keeps its built-ins
         if self.decls:
-            lua_options.register(self.values, self.decls)
+            lua_options.register(script, self.decls)
             first = rows[1][5]
             if first is not None:
                 validate = lambda name, value: bool(first(name, value))  # noqa: E731 (sysbench: the first validator)
-        lua_options.apply(self.values, self.decls, self.rest, validate)
+        lua_options.apply(script, self.decls, self.rest, validate, run=self.values)
+        self.values.script = lua_options.own(script)
         self.services.print_options = lambda: self._raw(lua_options.option_lines(self.decls or []))
         return True
 

@@ -6,6 +6,11 @@ validates; a BOOL with no default is on; unknown options are fatal once a script
 declares options (even ``{}``), and accepted as strings -- also exported as globals
 -- when it declares none (the 0.5 scripts).  Help lists the options in sorted
 order with sysbench's layout.
+
+The declared options are the script's alone (``Values.script``): the run keeps its
+built-ins, defaults included.  As in sysbench, where the general options are parsed and
+read before the script declares its own: a declared ``threads`` is the script's
+``sysbench.opt.threads`` (its default: ``--threads=3`` is the run's), never the run's.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import re
 from typing import Any, Callable, Iterable
 
 from ..errors import UsageError
-from ..options import Option, OptType, RawOption, Values, canonical
+from ..options import Option, OptType, RawOption, Values, canonical, parse_value
 from ..record import record
 
 GROUP = "Lua script options"
@@ -99,7 +104,8 @@ def convert(opt_type: OptType, name: str, raw: str | None, shown: str) -> Any:
 
 
 def register(values: Values, decls: list[Declared]) -> list[Option]:
-    """Add the declared options to the registry with their converted defaults."""
+    """Add the declared options to the registry of the script's own ``values`` (never the
+    run's) with their converted defaults."""
     opts = []
     for d in decls:
         if d.default is None:
@@ -116,12 +122,22 @@ def register(values: Values, decls: list[Declared]) -> list[Option]:
 
 
 def apply(values: Values, decls: list[Declared] | None, rest: Iterable[RawOption],
-          validate: Callable[[str, str | None], bool] | None = None) -> None:
-    """Parse the options phase 1 left over against the script's declarations."""
+          validate: Callable[[str, str | None], bool] | None = None, run: Values | None = None) -> None:
+    """Parse the options phase 1 left over against the script's declarations, into the
+    script's own ``values``.  ``rest`` may also hold pysysbench's own additions as given
+    (``--workers``, ``--result-file``, ...: sysbench has no such options): in ``run``'s
+    registry, they are the run's unless the script declares the name, which makes it the
+    script's alone (the run's goes back to its default)."""
     by_key = {canonical(d.name): d for d in decls or ()}
     for item in rest:
         shown = f"--{item.name}" + (f"={item.value}" if item.value is not None else "")
         d = by_key.get(canonical(item.name))
+        opt = run.registry.get(item.name) if run is not None else None
+        if opt is not None:
+            if d is None:      # not the script's: the run's (parsed again: a bad value waited for this)
+                run.set(opt, parse_value(opt, item.value, origin=item.origin))
+                continue
+            run.unset(item.name)
         if decls is None:      # legacy mode: any option, as a string
             opt = Option(item.name, OptType.STRING, "", "", GROUP)
             values.registry.add(opt)
@@ -152,7 +168,15 @@ def help_text(sname: str, decls: list[Declared]) -> str:
 
 
 def exported(values: Values) -> dict[str, Any]:
-    """``sysbench.opt``: every registered option under its underscored name."""
+    """``sysbench.opt``: every option of the run under its underscored name, then the
+    script's own (``values.script``), which win (sysbench: a declaration replaces the value)."""
+    out = own(values)
+    out.update(values.script)
+    return out
+
+
+def own(values: Values) -> dict[str, Any]:
+    """Every registered option of ``values`` under its underscored name, as Lua sees it."""
     out: dict[str, Any] = {}
     for opt in values.registry:
         if opt.type is OptType.FILE:

@@ -201,8 +201,56 @@ end
 local function r_pareto(a, b)
    return to_u32(a + floor(((b - a + 1) % 4294967296) * rnd_double() ^ pareto_power))
 end
-local dists = {uniform = r_uniform, gaussian = r_gaussian, special = r_special, pareto = r_pareto}
-local r_default = dists[H.rand_type] or r_special
+-- zipfian: not a sysbench 1.0.20 distribution (no sysbench.rand.zipfian), only what
+-- --rand-type=zipfian makes sysbench.rand.default draw, as for the native workloads
+-- (pysysbench/rand.py Rand.zipfian: the same sampler, operation for operation; log1p and
+-- expm1 by the classic identities, Lua having neither)
+local abs = math.abs
+local z_1me, z_neg = 1.0 - H.rand_zipfian_exp, -H.rand_zipfian_exp
+local function z_log1p_over_x(x)
+   if abs(x) > 1e-8 then
+      local u = 1.0 + x
+      if u == 1.0 then return 1.0 end
+      return log(u) / (u - 1.0)
+   end
+   return 1.0 - x * (0.5 - x * (0.33333333333333333 - 0.25 * x))
+end
+local function z_expm1_over_x(x)
+   if abs(x) > 1e-8 then
+      local u = exp(x)
+      if u == 1.0 then return 1.0 end
+      if u - 1.0 == -1.0 then return -1.0 / x end
+      return (u - 1.0) / log(u)
+   end
+   return 1.0 + x * 0.5 * (1.0 + x * 0.33333333333333333 * (1.0 + 0.25 * x))
+end
+local function z_hint(x) local lx = log(x); return z_expm1_over_x(z_1me * lx) * lx end
+local function z_h(x) return exp(z_neg * log(x)) end
+local function z_hinv(x)
+   local t = x * z_1me
+   if t < -1.0 then t = -1.0 end
+   return exp(z_log1p_over_x(t) * x)
+end
+local z_s = 2.0 - z_hinv(z_hint(2.5) - z_h(2.0))
+local z_x1 = z_hint(1.5) - 1.0
+local function r_zipfian(a, b)
+   local n = (b - a + 1) % 4294967296
+   local h_n = z_hint(n + 0.5)
+   local span = z_x1 - h_n
+   while true do
+      local v = h_n + rnd_double() * span
+      local x = z_hinv(v)
+      local k = floor(x + 0.5)
+      if k < 1 then k = 1 elseif k > n then k = n end
+      if k - x <= z_s or v >= z_hint(k + 0.5) - z_h(k) then
+         return to_u32(a + k - 1)
+      end
+   end
+end
+local dists = {uniform = r_uniform, gaussian = r_gaussian, special = r_special, pareto = r_pareto,
+               zipfian = r_zipfian}
+-- the run's --rand-type (cli/compat.py validate checks it before any state exists)
+local r_default = dists[H.rand_type] or error("Invalid random numbers distribution: " .. tostring(H.rand_type) .. ".")
 
 local function r_string(fmt)
    local n = #fmt
