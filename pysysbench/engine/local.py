@@ -27,6 +27,7 @@ from ..results import RunOutcome
 from ..stats import host
 from ..stats.records import IntervalStat, Snapshot, Summary, interval_from, summary_from
 from ..workloads.base import Workload, user_code
+from .budget import budget_for
 from .group import InProcessGroup, Sample
 from .spec import RunSpec
 from .reconnects import CHECK_EVERY_S, ReconnectWatch
@@ -73,7 +74,7 @@ class LocalRun:
             self.group = ProcessGroup(spec)
         else:
             self.group = InProcessGroup(spec, workload, driver, range(self.threads), rate=spec.rate,
-                                        max_events=spec.events)
+                                        budget=budget_for(spec.events))
         self.percentile = spec.percentile
         self.intervals: list[IntervalStat] = []
         self.report_prev: tuple[Snapshot, int, int, float] | None = None   # last interval's end: counts, time,

@@ -3,7 +3,11 @@
 Each actor is one worker: the same :class:`InProcessGroup` a worker process runs,
 here on the actor's event loop (Ray runs async actors on uvloop when installed),
 owning a contiguous slice of the global thread ids with its share of
-``--events`` and ``--rate`` (as :class:`~pysysbench.engine.procs.ProcessGroup`).
+``--rate`` (as :class:`~pysysbench.engine.procs.ProcessGroup`) and of ``--events``:
+actors on other machines cannot map one shared counter as worker processes do, so
+each takes from a budget of its own, ``--events`` split evenly (exact in total, but
+not shared: a fast actor cannot take a slow one's events; an actor whose share is 0,
+with ``--events`` below the actor count, runs no event).
 Global thread ids keep the database host/port rotation and the fairness figures
 identical to a local run.  Actors are pinned to nodes (hard node affinity, no
 CPU reserved): ``--ray-workers-per-node`` each (default: one per CPU the node
