@@ -31,6 +31,7 @@ from .budget import budget_for
 from .group import InProcessGroup, Sample
 from .spec import RunSpec
 from .reconnects import CHECK_EVERY_S, ReconnectWatch
+from .remote import MemberLost
 from .worker import NS
 
 CLIENT_BUSY_FRACTION = 0.9      # warn when the client used this share of its cores
@@ -415,6 +416,7 @@ class LocalRun:
         if fatal is not None:
             out.exit_code = getattr(fatal, "exit_code", 1)
             out.error = str(fatal) if isinstance(fatal, PySysbenchError) else repr(fatal)
+            out.partial = isinstance(fatal, MemberLost)
         elif self.forced:
             out.exit_code = 2
         elif self.stop_reason is not None:

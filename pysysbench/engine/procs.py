@@ -47,7 +47,7 @@ from .channel import Channel, open_channel, send_blocking
 from .forked import ForkedProcess, flush_std_streams
 from .group import InProcessGroup, Share, share_group, shares
 from .outside import Origin, bring_in, origins
-from .remote import RemoteGroup
+from .remote import MemberLost, RemoteGroup
 from .spec import RunSpec
 
 HEARTBEAT_S = 1.0
@@ -354,7 +354,7 @@ class ProcessGroup(RemoteGroup):
                                                  f"(exit code {child.proc.exitcode})"))
             return
         if not child.done:
-            self._set_fatal(RunAborted(
+            self._set_fatal(MemberLost(
                 f"worker process {child.index} (pid {child.proc.pid}) {why}; the figures cover what was "
                 "measured until its last report"))
         self._check_all_done()

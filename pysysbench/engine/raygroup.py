@@ -55,7 +55,7 @@ from ..stats.histogram import percentile_ms
 from ..stats.records import Snapshot
 from .group import InProcessGroup, Share, merge_counts, share_group, shares
 from .outside import Origin, bring_in, origins
-from .remote import RemoteGroup
+from .remote import MemberLost, RemoteGroup
 from .spec import RunSpec
 from .procs import worker_payload
 
@@ -413,7 +413,7 @@ class RayGroup(RemoteGroup):
         if a.dead or self._closed:
             return
         a.dead = True
-        self._set_fatal(RunAborted(self._lost_message(a, exc)))
+        self._set_fatal(MemberLost(self._lost_message(a, exc)))
         self._check_all_done()
 
     def _lost_message(self, a: _Actor, exc: BaseException) -> str:
