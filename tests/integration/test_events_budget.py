@@ -44,6 +44,15 @@ def test_events_below_the_worker_count_are_exact(run_cli, tmp_path, native, thre
     assert s["total_time_s"] < 30   # ended by --events, not by --time
 
 
+def test_events_exact_with_spawned_worker_processes(run_cli, tmp_path, native, monkeypatch):
+    """A spawned worker maps the budget's file by its path (a forked one inherits the mapping)."""
+    monkeypatch.setenv("PYSYSBENCH_WORKER_START", "spawn")
+    out = tmp_path / "r.json"
+    run_cli.ok("oltp_point_select", *DRY_RUN, "--threads=4", "--workers=2", "--events=3", "--time=0",
+               f"--result-file={out}", "run", timeout=MUST_END_S)
+    assert _summary(out)["events"] == 3
+
+
 def test_events_exact_on_sqlite_with_two_worker_processes(run_cli, tmp_path, native):
     db = ["--db-driver=sqlite", f"--sqlite-db={tmp_path / 'sb.db'}", "--tables=1", "--table-size=100"]
     run_cli.ok("oltp_point_select", *db, "prepare")
