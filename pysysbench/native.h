@@ -12,6 +12,7 @@
  *   drivers/pgsql/wire.c      PostgreSQL's scanner and Bind messages                 (drivers/pgsql/scan.py, wire.py)
  *   engine/strand.c           the strand's driving half                              (engine/strand.py)
  *   engine/event_loop.c       the time-limited loop of the bundled OLTP events       (engine/worker.py)
+ *                             and the --events counter in shared memory              (engine/budget.py)
  *   memory.c                  glibc's mallopt (the mmap threshold's pin), huge pages (memory.py)
  *                             for the Lua states' heap
  *   lua/bridge.c              a Lua state's events as an event source: lua_resume    (lua/state.py)

@@ -80,6 +80,8 @@ mt_selftest = getattr(_c, "mt_selftest", None)
 Recorder = getattr(_c, "Recorder", None)
 # engine/worker.py (engine/event_loop.c): the event loop of events given as steps (workloads/base.py)
 EventLoop = getattr(_c, "EventLoop", None)
+# engine/budget.py (engine/event_loop.c): the --events counter, an atomic over shared memory
+Budget = getattr(_c, "Budget", None)
 # drivers/wire.py (drivers/wire.c): the wire's receiving half and the prepared statement
 WireCore = getattr(_c, "WireCore", None)
 Statement = getattr(_c, "Statement", None)

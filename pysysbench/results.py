@@ -55,6 +55,8 @@ class RunOutcome:
     interval_cpu_s: list[float] = field(default_factory=list)   # client CPU seconds of each report interval
     host: dict = field(default_factory=dict)                    # the client machine over the measured phase
     server_context: dict | None = None                          # engine/servercontext.py
+    partial: bool = False      # error: a worker process or Ray actor was lost; the figures (what was measured
+                               # until its last report) are still reported, on stdout as in the result file
 
 
 def client_busy(outcome: RunOutcome) -> float:

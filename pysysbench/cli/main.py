@@ -396,17 +396,17 @@ def _run_and_report(spec: RunSpec, workload: Workload, driver, out: Printer, arg
     warning = busy_warning(outcome, busy, driver, workload)
     if warning:
         out(warning)
-    if outcome.error is None:
+    if outcome.error is not None:
+        if v.debug and outcome.traceback is not None:
+            traceback.print_exception(outcome.traceback)
+        out(f"FATAL: {outcome.error}")
+    if outcome.error is None or outcome.partial:   # a lost worker: the report of what was measured
         if v.histogram:
             out.raw(fmt.histogram(outcome.summary.hist))
         if custom is None or not custom.cumulative(outcome.summary):
             out.raw(fmt.summary(outcome.summary, sql(outcome.summary)))
         if v.debug:
             _per_thread_debug(outcome, out)
-    else:
-        if v.debug and outcome.traceback is not None:
-            traceback.print_exception(outcome.traceback)
-        out(f"FATAL: {outcome.error}")
     reason, late_exit = stops.first      # a request while the report printed: the run was complete
     exit_code = outcome.exit_code or late_exit
     if v.result_file:

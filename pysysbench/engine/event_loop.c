@@ -4,6 +4,7 @@
 
 #include "native.h"
 #include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 
 /* --------------------------------------------------------------- EventLoop --- *
@@ -820,11 +821,162 @@ static PyTypeObject EventLoopType = {
     .tp_members = el_members,
 };
 
+/* ------------------------------------------------------------------ Budget --- *
+ * engine/budget.py's counter of --events (its Python twin, PyBudgetCore, is the contract):
+ * Budget(region, total) over the first 8 bytes of a writable buffer (an mmap shared by the
+ * worker processes), a native-order int64 counting the events handed out.  take(n) hands
+ * out up to n of what is left (a compare-and-swap, so the counter never passes total and
+ * the total is exact whatever the threads and processes), give_back(n) returns events
+ * taken and not run; `taken` reads the counter. */
+
+typedef struct {
+    PyObject_HEAD
+    Py_buffer view;
+    int held;                 /* view is held */
+    long long total;
+} Budget;
+
+static inline int64_t *
+budget_cell(Budget *b)
+{
+    return (int64_t *)b->view.buf;
+}
+
+static PyObject *
+budget_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    PyObject *region;
+    long long total;
+    Budget *b;
+
+    if (!PyArg_ParseTuple(args, "OL", &region, &total))
+        return NULL;
+    if (total < 0) {
+        PyErr_SetString(PyExc_ValueError, "Budget: total must not be negative");
+        return NULL;
+    }
+    b = (Budget *)type->tp_alloc(type, 0);
+    if (b == NULL)
+        return NULL;
+    if (PyObject_GetBuffer(region, &b->view, PyBUF_WRITABLE | PyBUF_SIMPLE) < 0) {
+        Py_DECREF(b);
+        return NULL;
+    }
+    b->held = 1;
+    if (b->view.len < (Py_ssize_t)sizeof(int64_t) || ((uintptr_t)b->view.buf % sizeof(int64_t)) != 0) {
+        PyErr_SetString(PyExc_ValueError, "Budget: the region must hold an aligned 8-byte counter");
+        Py_DECREF(b);
+        return NULL;
+    }
+    b->total = total;
+    return (PyObject *)b;
+}
+
+static void
+budget_dealloc(Budget *b)
+{
+    if (b->held)
+        PyBuffer_Release(&b->view);
+    Py_TYPE(b)->tp_free((PyObject *)b);
+}
+
+static long long
+budget_arg(PyObject *const *args, Py_ssize_t nargs)
+{
+    long long n;
+
+    if (nargs == 0)
+        return 1;
+    if (nargs > 1) {
+        PyErr_SetString(PyExc_TypeError, "expected at most one argument");
+        return -1;
+    }
+    n = PyLong_AsLongLong(args[0]);
+    if (n < 0 && !PyErr_Occurred())
+        PyErr_SetString(PyExc_ValueError, "the count must not be negative");
+    return n;
+}
+
+/* take(n=1): how many of n events this caller may start (0: none left) */
+static PyObject *
+budget_take(Budget *b, PyObject *const *args, Py_ssize_t nargs)
+{
+    long long n = budget_arg(args, nargs), grant;
+    int64_t *cell = budget_cell(b);
+    int64_t old = __atomic_load_n(cell, __ATOMIC_ACQUIRE);
+
+    if (n < 0)
+        return NULL;
+    do {
+        if (old >= b->total)
+            return PyLong_FromLong(0);
+        grant = b->total - old < n ? b->total - old : n;
+    } while (!__atomic_compare_exchange_n(cell, &old, old + grant, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+    return PyLong_FromLongLong(grant);
+}
+
+/* give_back(n): n events taken and not run are left again */
+static PyObject *
+budget_give_back(Budget *b, PyObject *const *args, Py_ssize_t nargs)
+{
+    long long n = budget_arg(args, nargs);
+
+    if (n < 0)
+        return NULL;
+    __atomic_fetch_sub(budget_cell(b), (int64_t)n, __ATOMIC_ACQ_REL);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+budget_taken(Budget *b, void *closure)
+{
+    return PyLong_FromLongLong(__atomic_load_n(budget_cell(b), __ATOMIC_ACQUIRE));
+}
+
+static PyMethodDef budget_methods[] = {
+    {"take", (PyCFunction)(void (*)(void))budget_take, METH_FASTCALL, "take(n=1): how many of n events may start"},
+    {"give_back", (PyCFunction)(void (*)(void))budget_give_back, METH_FASTCALL, "give_back(n): events not run"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef budget_getset[] = {
+    {"taken", (getter)budget_taken, NULL, "the events handed out so far", NULL},
+    {NULL},
+};
+
+static PyMemberDef budget_members[] = {
+    {"total", T_LONGLONG, offsetof(Budget, total), READONLY, "the events of the whole run"},
+    {NULL},
+};
+
+static PyTypeObject BudgetType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "pysysbench._native.Budget",
+    .tp_basicsize = sizeof(Budget),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "The --events counter over shared memory (see engine/budget.py).",
+    .tp_new = budget_new,
+    .tp_dealloc = (destructor)budget_dealloc,
+    .tp_methods = budget_methods,
+    .tp_getset = budget_getset,
+    .tp_members = budget_members,
+};
+
 int
 event_loop_init(PyObject *m)
 {
-    if ((s_stop = PyUnicode_InternFromString("stop")) == NULL || PyType_Ready(&EventLoopType) < 0)
+    if ((s_stop = PyUnicode_InternFromString("stop")) == NULL || PyType_Ready(&EventLoopType) < 0 ||
+        PyType_Ready(&BudgetType) < 0)
         return -1;
     Py_INCREF(&EventLoopType);
-    return PyModule_AddObject(m, "EventLoop", (PyObject *)&EventLoopType);
+    if (PyModule_AddObject(m, "EventLoop", (PyObject *)&EventLoopType) < 0) {
+        Py_DECREF(&EventLoopType);
+        return -1;
+    }
+    Py_INCREF(&BudgetType);
+    if (PyModule_AddObject(m, "Budget", (PyObject *)&BudgetType) < 0) {
+        Py_DECREF(&BudgetType);
+        return -1;
+    }
+    return 0;
 }

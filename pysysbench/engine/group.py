@@ -21,6 +21,7 @@ from ..record import record
 from ..stats.records import Snapshot
 from ..workloads.base import Workload
 from ..memory import pin_mmap_threshold
+from .budget import EventBudget
 from .spec import RunSpec
 from .worker import Worker
 
@@ -70,19 +71,23 @@ def split(total: int, parts: int, index: int) -> int:
 class Share:
     """What one remote worker (a process, a Ray actor) runs: a contiguous slice of the
     global thread ids with its share of ``--rate`` (a sum of independent Poisson streams
-    is a Poisson stream of the summed rate) and of ``--events``."""
+    is a Poisson stream of the summed rate) and the ``--events`` budget it takes from."""
 
     tids: range
     rate: float
-    max_events: int
+    budget: EventBudget | None     # None: no --events
 
 
-def shares(spec: RunSpec, parts: int) -> list[Share]:
+def shares(spec: RunSpec, parts: int, budget: EventBudget | None = None) -> list[Share]:
+    """``parts`` shares of the run.  ``budget``: the run's --events budget, shared by every
+    part (worker processes map it); without one (Ray actors on other machines cannot),
+    each part gets a budget of its own, its share of --events -- 0 for some parts when
+    --events is below ``parts``: those run no event (a budget of 0 is empty, not unlimited)."""
     out, first = [], 0
     for i in range(parts):
         n = split(spec.threads, parts, i)
-        out.append(Share(range(first, first + n), spec.rate / parts if spec.rate else 0.0,
-                         split(spec.events, parts, i) if spec.events else 0))
+        mine = budget if budget is not None or not spec.events else EventBudget(split(spec.events, parts, i))
+        out.append(Share(range(first, first + n), spec.rate / parts if spec.rate else 0.0, mine))
         first += n
     return out
 
@@ -90,18 +95,18 @@ def shares(spec: RunSpec, parts: int) -> list[Share]:
 def share_group(spec: RunSpec, share: Share) -> "InProcessGroup":
     """A remote worker's group: the driver and workload made afresh from the spec there."""
     workload, driver = spec.parts()
-    return InProcessGroup(spec, workload, driver, share.tids, rate=share.rate, max_events=share.max_events)
+    return InProcessGroup(spec, workload, driver, share.tids, rate=share.rate, budget=share.budget)
 
 
 class InProcessGroup:
     """All threads on the current event loop (one worker)."""
 
     def __init__(self, spec: RunSpec, workload: Workload, driver: Driver, tids: range,
-                 rate: float = 0.0, max_events: int = 0):
+                 rate: float = 0.0, budget: EventBudget | None = None):
         pin_mmap_threshold()   # the process holding the connections returns their buffers (memory.py)
         self.worker = Worker(spec, workload, driver, tids)
         self.rate = rate
-        self.max_events = max_events
+        self.budget = budget
         self.cpu0 = time.process_time()
 
     @property
@@ -125,7 +130,7 @@ class InProcessGroup:
     def start(self, deadline_ns: int, warming: bool) -> None:
         lim = self.worker.limits
         lim.deadline_ns = deadline_ns
-        lim.max_events = self.max_events
+        lim.budget = self.budget
         lim.warming = warming
         self.worker.start(self.rate)
 

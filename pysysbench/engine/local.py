@@ -27,9 +27,11 @@ from ..results import RunOutcome
 from ..stats import host
 from ..stats.records import IntervalStat, Snapshot, Summary, interval_from, summary_from
 from ..workloads.base import Workload, user_code
+from .budget import budget_for
 from .group import InProcessGroup, Sample
 from .spec import RunSpec
 from .reconnects import CHECK_EVERY_S, ReconnectWatch
+from .remote import MemberLost
 from .worker import NS
 
 CLIENT_BUSY_FRACTION = 0.9      # warn when the client used this share of its cores
@@ -73,7 +75,7 @@ class LocalRun:
             self.group = ProcessGroup(spec)
         else:
             self.group = InProcessGroup(spec, workload, driver, range(self.threads), rate=spec.rate,
-                                        max_events=spec.events)
+                                        budget=budget_for(spec.events))
         self.percentile = spec.percentile
         self.intervals: list[IntervalStat] = []
         self.report_prev: tuple[Snapshot, int, int, float] | None = None   # last interval's end: counts, time,
@@ -414,6 +416,7 @@ class LocalRun:
         if fatal is not None:
             out.exit_code = getattr(fatal, "exit_code", 1)
             out.error = str(fatal) if isinstance(fatal, PySysbenchError) else repr(fatal)
+            out.partial = isinstance(fatal, MemberLost)
         elif self.forced:
             out.exit_code = 2
         elif self.stop_reason is not None:

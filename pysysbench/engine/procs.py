@@ -1,8 +1,10 @@
 """Worker processes (``--workers=N``): one uvloop event loop per process.
 
 The parent starts N processes, each owning a contiguous slice of the thread ids
-with its share of ``--events`` and ``--rate`` (a sum of independent Poisson
-streams is a Poisson stream of the summed rate), and talks to each over a socket
+with its share of ``--rate`` (a sum of independent Poisson streams is a Poisson
+stream of the summed rate); every thread of every process takes its events from
+one ``--events`` budget in shared memory (engine/budget.py), so the total is exact
+whatever the split.  The parent talks to each over a socket
 pair (:mod:`.channel`: length-prefixed frames, any size, read by the loop):
 
     parent -> child   ("start", deadline_ns, warming) | ("sample", id) | ("end_warmup", id)
@@ -40,11 +42,12 @@ from typing import Any
 from ..childenv import PausedThreads, parent_import_path, restore_environment
 from ..errors import PySysbenchError, RunAborted
 from ..record import record
+from .budget import budget_for
 from .channel import Channel, open_channel, send_blocking
 from .forked import ForkedProcess, flush_std_streams
 from .group import InProcessGroup, Share, share_group, shares
 from .outside import Origin, bring_in, origins
-from .remote import RemoteGroup
+from .remote import MemberLost, RemoteGroup
 from .spec import RunSpec
 
 HEARTBEAT_S = 1.0
@@ -262,6 +265,7 @@ class ProcessGroup(RemoteGroup):
         self._rid = 0
         self._cancel_check: asyncio.TimerHandle | None = None
         self._closing = False
+        self.budget = None      # the run's --events, one counter mapped by every worker
 
     # -- start-up --
 
@@ -279,7 +283,8 @@ class ProcessGroup(RemoteGroup):
                     import multiprocessing
                     ctx = multiprocessing.get_context("spawn")
                 carried = origins()     # what spawned children must import beside pysysbench (forked ones have it)
-                for i, share in enumerate(shares(self.spec, self.workers)):
+                self.budget = budget_for(self.spec.events, shared=True)
+                for i, share in enumerate(shares(self.spec, self.workers, self.budget)):
                     mine, theirs = socket.socketpair()
                     parent_ends.append(mine.fileno())
                     args = (self.spec, share, theirs, tuple(parent_ends), method == "fork", carried)
@@ -303,6 +308,8 @@ class ProcessGroup(RemoteGroup):
         except BaseException:
             await self.close()
             raise
+        if self.budget is not None:   # every worker has mapped it: the name can go
+            self.budget.unlink()
 
     def _on_message(self, child: _Child, msg: tuple) -> None:
         child.heard = time.monotonic()
@@ -347,7 +354,7 @@ class ProcessGroup(RemoteGroup):
                                                  f"(exit code {child.proc.exitcode})"))
             return
         if not child.done:
-            self._set_fatal(RunAborted(
+            self._set_fatal(MemberLost(
                 f"worker process {child.index} (pid {child.proc.pid}) {why}; the figures cover what was "
                 "measured until its last report"))
         self._check_all_done()
@@ -432,6 +439,8 @@ class ProcessGroup(RemoteGroup):
                 self._lose(c, f"did not stop within {CANCEL_TIMEOUT_S:g} s of being cancelled")
 
     async def close(self) -> None:
+        if self.budget is not None:
+            self.budget.unlink()
         if self._heartbeat is not None:
             self._heartbeat.cancel()
         if self._cancel_check is not None:

@@ -3,7 +3,11 @@
 Each actor is one worker: the same :class:`InProcessGroup` a worker process runs,
 here on the actor's event loop (Ray runs async actors on uvloop when installed),
 owning a contiguous slice of the global thread ids with its share of
-``--events`` and ``--rate`` (as :class:`~pysysbench.engine.procs.ProcessGroup`).
+``--rate`` (as :class:`~pysysbench.engine.procs.ProcessGroup`) and of ``--events``:
+actors on other machines cannot map one shared counter as worker processes do, so
+each takes from a budget of its own, ``--events`` split evenly (exact in total, but
+not shared: a fast actor cannot take a slow one's events; an actor whose share is 0,
+with ``--events`` below the actor count, runs no event).
 Global thread ids keep the database host/port rotation and the fairness figures
 identical to a local run.  Actors are pinned to nodes (hard node affinity, no
 CPU reserved): ``--ray-workers-per-node`` each (default: one per CPU the node
@@ -51,7 +55,7 @@ from ..stats.histogram import percentile_ms
 from ..stats.records import Snapshot
 from .group import InProcessGroup, Share, merge_counts, share_group, shares
 from .outside import Origin, bring_in, origins
-from .remote import RemoteGroup
+from .remote import MemberLost, RemoteGroup
 from .spec import RunSpec
 from .procs import worker_payload
 
@@ -409,7 +413,7 @@ class RayGroup(RemoteGroup):
         if a.dead or self._closed:
             return
         a.dead = True
-        self._set_fatal(RunAborted(self._lost_message(a, exc)))
+        self._set_fatal(MemberLost(self._lost_message(a, exc)))
         self._check_all_done()
 
     def _lost_message(self, a: _Actor, exc: BaseException) -> str:

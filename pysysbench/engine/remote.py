@@ -18,8 +18,15 @@ import asyncio
 import time
 from typing import Any
 
+from ..errors import RunAborted
 from .group import Sample, merged_sample
 from .spec import RunSpec
+
+
+class MemberLost(RunAborted):
+    """A member (worker process, Ray actor) died or stopped answering: the run ends with
+    this error and exit code 1, and still reports what every member measured until its
+    last report (RunOutcome.partial)."""
 
 
 class RemoteGroup:

@@ -30,6 +30,7 @@ from ..stats.records import Snapshot
 from ..workloads.base import ThreadContext, Workload, raised, user_code
 from ..rand import Rand
 from ..rand_compat import compat_streams
+from .budget import EventBudget
 from .spec import RunSpec
 from .strand import Strand
 from .threadstrand import SharedQueue, ThreadStrands
@@ -181,9 +182,8 @@ class Limits:
     """Run limits shared by this worker's threads."""
 
     deadline_ns: int = 0            # 0 = no time limit
-    max_events: int = 0             # 0 = unlimited
-    issued: int = 0                 # events started (counted after warm-up)
-    warming: bool = False
+    budget: EventBudget | None = None   # --events, shared by every thread of the run (None: no limit)
+    warming: bool = False           # events of the warm-up are not taken from the budget
     stop: bool = False
 
 
@@ -355,7 +355,13 @@ class Worker:
         every event of --events started."""
         lim = self.limits
         return (lim.stop or bool(lim.deadline_ns and perf_counter_ns() >= lim.deadline_ns)
-                or bool(lim.max_events and not lim.warming and lim.issued >= lim.max_events))
+                or bool(lim.budget is not None and not lim.warming and lim.budget.exhausted()))
+
+    def take_event(self) -> bool:
+        """A thread about to start an event takes it from --events: False when none is
+        left (the thread ends).  Warm-up events are not counted."""
+        lim = self.limits
+        return lim.budget is None or lim.warming or lim.budget.take(1) == 1
 
     def close_later(self, conn: Any) -> None:
         """A connection a thread is done with at the run's end: closed by close(), after
@@ -400,7 +406,7 @@ class Worker:
                 and ctx.after_event is None):
             return self._batch_loop(ctx)
         if (self.arrivals is None and not self.reconnect_every and ctx.after_event is None
-                and not self.limits.max_events):
+                and self.limits.budget is None):
             source = self.workload.native_source(ctx) if _CEventLoop is not None else None
             if source is not None:
                 return self._source_loop(ctx, source)
@@ -418,7 +424,7 @@ class Worker:
         no compat histogram draw, no periodic reconnect in the usual run."""
         lim = self.limits
         deadline = lim.deadline_ns      # set before the threads start
-        counted = lim.max_events        # --events: every thread counts what it starts
+        take = lim.budget.take if lim.budget is not None else None   # --events: one budget for every thread
         event = self.workload.event
         record = self.recorder.record
         tid = ctx.tid
@@ -437,10 +443,8 @@ class Worker:
                     break
             if deadline and start >= deadline:
                 break
-            if counted and not lim.warming:
-                if lim.issued >= counted:
-                    break
-                lim.issued += 1
+            if take is not None and not lim.warming and not take(1):
+                break
             if arrivals is not None:
                 start = await arrivals.get()   # stamped when it arrived (rate mode)
                 if start is None:
@@ -537,8 +541,9 @@ class Worker:
     async def _batch_loop(self, ctx: ThreadContext) -> None:
         """``_loop`` for a built-in test (workloads/builtin.py): the thread's runner runs its
         events in C in batches of at most BATCH_BUDGET_NS, with the GIL released, and records
-        each latency itself; between batches this loop checks the stop flag and hands out
-        --events (a share of what is left, so the threads finish together)."""
+        each latency itself; between batches this loop checks the stop flag and takes from
+        --events (a share of what is left, so the threads finish together; what a batch
+        did not run is given back)."""
         lim = self.limits
         rec = self.recorder
         target = rec.core if isinstance(rec, CRecorder) else rec.record
@@ -550,13 +555,11 @@ class Worker:
             if deadline and clock() >= deadline:
                 break
             n = BATCH_EVENTS
-            counted = lim.max_events and not lim.warming and not own_limit
-            if counted:
-                left = lim.max_events - lim.issued
-                if left <= 0:
+            budget = lim.budget if not lim.warming and not own_limit else None
+            if budget is not None:
+                n = budget.take(max(1, budget.left() // (2 * self.threads)))
+                if not n:
                     break
-                n = max(1, left // (2 * self.threads))
-                lim.issued += n
             self.inflight += 1
             try:
                 done, finished = runner.batch(target, n, deadline, BATCH_BUDGET_NS)
@@ -564,8 +567,8 @@ class Worker:
                 raise self.workload.io_error(exc) from None
             finally:
                 self.inflight -= 1
-            if counted:
-                lim.issued -= n - done
+            if budget is not None and done < n:
+                budget.give_back(n - done)
             if finished:
                 break
 

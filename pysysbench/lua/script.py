@@ -88,11 +88,7 @@ class EngineHooks(EventHooks):
         lim = w.limits
         if lim.stop or (lim.deadline_ns and perf_counter_ns() >= lim.deadline_ns):
             return False
-        if lim.max_events and not lim.warming:
-            if lim.issued >= lim.max_events:
-                return False
-            lim.issued += 1
-        return True
+        return w.take_event()
 
     def start(self, tid: int) -> None:
         self.t0 = perf_counter_ns()

@@ -129,6 +129,17 @@ def test_totals_equal_sum_over_nodes_and_output_matches_local(ray_cluster, data,
                      r"err/s: [\d.]+ reconn/s: [\d.]+$", proc.stdout, re.M), proc.stdout
 
 
+def test_events_below_the_actor_count_are_exact(ray_cluster, data, run_cli, tmp_path):
+    """--events=1 over two actors (on two machines they cannot share one counter): one
+    actor's share is 0 -- no event, where it used to run unlimited, to --time."""
+    out = tmp_path / "one.json"
+    run_cli.ok("oltp_point_select", *DB, *DATA, "--threads=2", "--events=1", "--time=30",
+               f"--ray-address={ray_cluster.address}", f"--result-file={out}", "run", timeout=CLI_TIMEOUT_S)
+    doc = _doc(out)
+    assert doc["summary"]["events"] == 1 and len(doc["client"]["nodes"]) == 2, doc["client"]["nodes"]
+    assert sorted(n["events"] for n in doc["client"]["nodes"]) == [0, 1]
+
+
 def test_resource_label_and_workers_per_node_place_the_actors(ray_cluster, data, run_cli, tmp_path):
     out = tmp_path / "label.json"
     run_cli.ok("oltp_point_select", *DB, *DATA, "--threads=3", "--events=300", "--time=0",
@@ -194,6 +205,7 @@ def _check_partial(doc: dict, stdout: str, stderr: str, node_ip: str, phrase: st
     assert not [line for line in stdout.splitlines() if "(raylet)" in line]   # Ray's chatter stays off stdout
     assert doc["exit_code"] == 1 and doc["error"] == fatal[0][len("FATAL: "):]
     assert doc["summary"]["events"] > 0                                    # what was measured is kept
+    assert parse_summary_text(stdout)["events"] == doc["summary"]["events"]  # ... and printed on stdout
     lost = [n for n in doc["client"]["nodes"] if n["died"]]
     assert [n["node"] for n in lost] == [node_ip]
     assert sum(n["events"] for n in doc["client"]["nodes"]) == doc["summary"]["events"]

@@ -147,6 +147,7 @@ def test_stopped_worker_process_ends_the_run_with_a_clear_error(tmp_path):
     assert WORKER_TIMEOUT_S - 1 < took < WORKER_TIMEOUT_S + 6, took
     fatal = [line for line in stdout.splitlines() if line.startswith("FATAL:")]
     assert len(fatal) == 1 and f"(pid {stopped}) sent nothing for" in fatal[0], stdout
+    assert "General statistics:" in stdout, stdout   # the report of what was measured, on stdout too
     doc = _result(tmp_path / "r.json")
     assert doc["exit_code"] == 1 and "sent nothing for" in doc["error"] and doc["summary"]["events"] > 0
     assert [w["died"] for w in doc["client"]["per_worker"]].count(True) == 1
@@ -194,6 +195,35 @@ def _stop_a_worker(tmp_path: Path, interrupt: bool, timeout_s: float):
     assert not left, "the stopped worker was left behind"
     assert "Traceback" not in stdout + stderr, stderr
     return proc, stdout, took, stopped
+
+
+def test_killed_worker_ends_the_run_with_the_report_on_stdout(tmp_path):
+    """kill -9 of a worker process mid-run (dry run): exit code 1, one FATAL line, and the
+    usual final report of what was measured on stdout (it was only in the result file),
+    with the same totals as the result file."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    out = tmp_path / "r.json"
+    proc = subprocess.Popen([sys.executable, "-m", "pysysbench", "oltp_point_select", *DRY_RUN, "--threads=2",
+                             "--workers=2", "--time=60", "--report-interval=1", f"--result-file={out}", "run"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
+    try:
+        _wait_for_line(proc, "[ 2s ]", timeout_s=60)
+        kids = _children(proc.pid)
+        os.kill(kids[-1], signal.SIGKILL)
+        stdout, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    assert proc.returncode == 1, stdout + stderr
+    assert "Traceback" not in stdout + stderr, stderr
+    fatal = [line for line in stdout.splitlines() if line.startswith("FATAL:")]
+    assert len(fatal) == 1 and f"(pid {kids[-1]}) died unexpectedly" in fatal[0], stdout
+    report = parse_summary_text(stdout)
+    doc = _result(out)
+    assert doc["exit_code"] == 1 and "died unexpectedly" in doc["error"]
+    assert report["events"] == doc["summary"]["events"] > 0, stdout
+    assert "Latency (ms):" in stdout and "Threads fairness:" in stdout, stdout
 
 
 @pytest.mark.mysql
