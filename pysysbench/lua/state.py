@@ -100,8 +100,43 @@ local jit_on = jit and jit.on
 local jit_start = jit and jit.opt and jit.opt.start
 local jit_held = false     -- the loader turned the JIT off, and the script has not said otherwise
 local on_options = nil     -- applied with the probe's jit.on() (JIT_ON_OPTIONS)
+-- An error raised inside sysbench's API (sysbench.lua, loaded from a temporary .luac without
+-- line numbers) or by a host function of Python is told at the script's line that called
+-- it, as sysbench tells an FFI call's error at the caller's line: the first frame that is
+-- neither C, the API, nor this file
+local getinfo = debug and debug.getinfo
+local wrap_source = getinfo and getinfo(1, "S").source
+local api_source = nil
+local function where(level)
+   while true do
+      local info = getinfo(level, "Sl")
+      if info == nil then return nil end
+      if info.what ~= "C" and info.source ~= api_source and info.source ~= wrap_source
+            and info.currentline > 0 then
+         return info.short_src .. ":" .. info.currentline .. ": "
+      end
+      level = level + 1
+   end
+end
+local function relocate(e)
+   local t = type(e)
+   if api_source == nil or (t ~= "string" and t ~= "userdata") then return e end
+   if t == "userdata" then e = tostring(e)     -- a host function's Python exception
+   else
+      local api = api_source:sub(2)
+      if e:sub(1, #api + 1) ~= api .. ":" then return e end
+      e = e:gsub("^[^:]*:%-?%d+: ", "", 1)
+   end
+   local at = where(2)
+   return at and at .. e or e
+end
+local xpcall_args = jit ~= nil and getinfo ~= nil   -- LuaJIT's xpcall passes arguments
+local function protected(fn, ...)
+   if xpcall_args then return xpcall(fn, relocate, ...) end
+   return pcall(fn, ...)
+end
 return function(fn, ...)
-   local ok, r = pcall(fn, ...)
+   local ok, r = protected(fn, ...)
    return 0, ok, r
 end, function(tid, probe)
    local after, done = sysbench.after_event, sysbench.event_done
@@ -123,7 +158,8 @@ end, function(tid, probe)
          end
          n = n + 1
       end
-      local ok, r = pcall(event, tid)
+      local ok, r
+      if xpcall_args then ok, r = xpcall(event, relocate, tid) else ok, r = pcall(event, tid) end
       if ok and not r then after() end
       -- on a state's own C stack (lua/bridge.c) the event's end goes to the C loop in a call
       if done == nil or done(ok, r) < 0 then yield(0, ok, r) end
@@ -147,6 +183,7 @@ end, function(path, H, jit_options, hold, options_on)
       end
    end
    local f = assert(loadfile(path))
+   if getinfo then api_source = getinfo(f, "S").source end
    return f(H)
 end, function(path, modname)
    local f, err
