@@ -46,6 +46,7 @@ from .group import InProcessGroup, Share, share_group, shares
 from .outside import Origin, bring_in, origins
 from .remote import RemoteGroup
 from .spec import RunSpec
+from .loopwatch import LoopWatch
 
 HEARTBEAT_S = 1.0
 WORKER_TIMEOUT_S = 15.0      # a child silent this long is stopped or hung (a starved one: 1.3 s at most, see _WorkerEnd)
@@ -171,7 +172,16 @@ async def _init_group(spec: RunSpec, share: Share, link: Channel,
     try:
         bring_in(carried)
         group = share_group(spec, share)
-        await group.init()
+        # a thread_init that Lua holds: at the parent's bound, interrupted, or this process ends
+        # (the parent says why) -- the parent would otherwise wait EXIT_TIMEOUT_S for it
+        group.watch = LoopWatch(group.worker.workload.holds_loop)
+        group.watch.start(signals=False)
+        if spec.thread_init_timeout_s:
+            group.watch.bound(spec.thread_init_timeout_s, "", 2)
+        try:
+            await group.init()
+        finally:
+            group.watch.bound(0)
     except PySysbenchError as exc:
         link.send(("error", str(exc), exc.exit_code))
         return None
@@ -191,6 +201,9 @@ class _WorkerEnd:
         self.exit = asyncio.Event()
 
     def on_message(self, msg: tuple) -> None:
+        watch = getattr(self.group, "watch", None)
+        if watch is not None:     # the loop runs: no stop request is waiting
+            watch.ack()
         if msg[0] == "exit":
             self.exit.set()
         elif self.group is not None:   # nothing else comes before "ready"
@@ -211,6 +224,8 @@ def _handle(msg: tuple, group: InProcessGroup, link: Channel) -> None:
     """Act on one parent message (all but "exit")."""
     kind = msg[0]
     if kind == "start":
+        # Lua that computes without yielding holds this loop: the parent's cancel comes as
+        # SIGURG too, and the watchdog interrupts that Lua (engine/loopwatch.py)
         group.start(msg[1], msg[2])
         asyncio.get_running_loop().create_task(_report_done(group, link))
     elif kind == "sample":
@@ -226,6 +241,10 @@ def _handle(msg: tuple, group: InProcessGroup, link: Channel) -> None:
         group.stop()
     elif kind == "cancel":
         group.cancel()
+        watch = getattr(group, "watch", None)
+        if watch is not None:     # the loop runs: what is left to stop, the cancel stops
+            watch.bound(0)
+            watch.ack()
 
 
 async def _report_done(group: InProcessGroup, link: Channel) -> None:
@@ -234,6 +253,11 @@ async def _report_done(group: InProcessGroup, link: Channel) -> None:
 
 
 # --- parent side ---------------------------------------------------------------------
+
+
+def _retrieved(fut: asyncio.Future) -> None:
+    if not fut.cancelled():
+        fut.exception()
 
 
 @record
@@ -298,8 +322,9 @@ class ProcessGroup(RemoteGroup):
                     theirs.close()
                     child.link = await open_channel(mine, lambda msg, c=child: self._on_message(c, msg),
                                                     lambda c=child: self._on_death(c))
-            await asyncio.wait_for(asyncio.gather(*(c.ready for c in self.children)),
-                                   (self.spec.thread_init_timeout_s or START_TIMEOUT_S) + START_TIMEOUT_S)
+            ready = asyncio.gather(*(c.ready for c in self.children))
+            ready.add_done_callback(_retrieved)      # cancelled by a start-up timeout: no "never retrieved"
+            await asyncio.wait_for(ready, (self.spec.thread_init_timeout_s or START_TIMEOUT_S) + START_TIMEOUT_S)
         except BaseException:
             await self.close()
             raise
@@ -423,6 +448,16 @@ class ProcessGroup(RemoteGroup):
 
     def cancel(self) -> None:
         self._tell("cancel")
+        self.unhold()
+
+    def unhold(self) -> None:
+        """A worker whose loop Lua holds reads no message: SIGURG has its watchdog interrupt
+        that Lua unless the loop answers a message first (engine/loopwatch.py)."""
+        for c in self._live():
+            try:
+                os.kill(c.proc.pid, signal.SIGURG)
+            except (OSError, TypeError):
+                pass
         if self._cancel_check is None:
             self._cancel_check = asyncio.get_running_loop().call_later(CANCEL_TIMEOUT_S, self._check_cancelled)
 

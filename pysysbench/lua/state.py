@@ -31,7 +31,8 @@ from ..drivers.base import Connection, Counters, Driver
 from ..errors import ConnectError, DatabaseError, IgnorableError, ReconnectError, SQLError
 from .log import ALERT, DEBUG, FATAL, Log
 from ..rand_compat import Xoroshiro128Plus
-from ..native import FILE as NATIVE_PATH, OFF, LuaEvents, lua_bind
+from ..native import FILE as NATIVE_PATH, OFF, LuaEvents, lua_bind, lua_watch
+from ..engine.loopwatch import is_interrupt, park
 from .runtime import runtime_module
 from ..memory import huge_heap
 from ..workloads.stock import package_path
@@ -419,6 +420,8 @@ HUGE_PAGE_STATES = 32
 # the runtimes (and C stacks) of closed states whose lua_close can wait: LuaState.release
 _parked: list[tuple[Any, Any]] = []
 PARK_STATES = True
+# the runtimes of states the watchdog left inside a trace (LuaState.abandon): never freed
+_abandoned: list[Any] = []
 
 
 @atexit.register
@@ -466,6 +469,8 @@ class LuaState:
         package.path, package.cpath = path, cpath
         # (a benchmark thread's state only, whose runner probes: a command's states have no hooks)
         self._held = bool(many and self.jit and hooks is not None and _env_on(JIT_HOLD_ENV))
+        self.dead = False          # abandon(): left by the watchdog inside a trace
+        self._address: Any = None  # lua/bridge.c's function naming a coroutine's lua_State (False: none)
         self._load_api(_api(rt), self._host(script_path, argv or [], command),
                        JIT_OPTIONS_MANY if many else JIT_OPTIONS, self._held, JIT_ON_OPTIONS)
         self.sysbench = rt.globals().sysbench
@@ -523,7 +528,7 @@ class LuaState:
     def _unwind(self) -> None:
         """Before Python enters the state through lupa: a stackful event waiting inside a
         statement or at its end (a live trace: lua/bridge.c) goes to an ordinary yield."""
-        if self._native is not None:
+        if self._native is not None and not self.dead:
             self._native.unwind()
 
     def global_(self, name: str) -> Any:
@@ -531,10 +536,42 @@ class LuaState:
         return self.rt.globals()[name]
 
     async def call(self, fn: Any, *args: Any) -> tuple[bool, Any]:
-        """Run ``fn(*args)`` to the end as a coroutine: (ok, result or error value)."""
+        """Run ``fn(*args)`` to the end as a coroutine: (ok, result or error value).  A call
+        the watchdog interrupted (engine/loopwatch.py) waits for the engine's cancel."""
+        if self.dead:
+            await park()
         self._unwind()
         co = self._call.coroutine(fn, *args)
-        return await self._drive(co, None)
+        ok, r = await self._drive(co, None, watched=True)
+        if not ok and is_interrupt(r):
+            co = r = None
+            await park()
+        return ok, r
+
+    def _watched(self, co: Any) -> Callable[[Any], Any]:
+        """``co.send`` telling the watchdog (lua/bridge.c) which state runs Lua meanwhile."""
+        send = co.send
+        if lua_watch is None or not self._bridged:
+            return send
+        if self._address is None:
+            self._address = self._address_loader(NATIVE_PATH) or False
+        if not self._address:
+            return send
+        address = int(self._address(co))
+        running = lua_watch.lua_watch_running
+
+        def watched(value: Any) -> Any:
+            prev = running(address)
+            try:
+                return send(value)
+            finally:
+                running(prev)
+        return watched
+
+    def abandon(self) -> None:
+        """The watchdog left this state inside compiled code (lua/bridge.c): nothing may
+        enter it again, nor free it (its runtime is kept until the process ends)."""
+        self.dead = True
 
     def _events(self) -> Any:
         """The runner coroutine, started (suspended where each resume runs one event), at
@@ -603,10 +640,12 @@ class LuaState:
             return self.rt.table_from([self.table(v) for v in value])
         return value
 
-    async def _drive(self, co: Any, req: tuple | None, failed: Callable[[Any], Any] | None = None) -> Any:
+    async def _drive(self, co: Any, req: tuple | None, failed: Callable[[Any], Any] | None = None,
+                     watched: bool = False) -> Any:
         """Serve the Lua coroutine ``co``'s requests (``req``: its first, or None to start it)
-        until it is done: (ok, value), or with ``failed`` an event's outcome (see event)."""
-        send = co.send
+        until it is done: (ok, value), or with ``failed`` an event's outcome (see event);
+        ``watched``: the watchdog knows the state while it runs (not the events' hot path)."""
+        send = self._watched(co) if watched else co.send
         if req is None:
             req = send(None)
         stmts, c, ops = self.stmts, self.counters, self._ops
@@ -783,6 +822,11 @@ class LuaState:
         until a forked worker process exits without freeing it."""
         self.stmts = [None]
         _open_states.discard(self)
+        if self.dead:     # kept as it is: its Lua stopped inside a trace
+            if self.rt is not None:
+                _abandoned.append((self.rt, self._native, self.__dict__.copy()))
+                self.rt = self._native = None
+            return
         native = self._native
         if native is not None:   # a thread stopped inside an event: out of it before lua_close
             self._unwind()
@@ -800,7 +844,7 @@ class LuaState:
             # reference count: lupa objects left to the cycle collector at interpreter exit can
             # outlive their runtime's teardown and crash the process (SIGSEGV)
             self._call = self._runner_fn = self._load_api = self._loader = self._finish = self._export = None
-            self._take_held = self._address_loader = self._jit_release = None
+            self._take_held = self._address_loader = self._jit_release = self._address = None
             self.sysbench = None
             self.rt = None
 
