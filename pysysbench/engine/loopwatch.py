@@ -8,17 +8,16 @@ tells it each bound as it sets its own (:meth:`LoopWatch.bound`) and takes it ba
 it acts itself (``bound(0)``); the loop answers stop requests (SIGINT, SIGTERM, a worker's
 parent's SIGURG) with :meth:`ack`.  When a bound passes with nobody acting, the Lua
 running on the loop is interrupted (lua/bridge.c says how); the call that took the
-interrupt waits for the engine's cancel (:func:`park`), so the run ends as it would with
+interrupt waits for the engine's cancel (workloads/held.py), so the run ends as it would with
 a hung server: the report, the result file, the same exit code.  Only for workloads that
 run Lua (``Workload.holds_loop``) and with the C extension; otherwise every call is a no-op.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
 
-from ..native import LUA_INTERRUPT_MARKER, LuaInterrupted, lua_watch
+from ..native import lua_watch
 
 MARGIN_S = 0.1      # past the engine's own bound: a loop that is not held acts first
 
@@ -55,17 +54,4 @@ class LoopWatch:
             lua_watch.lua_watch_stop()
 
 
-def is_interrupt(value: object) -> bool:
-    """Whether a Lua error value is the watchdog's interrupt."""
-    return LUA_INTERRUPT_MARKER is not None and value == LUA_INTERRUPT_MARKER
-
-
-async def park() -> None:
-    """A Lua call that took the interrupt: tell the watchdog, then wait for the engine's
-    cancel (its bound is due), as an event waiting on a hung server does."""
-    if lua_watch is not None:
-        lua_watch.lua_watch_parked()
-    await asyncio.get_running_loop().create_future()
-
-
-__all__ = ["LoopWatch", "LuaInterrupted", "MARGIN_S", "is_interrupt", "park"]
+__all__ = ["LoopWatch", "MARGIN_S"]

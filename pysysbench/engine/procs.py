@@ -53,6 +53,7 @@ WORKER_TIMEOUT_S = 15.0      # a child silent this long is stopped or hung (a st
 CANCEL_TIMEOUT_S = 2.0       # a child not ended this long after a cancel is stopped or hung
 START_TIMEOUT_S = 120.0      # spawning + importing + connecting, beyond --thread-init-timeout
 EXIT_TIMEOUT_S = 10.0
+REPLY_WAIT_S = 2.0           # a sample waits this long for a child's reply, then takes its last report
 
 
 # --- child side ------------------------------------------------------------------------
@@ -255,6 +256,16 @@ async def _report_done(group: InProcessGroup, link: Channel) -> None:
 # --- parent side ---------------------------------------------------------------------
 
 
+def _cpu_ticks(pid: int | None) -> int | None:
+    """A process's user + system CPU time in clock ticks (Linux's /proc), or None."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def _retrieved(fut: asyncio.Future) -> None:
     if not fut.cancelled():
         fut.exception()
@@ -274,6 +285,7 @@ class _Child:
     dead: bool = False
     ready: asyncio.Future | None = None
     pending: dict[int, asyncio.Future] = field(default_factory=dict)
+    cpu_ticks: int | None = None   # user + system clock ticks at the last silence check (_computing)
 
 
 class ProcessGroup(RemoteGroup):
@@ -419,9 +431,21 @@ class ProcessGroup(RemoteGroup):
                     c.heard = now
             before = now
             for c in self._live():
-                if not c.done and now - c.heard > WORKER_TIMEOUT_S:
+                if c.done or now - c.heard <= 2 * HEARTBEAT_S:
+                    c.cpu_ticks = None
+                    continue
+                # silent: computing (Lua holding its loop, which the run's bounds stop), or not
+                computing = self._computing(c)
+                if now - c.heard > WORKER_TIMEOUT_S and not computing:
                     self._lose(c, f"sent nothing for {WORKER_TIMEOUT_S:g} s")
             self._ask("sample")
+
+    def _computing(self, c: _Child) -> bool:
+        """Whether a silent child used CPU time since the last heartbeat: a stopped or hung
+        process uses none; one whose loop a computing Lua function holds does."""
+        ticks = _cpu_ticks(c.proc.pid)
+        before, c.cpu_ticks = c.cpu_ticks, ticks
+        return ticks is not None and before is not None and ticks > before
 
     def _ask(self, kind: str) -> list[asyncio.Future]:
         loop = asyncio.get_running_loop()
@@ -435,10 +459,12 @@ class ProcessGroup(RemoteGroup):
         return futs
 
     async def _request(self, kind: str) -> None:
-        """Ask every live child and wait for the replies (a child lost meanwhile answers None)."""
+        """Ask every live child and wait for the replies (a child lost meanwhile answers None),
+        at most REPLY_WAIT_S: a child whose loop Lua holds (engine/loopwatch.py) answers when
+        its Lua returns or is interrupted, and meanwhile its last report stands."""
         futs = self._ask(kind)
         if futs:
-            await asyncio.wait(futs)
+            await asyncio.wait(futs, timeout=REPLY_WAIT_S)
 
     @staticmethod
     def _worker_entry(c: _Child) -> dict[str, Any]:

@@ -33,7 +33,7 @@ from ..rand_compat import compat_streams
 from .spec import RunSpec
 from .strand import Strand
 from .threadstrand import SharedQueue, ThreadStrands
-from .loopwatch import LuaInterrupted, park
+from ..workloads.held import interrupted, park
 
 CONNECT_CONCURRENCY = 32          # connections opened at once: do not storm the server
 RECONNECT_MAX_DELAY_S = 0.5      # back-off cap while a server is away
@@ -520,7 +520,7 @@ class Worker:
                 except SQLError as exc:      # a statement's error: the workload's to answer
                     outcome = exc
                 except Exception as exc:
-                    if LuaInterrupted is None or not isinstance(exc, LuaInterrupted):
+                    if not interrupted(exc):
                         raise
                     # the watchdog stopped the event's Lua (engine/loopwatch.py): the state is
                     # dead; the event is in flight until the engine's cancel, as on a hung server

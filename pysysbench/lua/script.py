@@ -27,7 +27,7 @@ from .host import error_text, load, make_services, program_argv, stdout_line
 from .log import FATAL
 from ..workloads.stock import find_module
 from .state import EventHooks, LuaState, Services, options_source
-from ..engine.loopwatch import is_interrupt, park
+from ..workloads.held import is_interrupt, park
 
 PREFIX = LUA_SOURCE_PREFIX    # Workload.source of a script: worker processes resolve it again
 

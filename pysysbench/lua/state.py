@@ -32,7 +32,7 @@ from ..errors import ConnectError, DatabaseError, IgnorableError, ReconnectError
 from .log import ALERT, DEBUG, FATAL, Log
 from ..rand_compat import Xoroshiro128Plus
 from ..native import FILE as NATIVE_PATH, OFF, LuaEvents, lua_bind, lua_watch
-from ..engine.loopwatch import is_interrupt, park
+from ..workloads.held import is_interrupt, park
 from .runtime import runtime_module
 from ..memory import huge_heap
 from ..workloads.stock import package_path
