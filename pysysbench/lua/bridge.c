@@ -657,6 +657,36 @@ w_main(void *unused)
     return NULL;
 }
 
+/* a fork (worker processes; a campaign's later run) has no watchdog thread nor Lua threads
+ * of its parent, and must not write to the parent's pipe */
+static void
+w_before_fork(void)
+{
+    pthread_mutex_lock(&w_mu);
+}
+
+static void
+w_after_fork_parent(void)
+{
+    pthread_mutex_unlock(&w_mu);
+}
+
+static void
+w_after_fork_child(void)
+{
+    pthread_mutex_init(&w_mu, NULL);
+    w_thread_started = 0;
+    w_enabled = 0;
+    w_interrupting = 0;
+    w_ntids = 0;
+    t_registered = 0;
+    if (w_pipe[0] >= 0) {
+        close(w_pipe[0]);
+        close(w_pipe[1]);
+        w_pipe[0] = w_pipe[1] = -1;
+    }
+}
+
 static int
 w_install(int sig, void (*fn)(int, siginfo_t *, void *), int chain)
 {
@@ -682,8 +712,13 @@ lua_watch_start(PyObject *self, PyObject *arg)
     int signals = PyObject_IsTrue(arg);
     if (signals < 0)
         return NULL;
+    static int at_fork;
     if (!bound)
         Py_RETURN_FALSE;
+    if (!at_fork) {
+        pthread_atfork(w_before_fork, w_after_fork_parent, w_after_fork_child);
+        at_fork = 1;
+    }
     pthread_mutex_lock(&w_mu);
     if (w_pipe[0] < 0 && pipe2(w_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
         pthread_mutex_unlock(&w_mu);
