@@ -38,6 +38,7 @@ CLIENT_BUSY_MIN_S = 1.0         # ... in a measured phase at least this long (a 
 CONNECTION_HEADROOM = 1         # the pre-flight connection, still open while checking
 STOP_GRACE_S = 5.0              # after Ctrl-C / SIGTERM: events in flight get this long, then are cut short
 DEADLINE_GRACE_S = 30.0         # --forced-shutdown off: events still running this long after --time are cut short
+CANCEL_GRACE_S = 1.0            # after a cancel, Lua still running this long is interrupted (engine/loopwatch.py)
 
 
 @record
@@ -343,7 +344,7 @@ class LocalRun:
         """--forced-shutdown (spec 5.9); when off, the same at DEADLINE_GRACE_S."""
         await asyncio.sleep(self.t0 / NS + time_s + (DEADLINE_GRACE_S if grace_s is None else grace_s)
                             - perf_counter_ns() / NS)
-        self.watch.bound(0)
+        self.watch.bound(CANCEL_GRACE_S, "", 2)     # a thread whose Lua holds its own loop misses the cancel
         self.hooks.say(self._forced_line(grace_s))
         self.forced = True
         unhold = getattr(self.group, "unhold", None)
@@ -396,7 +397,7 @@ class LocalRun:
             self.startup.cancel()
         elif self.measuring:
             if again:
-                self.watch.bound(0)
+                self.watch.bound(CANCEL_GRACE_S, "", self.stop_exit)
                 self.group.cancel()
             else:
                 self._stop()
@@ -413,7 +414,7 @@ class LocalRun:
         """The stop grace is over: end the events still in flight (a hung server never answers them)."""
         if self.end:   # the run ended meanwhile
             return
-        self.watch.bound(0)
+        self.watch.bound(CANCEL_GRACE_S, "", self.stop_exit)
         self.hooks.say(f"Interrupted: events still running after {STOP_GRACE_S:g} s are cut short")
         self.group.cancel()
 

@@ -243,8 +243,8 @@ def _handle(msg: tuple, group: InProcessGroup, link: Channel) -> None:
     elif kind == "cancel":
         group.cancel()
         watch = getattr(group, "watch", None)
-        if watch is not None:     # the loop runs: what is left to stop, the cancel stops
-            watch.bound(0)
+        if watch is not None:     # Lua still running a second from now missed the cancel
+            watch.bound(1.0, "", 2)
             watch.ack()
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import ctypes
 import os
 import sys
 import tempfile
@@ -420,8 +421,8 @@ HUGE_PAGE_STATES = 32
 # the runtimes (and C stacks) of closed states whose lua_close can wait: LuaState.release
 _parked: list[tuple[Any, Any]] = []
 PARK_STATES = True
-# the runtimes of states the watchdog left inside a trace (LuaState.abandon): never freed
-_abandoned: list[Any] = []
+# the states the watchdog left inside a trace (LuaState.abandon): never freed
+_abandoned: list["LuaState"] = []
 
 
 @atexit.register
@@ -822,10 +823,12 @@ class LuaState:
         until a forked worker process exits without freeing it."""
         self.stmts = [None]
         _open_states.discard(self)
-        if self.dead:     # kept as it is: its Lua stopped inside a trace
-            if self.rt is not None:
-                _abandoned.append((self.rt, self._native, self.__dict__.copy()))
-                self.rt = self._native = None
+        if self.dead:     # kept as it is, with its runtime: its Lua stopped inside a trace
+            if self not in _abandoned:
+                _abandoned.append(self)
+                # never freed, not even at the interpreter's exit: lua_close (lupa's runtime
+                # freed) or a proxy's unref would walk a VM left in the middle of a trace
+                ctypes.pythonapi.Py_IncRef(ctypes.py_object(self))
             return
         native = self._native
         if native is not None:   # a thread stopped inside an event: out of it before lua_close

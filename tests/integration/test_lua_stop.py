@@ -149,3 +149,16 @@ def test_thread_init_timeout_stops_thread_init_in_a_lua_loop(tmp_path, jit):
     assert "FATAL: Worker threads failed to initialize within 2 seconds!" in out, out
     assert out.count("failed to initialize") == 1, out
     assert took < 3 * 2 + 8, (took, out)     # a compiled loop in thread_init: the watchdog's 3 s more
+
+
+def test_a_lua_loop_the_signal_cannot_leave_still_ends_at_the_bound(tmp_path):
+    """With --events the events run through lupa (no C stack to come back to): a compiled
+    loop there cannot be left, so 3 s after the bound the watchdog ends the process with
+    the bound's exit code, as sysbench does at its bounds (here without a report)."""
+    proc = _start(tmp_path, LOOP_AFTER.format(jit="", events=EVENTS), "--events=100000", "--time=2",
+                  "--forced-shutdown=1", "run")
+    started = time.monotonic()
+    rc, out = _finish(proc, 60)
+    assert rc == 2, out
+    assert "FATAL: The --max-time limit has expired, forcing shutdown..." in out, out
+    assert time.monotonic() - started < 3 * (3 + 1 + 3) + 5, out
