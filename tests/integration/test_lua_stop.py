@@ -27,6 +27,9 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
+from pysysbench import native
+
+pytestmark = pytest.mark.skipif(native.lua_watch is None, reason="the C extension is not built (no watchdog)")
 
 # each state runs EVENTS events, then loops forever (compiled by LuaJIT after a few passes,
 # or interpreted where the script turns the JIT off)
