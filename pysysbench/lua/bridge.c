@@ -630,7 +630,6 @@ w_main(void *unused)
                 int code = (w_request_at > 0 && (w_bound == 0 || w_request_at <= w_bound)) ? w_request_code : w_code;
                 const char *msg = code == w_code ? w_message : "";
                 ssize_t r;
-                fflush(stdout);
                 r = write(1, msg, strlen(msg));
                 (void)r;
                 _exit(code ? code : 1);
