@@ -98,6 +98,10 @@ strand_setup = getattr(_c, "strand_setup", None)
 # lua/state.py (lua/bridge.c): a Lua state's events as the C event loop's source
 LuaEvents = getattr(_c, "LuaEvents", None)
 lua_bind = getattr(_c, "lua_bind", None)
+# engine/loopwatch.py (lua/bridge.c): the watchdog that stops Lua holding the event loop
+LuaInterrupted = getattr(_c, "LuaInterrupted", None)
+LUA_INTERRUPT_MARKER = getattr(_c, "LUA_INTERRUPT_MARKER", None)
+lua_watch = getattr(_c, "lua_watch_start", None) and _c
 # workloads/builtin_core.py (workloads/builtin.c): the built-in tests' inner loops
 Builtin = getattr(_c, "Builtin", None)
 # memory.py (memory.c): glibc's mallopt (None elsewhere: memory.py's ctypes path)

@@ -32,6 +32,7 @@ from .group import InProcessGroup, Sample
 from .spec import RunSpec
 from .reconnects import CHECK_EVERY_S, ReconnectWatch
 from .remote import MemberLost
+from .loopwatch import LoopWatch
 from .worker import NS
 
 CLIENT_BUSY_FRACTION = 0.9      # warn when the client used this share of its cores
@@ -39,6 +40,7 @@ CLIENT_BUSY_MIN_S = 1.0         # ... in a measured phase at least this long (a 
 CONNECTION_HEADROOM = 1         # the pre-flight connection, still open while checking
 STOP_GRACE_S = 5.0              # after Ctrl-C / SIGTERM: events in flight get this long, then are cut short
 DEADLINE_GRACE_S = 30.0         # --forced-shutdown off: events still running this long after --time are cut short
+CANCEL_GRACE_S = 1.0            # after a cancel, Lua still running this long is interrupted (engine/loopwatch.py)
 
 
 @record
@@ -98,6 +100,8 @@ class LocalRun:
         self.last = Sample(Snapshot())
         self.fatal: PySysbenchError | None = None   # the run's own verdict (reconnects gave up)
         self._signals: dict[int, object] = {}
+        # Lua that computes without yielding holds this loop: a watchdog keeps its bounds
+        self.watch = LoopWatch(workload.holds_loop and isinstance(self.group, InProcessGroup))
         self.metrics = None         # engine.metrics.RunMetrics (--metrics-addr), started with the threads
         self.context = None         # engine.servercontext.ServerContext, when asked for and supported
         if spec.server_context:
@@ -143,6 +147,7 @@ class LocalRun:
 
     async def execute(self) -> RunOutcome:
         self._install_signals()
+        self.watch.start(signals=bool(self._signals))
         try:
             await self._start_up()
             for tid in range(self.threads):   # sysbench's --verbosity=5 lines (the printer drops them below)
@@ -161,6 +166,7 @@ class LocalRun:
             if self.context is not None:     # after the sessions ended: PostgreSQL has flushed their counts
                 await self.context.finish(cut_short=self.forced or self.stop_reason is not None)
         finally:
+            self.watch.stop()
             self._remove_signals()
         return self._outcome(started_at)
 
@@ -187,12 +193,18 @@ class LocalRun:
         await self.preflight()
         await self.group.setup()
         self.hooks.say("Initializing worker threads...\n")
+        timeout = self.spec.thread_init_timeout_s
+        failed = f"Worker threads failed to initialize within {timeout} seconds!"
+        if timeout:
+            self.watch.bound(timeout, "FATAL: " + failed, 2)
         try:
-            await asyncio.wait_for(self.group.init(), self.spec.thread_init_timeout_s or None)
+            await asyncio.wait_for(self.group.init(), timeout or None)
         except asyncio.TimeoutError:
+            self.watch.bound(0)
             await self.group.close()
-            raise RunAborted(f"Worker threads failed to initialize within {self.spec.thread_init_timeout_s} seconds!",
-                             2) from None
+            raise RunAborted(failed, 2) from None
+        finally:
+            self.watch.bound(0)
         if v_addr := self.spec.metrics_addr:
             # after the worker processes started (init forks them): a parent running the
             # HTTP server's thread would have to spawn them instead (procs.start_method)
@@ -210,6 +222,10 @@ class LocalRun:
             await self.context.begin()       # before the first event: the deltas are the run's exactly
         start = perf_counter_ns()
         g.start(start + warmup_ns + int(spec.time_s * NS) if spec.time_s else 0, warming=bool(warmup_ns))
+        if spec.time_s:     # _watchdog's bound, should Lua hold the loop
+            grace = spec.forced_shutdown_s
+            self.watch.bound(spec.warmup_s + spec.time_s + (DEADLINE_GRACE_S if grace is None else grace),
+                             self._forced_line(grace), 2)
         self.measuring = True
         if self.stop_reason is not None:   # asked to stop between the start-up and here
             self._stop()
@@ -233,6 +249,7 @@ class LocalRun:
         if spec.time_s:
             side.append(asyncio.create_task(self._watchdog(spec.time_s, spec.forced_shutdown_s)))
         await g.wait(None)
+        self.watch.bound(0)
         self.end = perf_counter_ns()
         self.host_end = host.snapshot()
         if self.context is not None:
@@ -329,14 +346,21 @@ class LocalRun:
         """--forced-shutdown (spec 5.9); when off, the same at DEADLINE_GRACE_S."""
         await asyncio.sleep(self.t0 / NS + time_s + (DEADLINE_GRACE_S if grace_s is None else grace_s)
                             - perf_counter_ns() / NS)
-        if grace_s is None:
-            self.hooks.say(f"FATAL: events still running {DEADLINE_GRACE_S:g} s after the --time limit (a hung "
-                           "server? --forced-shutdown=N sets this bound), forcing shutdown...")
-        else:
-            self.hooks.say("FATAL: The --max-time limit has expired, forcing shutdown...")
+        self.watch.bound(CANCEL_GRACE_S, "", 2)     # a thread whose Lua holds its own loop misses the cancel
+        self.hooks.say(self._forced_line(grace_s))
         self.forced = True
+        unhold = getattr(self.group, "unhold", None)
+        if unhold is not None:    # a worker process whose loop Lua holds answers no sample
+            unhold()
         self.unfinished = (await self.group.sample()).inflight
         self.group.cancel()
+
+    @staticmethod
+    def _forced_line(grace_s: float | None) -> str:
+        if grace_s is None:
+            return (f"FATAL: events still running {DEADLINE_GRACE_S:g} s after the --time limit (a hung "
+                    "server? --forced-shutdown=N sets this bound), forcing shutdown...")
+        return "FATAL: The --max-time limit has expired, forcing shutdown..."
 
     # --- signals ------------------------------------------------------------------
 
@@ -367,6 +391,7 @@ class LocalRun:
 
     def interrupt(self, reason: str, exit_code: int) -> None:
         """A stop request (see the class docstring); the first one's reason and exit code count."""
+        self.watch.ack()
         again = self.stop_reason is not None
         if not again:
             self.stop_reason, self.stop_exit = reason, exit_code
@@ -374,6 +399,7 @@ class LocalRun:
             self.startup.cancel()
         elif self.measuring:
             if again:
+                self.watch.bound(CANCEL_GRACE_S, "", self.stop_exit)
                 self.group.cancel()
             else:
                 self._stop()
@@ -384,11 +410,13 @@ class LocalRun:
                        "(interrupt again to stop at once)...")
         self.group.stop()
         self._cut = asyncio.get_running_loop().call_later(STOP_GRACE_S, self._cut_short)
+        self.watch.bound(STOP_GRACE_S, "", self.stop_exit, earlier=True)
 
     def _cut_short(self) -> None:
         """The stop grace is over: end the events still in flight (a hung server never answers them)."""
         if self.end:   # the run ended meanwhile
             return
+        self.watch.bound(CANCEL_GRACE_S, "", self.stop_exit)
         self.hooks.say(f"Interrupted: events still running after {STOP_GRACE_S:g} s are cut short")
         self.group.cancel()
 

@@ -49,12 +49,14 @@ from .group import InProcessGroup, Share, share_group, shares
 from .outside import Origin, bring_in, origins
 from .remote import MemberLost, RemoteGroup
 from .spec import RunSpec
+from .loopwatch import LoopWatch
 
 HEARTBEAT_S = 1.0
 WORKER_TIMEOUT_S = 15.0      # a child silent this long is stopped or hung (a starved one: 1.3 s at most, see _WorkerEnd)
 CANCEL_TIMEOUT_S = 2.0       # a child not ended this long after a cancel is stopped or hung
 START_TIMEOUT_S = 120.0      # spawning + importing + connecting, beyond --thread-init-timeout
 EXIT_TIMEOUT_S = 10.0
+REPLY_WAIT_S = 2.0           # a sample waits this long for a child's reply, then takes its last report
 
 
 # --- child side ------------------------------------------------------------------------
@@ -174,7 +176,16 @@ async def _init_group(spec: RunSpec, share: Share, link: Channel,
     try:
         bring_in(carried)
         group = share_group(spec, share)
-        await group.init()
+        # a thread_init that Lua holds: at the parent's bound, interrupted, or this process ends
+        # (the parent says why) -- the parent would otherwise wait EXIT_TIMEOUT_S for it
+        group.watch = LoopWatch(group.worker.workload.holds_loop)
+        group.watch.start(signals=False)
+        if spec.thread_init_timeout_s:
+            group.watch.bound(spec.thread_init_timeout_s, "", 2)
+        try:
+            await group.init()
+        finally:
+            group.watch.bound(0)
     except PySysbenchError as exc:
         link.send(("error", str(exc), exc.exit_code))
         return None
@@ -194,6 +205,9 @@ class _WorkerEnd:
         self.exit = asyncio.Event()
 
     def on_message(self, msg: tuple) -> None:
+        watch = getattr(self.group, "watch", None)
+        if watch is not None:     # the loop runs: no stop request is waiting
+            watch.ack()
         if msg[0] == "exit":
             self.exit.set()
         elif self.group is not None:   # nothing else comes before "ready"
@@ -214,6 +228,8 @@ def _handle(msg: tuple, group: InProcessGroup, link: Channel) -> None:
     """Act on one parent message (all but "exit")."""
     kind = msg[0]
     if kind == "start":
+        # Lua that computes without yielding holds this loop: the parent's cancel comes as
+        # SIGURG too, and the watchdog interrupts that Lua (engine/loopwatch.py)
         group.start(msg[1], msg[2])
         asyncio.get_running_loop().create_task(_report_done(group, link))
     elif kind == "sample":
@@ -229,6 +245,10 @@ def _handle(msg: tuple, group: InProcessGroup, link: Channel) -> None:
         group.stop()
     elif kind == "cancel":
         group.cancel()
+        watch = getattr(group, "watch", None)
+        if watch is not None:     # Lua still running a second from now missed the cancel
+            watch.bound(1.0, "", 2)
+            watch.ack()
 
 
 async def _report_done(group: InProcessGroup, link: Channel) -> None:
@@ -237,6 +257,21 @@ async def _report_done(group: InProcessGroup, link: Channel) -> None:
 
 
 # --- parent side ---------------------------------------------------------------------
+
+
+def _cpu_ticks(pid: int | None) -> int | None:
+    """A process's user + system CPU time in clock ticks (Linux's /proc), or None."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _retrieved(fut: asyncio.Future) -> None:
+    if not fut.cancelled():
+        fut.exception()
 
 
 @record
@@ -253,6 +288,7 @@ class _Child:
     dead: bool = False
     ready: asyncio.Future | None = None
     pending: dict[int, asyncio.Future] = field(default_factory=dict)
+    cpu_ticks: int | None = None   # user + system clock ticks at the last silence check (_computing)
 
 
 class ProcessGroup(RemoteGroup):
@@ -303,8 +339,9 @@ class ProcessGroup(RemoteGroup):
                     theirs.close()
                     child.link = await open_channel(mine, lambda msg, c=child: self._on_message(c, msg),
                                                     lambda c=child: self._on_death(c))
-            await asyncio.wait_for(asyncio.gather(*(c.ready for c in self.children)),
-                                   (self.spec.thread_init_timeout_s or START_TIMEOUT_S) + START_TIMEOUT_S)
+            ready = asyncio.gather(*(c.ready for c in self.children))
+            ready.add_done_callback(_retrieved)      # cancelled by a start-up timeout: no "never retrieved"
+            await asyncio.wait_for(ready, (self.spec.thread_init_timeout_s or START_TIMEOUT_S) + START_TIMEOUT_S)
         except BaseException:
             await self.close()
             raise
@@ -401,9 +438,21 @@ class ProcessGroup(RemoteGroup):
                     c.heard = now
             before = now
             for c in self._live():
-                if not c.done and now - c.heard > WORKER_TIMEOUT_S:
+                if c.done or now - c.heard <= 2 * HEARTBEAT_S:
+                    c.cpu_ticks = None
+                    continue
+                # silent: computing (Lua holding its loop, which the run's bounds stop), or not
+                computing = self._computing(c)
+                if now - c.heard > WORKER_TIMEOUT_S and not computing:
                     self._lose(c, f"sent nothing for {WORKER_TIMEOUT_S:g} s")
             self._ask("sample")
+
+    def _computing(self, c: _Child) -> bool:
+        """Whether a silent child used CPU time since the last heartbeat: a stopped or hung
+        process uses none; one whose loop a computing Lua function holds does."""
+        ticks = _cpu_ticks(c.proc.pid)
+        before, c.cpu_ticks = c.cpu_ticks, ticks
+        return ticks is not None and before is not None and ticks > before
 
     def _ask(self, kind: str) -> list[asyncio.Future]:
         loop = asyncio.get_running_loop()
@@ -417,10 +466,12 @@ class ProcessGroup(RemoteGroup):
         return futs
 
     async def _request(self, kind: str) -> None:
-        """Ask every live child and wait for the replies (a child lost meanwhile answers None)."""
+        """Ask every live child and wait for the replies (a child lost meanwhile answers None),
+        at most REPLY_WAIT_S: a child whose loop Lua holds (engine/loopwatch.py) answers when
+        its Lua returns or is interrupted, and meanwhile its last report stands."""
         futs = self._ask(kind)
         if futs:
-            await asyncio.wait(futs)
+            await asyncio.wait(futs, timeout=REPLY_WAIT_S)
 
     @staticmethod
     def _worker_entry(c: _Child) -> dict[str, Any]:
@@ -430,6 +481,16 @@ class ProcessGroup(RemoteGroup):
 
     def cancel(self) -> None:
         self._tell("cancel")
+        self.unhold()
+
+    def unhold(self) -> None:
+        """A worker whose loop Lua holds reads no message: SIGURG has its watchdog interrupt
+        that Lua unless the loop answers a message first (engine/loopwatch.py)."""
+        for c in self._live():
+            try:
+                os.kill(c.proc.pid, signal.SIGURG)
+            except (OSError, TypeError):
+                pass
         if self._cancel_check is None:
             self._cancel_check = asyncio.get_running_loop().call_later(CANCEL_TIMEOUT_S, self._check_cancelled)
 

@@ -34,6 +34,7 @@ from .budget import EventBudget
 from .spec import RunSpec
 from .strand import Strand
 from .threadstrand import SharedQueue, ThreadStrands
+from ..workloads.held import interrupted, park
 
 CONNECT_CONCURRENCY = 32          # connections opened at once: do not storm the server
 RECONNECT_MAX_DELAY_S = 0.5      # back-off cap while a server is away
@@ -522,6 +523,14 @@ class Worker:
                     outcome = await run
                 except SQLError as exc:      # a statement's error: the workload's to answer
                     outcome = exc
+                except Exception as exc:
+                    if not interrupted(exc):
+                        raise
+                    # the watchdog stopped the event's Lua (engine/loopwatch.py): the state is
+                    # dead; the event is in flight until the engine's cancel, as on a hung server
+                    run = exc = None
+                    source.abandon()
+                    await park()
                 if outcome is None or outcome is True:   # the limits, or the event stopped its thread
                     return
                 started, run = run.start, None

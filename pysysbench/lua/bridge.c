@@ -34,7 +34,18 @@
 
 #include "native.h"
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <ucontext.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -42,6 +53,8 @@
 #include <unistd.h>
 
 typedef struct lua_State lua_State;
+typedef struct lua_Debug lua_Debug;
+typedef void (*lua_Hook)(lua_State *, lua_Debug *);
 typedef double lua_Number;
 typedef ptrdiff_t lua_Integer;
 
@@ -53,6 +66,7 @@ typedef ptrdiff_t lua_Integer;
 #define LUA_TNUMBER 3
 #define LUA_TSTRING 4
 #define LUA_TTHREAD 8
+#define LUA_MASKCOUNT 8
 
 #define HELD_KEY "pysysbench.held"
 enum { OP_DONE = 0, OP_EXEC = 1 };    /* lua/state.py */
@@ -74,9 +88,13 @@ static struct {
     void (*createtable)(lua_State *, int, int);
     void (*rawseti)(lua_State *, int, int);
     void (*setfield)(lua_State *, int, const char *);
+    int (*sethook)(lua_State *, lua_Hook, int, int);
+    void (*pushstring)(lua_State *, const char *);
+    int (*error)(lua_State *);
 } lua;
 static int bound;
-static PyObject *lua_error_type;     /* lupa.LuaError: a dead event coroutine, as lupa raises it */
+static PyObject *lua_error_type;
+static PyObject *interrupted_type;   /* LuaInterrupted: a state stopped by the watchdog below */     /* lupa.LuaError: a dead event coroutine, as lupa raises it */
 static PyObject *s_reads;
 
 /* sysbench.rand's generator for the states, called through LuaJIT's FFI (sysbench.lua loads
@@ -220,6 +238,9 @@ lua_bind(PyObject *self, PyObject *module)
     SYM(createtable, "lua_createtable");
     SYM(rawseti, "lua_rawseti");
     SYM(setfield, "lua_setfield");
+    SYM(sethook, "lua_sethook");
+    SYM(pushstring, "lua_pushstring");
+    SYM(error, "lua_error");
 #undef SYM
     dlclose(h);           /* lupa's import holds the module: the addresses stay valid */
     lua_error_type = err;
@@ -376,14 +397,436 @@ typedef struct {
     PyObject *pstmt;         /* the parked statement and its parameters, until handed out */
     PyObject *pargs[SOURCE_MAX_ARGS];
     Py_ssize_t pn;
+    sigjmp_buf recover;      /* in le_entry, around its lua_resume: where the watchdog's signal leaves a trace */
+    volatile sig_atomic_t armed;   /* 1: inside that lua_resume (recover is valid) */
+    int dead;                /* left by the watchdog inside compiled code: never entered again */
 } LuaEvents;
 
 /* the source whose state runs on its own stack now (between le_enter and the switch back) */
 static __thread LuaEvents *le_current;
+/* (the watchdog: below) */
 /* nonzero while some state runs on its own stack: what sysbench.lua reads (through the FFI)
  * before it fills pysysbench_exec's parameters, so that a state served by the yield path does
  * not pay for the call.  A hint: pysysbench_exec itself asks le_current. */
 __attribute__((visibility("default"))) int pysysbench_stacked[1];
+
+/* ------------------------------------------------------------------ the watchdog --- *
+ * A Lua function that computes without yielding (`while true do end` in event() or
+ * thread_init()) holds the thread that runs the event loop: no timer of the engine fires,
+ * no signal handler of Python runs.  The watchdog is a thread of its own that keeps the
+ * loop's stop bounds (lua_watch_bound: the forced shutdown, the stop grace, the thread
+ * initialisation timeout, given by the engine, which calls lua_watch_bound(0) when it has
+ * acted itself) and the stop requests (SIGINT and SIGTERM, chained in front of Python's
+ * handlers; SIGURG from a worker process's parent), which the loop answers with
+ * lua_watch_ack().  When a bound passes, or a request is not answered within
+ * REQUEST_MARGIN_S, it interrupts the Lua state running on the loop's thread, every
+ * KICK_EVERY_S until the engine has taken over: it sends SIGURG to that thread, whose
+ * handler
+ *   - sets a count hook on the running state (an interpreted loop, LuaJIT's own Ctrl-C),
+ *     which raises INTERRUPT_MARKER at its next instruction; the call that gets it waits
+ *     for the engine's cancel (lua/state.py);
+ *   - or, when the thread is inside compiled code (a trace: LuaJIT's compiled loops never
+ *     look at hooks) of a state running on its own C stack (le_entry), leaves the trace
+ *     with siglongjmp to le_entry: that state is dead (never entered again, its runtime
+ *     never freed) and its event ends with LuaInterrupted.
+ * A state that neither answers (a compiled loop in a call through lupa: thread_init, ...)
+ * gets FALLBACK_S, then the watchdog prints the bound's message and ends the process
+ * with its exit code, as sysbench does at its bounds. */
+#define INTERRUPT_MARKER "pysysbench: interrupted by a stop request"
+#define REQUEST_MARGIN_S 0.5
+#define KICK_EVERY_S 0.05
+#define FALLBACK_S 3.0
+#define MAX_JIT_RANGES 256
+
+static volatile sig_atomic_t w_enabled;
+#define MAX_LUA_THREADS 4096
+static pid_t w_tids[MAX_LUA_THREADS];       /* the threads that ran Lua (the loop's; SQLite's strands) */
+static volatile int w_ntids;
+static __thread int t_registered;
+static int w_pipe[2] = {-1, -1};            /* wakes the watchdog (a signal handler writes to it) */
+static int w_thread_started;
+static pthread_mutex_t w_mu = PTHREAD_MUTEX_INITIALIZER;
+static double w_bound;                      /* monotonic seconds, 0: none */
+static char w_message[512];                 /* printed at FALLBACK_S past the bound */
+static int w_code;
+static volatile sig_atomic_t w_request;     /* a stop request not yet seen by the watchdog: 128 + signal, or 1 */
+static double w_request_at;                 /* the request's answer is due then (0: none pending) */
+static int w_request_code;
+static double w_progress;                   /* the last interrupt the loop took (lua_watch_parked) */
+static volatile sig_atomic_t w_interrupting;
+static __thread lua_State *volatile t_running;   /* the state running Lua on this thread, or NULL */
+static struct sigaction w_prev[NSIG];       /* Python's SIGINT / SIGTERM handlers, chained */
+static int w_chained[NSIG];
+/* the anonymous executable mappings (LuaJIT's machine code), double-buffered for the handler */
+static uintptr_t w_ranges[2][MAX_JIT_RANGES][2];
+static volatile int w_nranges[2];
+static volatile int w_cur;
+
+/* this thread runs Lua states: the watchdog interrupts it too (once per thread) */
+static inline void
+w_register(void)
+{
+    if (!t_registered) {
+        t_registered = 1;
+        pthread_mutex_lock(&w_mu);
+        if (w_ntids < MAX_LUA_THREADS)
+            w_tids[w_ntids++] = (pid_t)syscall(SYS_gettid);
+        pthread_mutex_unlock(&w_mu);
+    }
+}
+
+static double
+mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void
+w_wake(void)
+{
+    if (w_pipe[1] >= 0) {
+        ssize_t r = write(w_pipe[1], "w", 1);
+        (void)r;
+    }
+}
+
+static void
+stop_hook(lua_State *L, lua_Debug *ar)
+{
+    (void)ar;
+    lua.sethook(L, NULL, 0, 0);
+    lua.pushstring(L, INTERRUPT_MARKER);
+    lua.error(L);
+}
+
+static int
+pc_in_jit(uintptr_t pc)
+{
+    int cur = w_cur, n = w_nranges[cur];
+    for (int i = 0; i < n; i++)
+        if (pc >= w_ranges[cur][i][0] && pc < w_ranges[cur][i][1])
+            return 1;
+    return 0;
+}
+
+/* re-read /proc/self/maps into the buffer the handler does not read */
+static void
+w_read_ranges(void)
+{
+    int next = !w_cur, n = 0;
+    FILE *f = fopen("/proc/self/maps", "re");
+    char line[512];
+    if (f == NULL)
+        return;
+    while (n < MAX_JIT_RANGES && fgets(line, sizeof line, f) != NULL) {
+        unsigned long lo, hi, off, inode;
+        char perms[8], dev[16];
+        int used = 0;
+        if (sscanf(line, "%lx-%lx %7s %lx %15s %lu %n", &lo, &hi, perms, &off, dev, &inode, &used) < 6)
+            continue;
+        if (perms[2] != 'x' || inode != 0)
+            continue;
+        if (used > 0 && line[used] != '\n' && line[used] != '\0')   /* named: [vdso], a file */
+            continue;
+        w_ranges[next][n][0] = lo;
+        w_ranges[next][n][1] = hi;
+        n++;
+    }
+    fclose(f);
+    w_nranges[next] = n;
+    __atomic_store_n(&w_cur, next, __ATOMIC_SEQ_CST);
+}
+
+/* SIGURG: from the watchdog (to the loop's thread), interrupt the state running there;
+ * from anyone else (a worker's parent cancelling it), a stop request */
+static void
+on_kick(int sig, siginfo_t *si, void *ctx)
+{
+    int saved = errno;
+    (void)sig;
+    if (si->si_code != SI_TKILL || si->si_pid != getpid()) {
+        if (w_enabled) {
+            w_request = 1;
+            w_wake();
+        }
+    } else if (w_interrupting && t_registered) {
+        LuaEvents *e = le_current;
+        lua_State *L = t_running;
+#if defined(__x86_64__) && defined(__linux__)
+        uintptr_t pc = (uintptr_t)((ucontext_t *)ctx)->uc_mcontext.gregs[REG_RIP];
+        if (e != NULL && e->armed && pc_in_jit(pc))
+            siglongjmp(e->recover, 1);
+#else
+        (void)ctx;
+        (void)e;
+#endif
+        if (L != NULL)
+            lua.sethook(L, stop_hook, LUA_MASKCOUNT, 1);
+    }
+    errno = saved;
+}
+
+/* SIGINT / SIGTERM while watching: a stop request, then Python's own handler */
+static void
+on_stop_signal(int sig, siginfo_t *si, void *ctx)
+{
+    int saved = errno;
+    if (w_enabled) {
+        w_request = 128 + sig;
+        w_wake();
+    }
+    errno = saved;
+    if (sig > 0 && sig < NSIG && w_chained[sig]) {
+        struct sigaction *p = &w_prev[sig];
+        if (p->sa_flags & SA_SIGINFO) {
+            if (p->sa_sigaction != NULL)
+                p->sa_sigaction(sig, si, ctx);
+        } else if (p->sa_handler != SIG_DFL && p->sa_handler != SIG_IGN && p->sa_handler != NULL)
+            p->sa_handler(sig);
+        else if (p->sa_handler == SIG_DFL) {
+            signal(sig, SIG_DFL);
+            raise(sig);
+        }
+    }
+}
+
+static void *
+w_main(void *unused)
+{
+    sigset_t all;
+    double kicked = 0;
+    (void)unused;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);      /* signals go to the other threads */
+    for (;;) {
+        struct pollfd pfd = {w_pipe[0], POLLIN, 0};
+        double now = mono(), due = 0;
+        int timeout = -1;
+        char buf[64];
+        pthread_mutex_lock(&w_mu);
+        if (w_request) {
+            if (w_request_at == 0)
+                w_request_at = now + REQUEST_MARGIN_S;
+            if (w_request > 1)
+                w_request_code = w_request;
+            w_request = 0;
+        }
+        if (w_enabled) {
+            if (w_bound > 0)
+                due = w_bound;
+            if (w_request_at > 0 && (due == 0 || w_request_at < due))
+                due = w_request_at;
+        }
+        if (due > 0 && now >= due) {
+            if (!w_interrupting) {
+                w_interrupting = 1;
+                w_progress = now;
+                w_read_ranges();
+            }
+            if (now - w_progress > FALLBACK_S) {
+                /* nothing answers: end the process as sysbench does at its bounds */
+                int code = (w_request_at > 0 && (w_bound == 0 || w_request_at <= w_bound)) ? w_request_code : w_code;
+                const char *msg = code == w_code ? w_message : "";
+                ssize_t r;
+                r = write(1, msg, strlen(msg));
+                (void)r;
+                _exit(code ? code : 1);
+            }
+            if (now - kicked >= KICK_EVERY_S) {
+                if ((int)((now - w_progress) / KICK_EVERY_S) % 10 == 0)
+                    w_read_ranges();              /* traces compiled meanwhile */
+                kicked = now;
+                for (int i = 0; i < w_ntids; i++)
+                    syscall(SYS_tgkill, getpid(), w_tids[i], SIGURG);
+            }
+            timeout = (int)(KICK_EVERY_S * 1000);
+        } else {
+            w_interrupting = 0;
+            if (due > 0)
+                timeout = (int)((due - now) * 1000) + 1;
+        }
+        pthread_mutex_unlock(&w_mu);
+        if (poll(&pfd, 1, timeout) > 0) {
+            ssize_t r = read(w_pipe[0], buf, sizeof buf);
+            (void)r;
+        }
+    }
+    return NULL;
+}
+
+/* a fork (worker processes; a campaign's later run) has no watchdog thread nor Lua threads
+ * of its parent, and must not write to the parent's pipe */
+static void
+w_before_fork(void)
+{
+    pthread_mutex_lock(&w_mu);
+}
+
+static void
+w_after_fork_parent(void)
+{
+    pthread_mutex_unlock(&w_mu);
+}
+
+static void
+w_after_fork_child(void)
+{
+    pthread_mutex_init(&w_mu, NULL);
+    w_thread_started = 0;
+    w_enabled = 0;
+    w_interrupting = 0;
+    w_ntids = 0;
+    t_registered = 0;
+    if (w_pipe[0] >= 0) {
+        close(w_pipe[0]);
+        close(w_pipe[1]);
+        w_pipe[0] = w_pipe[1] = -1;
+    }
+}
+
+static int
+w_install(int sig, void (*fn)(int, siginfo_t *, void *), int chain)
+{
+    struct sigaction sa, prev;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = fn;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(sig, &sa, &prev) < 0)
+        return -1;
+    if (chain && !(prev.sa_flags & SA_SIGINFO && prev.sa_sigaction == fn)) {
+        w_prev[sig] = prev;
+        w_chained[sig] = 1;
+    }
+    return 0;
+}
+
+/* lua_watch_start(signals): watch the calling thread's event loop (signals: SIGINT and
+ * SIGTERM are stop requests too, in the process that gets them from the terminal) */
+static PyObject *
+lua_watch_start(PyObject *self, PyObject *arg)
+{
+    int signals = PyObject_IsTrue(arg);
+    if (signals < 0)
+        return NULL;
+    static int at_fork;
+    if (!bound)
+        Py_RETURN_FALSE;
+    if (!at_fork) {
+        pthread_atfork(w_before_fork, w_after_fork_parent, w_after_fork_child);
+        at_fork = 1;
+    }
+    pthread_mutex_lock(&w_mu);
+    if (w_pipe[0] < 0 && pipe2(w_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+        pthread_mutex_unlock(&w_mu);
+        return PyErr_SetFromErrno(PyExc_OSError);
+    }
+    w_bound = w_request_at = 0;
+    w_request = 0;
+    w_interrupting = 0;
+    pthread_mutex_unlock(&w_mu);
+    w_install(SIGURG, on_kick, 0);
+    if (signals) {
+        w_install(SIGINT, on_stop_signal, 1);
+        w_install(SIGTERM, on_stop_signal, 1);
+    }
+    if (!w_thread_started) {
+        pthread_t t;
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, &old);
+        if (pthread_create(&t, NULL, w_main, NULL) == 0) {
+            pthread_detach(t);
+            w_thread_started = 1;
+        }
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
+    w_enabled = 1;
+    w_wake();
+    Py_RETURN_TRUE;
+}
+
+/* lua_watch_stop(): no more watching; Python's SIGINT / SIGTERM handlers back in place
+ * (where the chain is still ours) */
+static PyObject *
+lua_watch_stop(PyObject *self, PyObject *unused)
+{
+    w_enabled = 0;
+    pthread_mutex_lock(&w_mu);
+    w_bound = w_request_at = 0;
+    w_interrupting = 0;
+    pthread_mutex_unlock(&w_mu);
+    for (int sig = 1; sig < NSIG; sig++) {
+        struct sigaction cur;
+        if (!w_chained[sig])
+            continue;
+        if (sigaction(sig, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_stop_signal)
+            sigaction(sig, &w_prev[sig], NULL);
+        w_chained[sig] = 0;
+    }
+    w_wake();
+    Py_RETURN_NONE;
+}
+
+/* lua_watch_bound(delay_s, message, code): interrupt the loop's Lua delay_s from now unless
+ * the engine calls this again first (0: no bound); at FALLBACK_S past it, with nothing
+ * answering, print message and exit with code */
+static PyObject *
+lua_watch_bound(PyObject *self, PyObject *args)
+{
+    double delay;
+    const char *msg = "";
+    int code = 2;
+    if (!PyArg_ParseTuple(args, "d|si", &delay, &msg, &code))
+        return NULL;
+    pthread_mutex_lock(&w_mu);
+    w_bound = delay > 0 ? mono() + delay : 0;
+    snprintf(w_message, sizeof w_message, "%s", msg);
+    w_code = code;
+    if (delay <= 0)
+        w_request_at = 0;         /* the engine has acted: nothing is due */
+    pthread_mutex_unlock(&w_mu);
+    w_wake();
+    Py_RETURN_NONE;
+}
+
+/* lua_watch_ack(): the loop has seen the stop requests so far */
+static PyObject *
+lua_watch_ack(PyObject *self, PyObject *unused)
+{
+    pthread_mutex_lock(&w_mu);
+    w_request_at = 0;
+    w_request = 0;
+    pthread_mutex_unlock(&w_mu);
+    w_wake();
+    Py_RETURN_NONE;
+}
+
+/* lua_watch_parked(): a call took the interrupt (the loop runs again): the fallback waits */
+static PyObject *
+lua_watch_parked(PyObject *self, PyObject *unused)
+{
+    pthread_mutex_lock(&w_mu);
+    w_progress = mono();
+    pthread_mutex_unlock(&w_mu);
+    Py_RETURN_NONE;
+}
+
+/* lua_watch_running(address): the state about to run Lua through lupa on the loop's thread
+ * (0: none); returns the previous one */
+static PyObject *
+lua_watch_running(PyObject *self, PyObject *arg)
+{
+    unsigned long long a = PyLong_AsUnsignedLongLong(arg);
+    lua_State *prev = t_running;
+    if (a == (unsigned long long)-1 && PyErr_Occurred())
+        return NULL;
+    w_register();
+    t_running = (lua_State *)(uintptr_t)a;
+    return PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)prev);
+}
 
 static PyObject *
 le_reads(LuaEvents *e)
@@ -477,12 +920,28 @@ le_statement(LuaEvents *e, lua_Number d)
 
 /* run on the state's own stack: each switch in resumes the coroutine (or, parked, returns
  * from pysysbench_exec, which switches back itself); each lua_resume's end switches back */
+#define STATUS_KILLED (-100)
+
 static void
 le_entry(void)
 {
     for (;;) {
         LuaEvents *e = le_current;
-        e->status = lua.resume(e->co, e->nres);
+        if (sigsetjmp(e->recover, 0) == 0) {
+            e->armed = 1;
+            e->status = lua.resume(e->co, e->nres);
+            e->armed = 0;
+        } else {                            /* the watchdog left a trace (on_kick): the state is dead */
+            sigset_t kick;
+            e = le_current;
+            e->armed = 0;
+            e->dead = 1;
+            e->parked = PARKED_NO;
+            e->status = STATUS_KILLED;
+            sigemptyset(&kick);
+            sigaddset(&kick, SIGURG);
+            pthread_sigmask(SIG_UNBLOCK, &kick, NULL);
+        }
         ps_switch(&e->stack.sp, e->back);
     }
 }
@@ -493,10 +952,14 @@ le_enter(LuaEvents *e)
 {
 #if HAVE_STACKS
     LuaEvents *prev = le_current;
+    lua_State *running = t_running;
+    w_register();
     le_current = e;
+    t_running = e->co;
     pysysbench_stacked[0]++;
     ps_switch(&e->back, e->stack.sp);
     pysysbench_stacked[0]--;
+    t_running = running;
     le_current = prev;
 #else
     (void)e;
@@ -619,7 +1082,7 @@ static PyObject *
 le_unwind(PyObject *self, PyObject *unused)
 {
     LuaEvents *e = (LuaEvents *)self;
-    if (e->parked) {
+    if (e->parked && !e->dead) {
         e->unwinds++;
         Py_CLEAR(e->reads);
         e->answer = -1;
@@ -640,6 +1103,10 @@ le_next(PyObject *self, int first, PyObject **stmt, PyObject **args, Py_ssize_t 
     LuaEvents *e = (LuaEvents *)self;
     lua_State *co = e->co;
     int status, top, nres, changed = 0;
+    if (e->dead) {
+        PyErr_SetString(interrupted_type, INTERRUPT_MARKER);
+        return -1;
+    }
     if (!e->parked && lua.status(co) != LUA_YIELD) {
         PyErr_SetString(lua_error_type, "the Lua event coroutine is not suspended");
         return -1;
@@ -687,11 +1154,25 @@ le_next(PyObject *self, int first, PyObject **stmt, PyObject **args, Py_ssize_t 
             return SOURCE_STATEMENT;
         }
         status = e->status;
-    } else
+    } else {
+        lua_State *running = t_running;
+        w_register();
+        t_running = co;
         status = lua.resume(co, nres);
+        t_running = running;
+    }
+    if (status == STATUS_KILLED) {
+        PyErr_SetString(interrupted_type, INTERRUPT_MARKER);
+        return -1;
+    }
     if (status != LUA_YIELD) {              /* the runner never returns: it died (an error outside its pcall) */
         size_t len = 0;
         const char *msg = status == 0 ? NULL : lua.tolstring(co, -1, &len);
+        if (msg != NULL && strcmp(msg, INTERRUPT_MARKER) == 0) {
+            e->dead = 1;
+            PyErr_SetString(interrupted_type, INTERRUPT_MARKER);
+            return -1;
+        }
         PyObject *text = msg == NULL ? PyUnicode_FromString("the Lua event coroutine ended")
                                      : PyUnicode_DecodeUTF8(msg, (Py_ssize_t)len, "replace");
         if (text != NULL) {
@@ -797,7 +1278,7 @@ le_drop_parked(LuaEvents *e)
 static int
 le_clear(LuaEvents *e)
 {
-    if (e->parked && e->runner != NULL) {     /* never left parked: its runtime may close next */
+    if (e->parked && !e->dead && e->runner != NULL) {     /* never left parked: its runtime may close next */
         PyObject *r = le_unwind((PyObject *)e, NULL);
         if (r == NULL)
             PyErr_WriteUnraisable((PyObject *)e);
@@ -817,7 +1298,7 @@ le_dealloc(LuaEvents *e)
 {
     PyObject_GC_UnTrack(e);
     le_clear(e);
-    if (!e->parked)                 /* a stack with live frames is never freed */
+    if (!e->parked && !e->dead)     /* a stack with live frames is never freed */
         stack_free(&e->stack);
     Py_TYPE(e)->tp_free((PyObject *)e);
 }
@@ -830,6 +1311,7 @@ static PyMemberDef le_members[] = {
     {"parked", T_INT, offsetof(LuaEvents, parked), READONLY,
      "1: waiting inside pysysbench_exec for a statement, 2: inside pysysbench_event_done for the next event"},
     {"unwinds", T_LONGLONG, offsetof(LuaEvents, unwinds), READONLY, "unwind() calls that found the state parked"},
+    {"dead", T_INT, offsetof(LuaEvents, dead), READONLY, "1: stopped by the watchdog, never to be entered again"},
     {NULL},
 };
 
@@ -855,6 +1337,12 @@ static PyTypeObject LuaEventsType = {
 
 static PyMethodDef bridge_functions[] = {
     {"lua_bind", lua_bind, METH_O, "Bind lupa's LuaJIT module's C API (True), or not (False: not LuaJIT 2.1)."},
+    {"lua_watch_start", lua_watch_start, METH_O, "Watch this thread's event loop for Lua that ignores its stop bounds."},
+    {"lua_watch_stop", lua_watch_stop, METH_NOARGS, "Stop watching."},
+    {"lua_watch_bound", lua_watch_bound, METH_VARARGS, "(delay_s, message, code): the next stop bound (0: none)."},
+    {"lua_watch_ack", lua_watch_ack, METH_NOARGS, "The loop has seen the stop requests so far."},
+    {"lua_watch_parked", lua_watch_parked, METH_NOARGS, "A Lua call took the interrupt."},
+    {"lua_watch_running", lua_watch_running, METH_O, "The lua_State running Lua through lupa now (0: none)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -862,6 +1350,12 @@ int
 bridge_init(PyObject *m)
 {
     if ((s_reads = PyUnicode_InternFromString("reads")) == NULL)
+        return -1;
+    interrupted_type = PyErr_NewExceptionWithDoc("pysysbench._native.LuaInterrupted",
+        "A Lua state stopped by the watchdog (lua/bridge.c) at a stop bound.", NULL, NULL);
+    if (interrupted_type == NULL || PyModule_AddObjectRef(m, "LuaInterrupted", interrupted_type) < 0)
+        return -1;
+    if (PyModule_AddStringConstant(m, "LUA_INTERRUPT_MARKER", INTERRUPT_MARKER) < 0)
         return -1;
     LuaEventsType.tp_base = &EventSourceType;
     if (PyType_Ready(&LuaEventsType) < 0 || PyModule_AddFunctions(m, bridge_functions) < 0)

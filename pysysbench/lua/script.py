@@ -27,6 +27,7 @@ from .host import error_text, load, make_services, program_argv, stdout_line
 from .log import FATAL
 from ..workloads.stock import find_module
 from .state import EventHooks, LuaState, Services, options_source
+from ..workloads.held import is_interrupt, park
 
 PREFIX = LUA_SOURCE_PREFIX    # Workload.source of a script: worker processes resolve it again
 
@@ -111,6 +112,10 @@ class LuaSource:
     def finish(self, outcome: Any) -> Any:
         return self.st.finish_event(self.events, outcome, self.failed)
 
+    def abandon(self) -> None:
+        """The watchdog stopped the state inside compiled code (LuaInterrupted)."""
+        self.st.abandon()
+
 
 class LuaWorkload(Workload):
     """A sysbench Lua script (``sysbench.cmdline.options`` declares its options)."""
@@ -118,6 +123,7 @@ class LuaWorkload(Workload):
     script: ScriptRef
     connects = False            # the script opens its own connections (drv:connect())
     runs_own_commands = True    # sysbench's command dispatch (dispatch below)
+    holds_loop = True           # Lua may compute without yielding: engine/loopwatch.py keeps the bounds
     services: Services | None = None   # set by dispatch in the process that parsed the command line
     commands = ("prepare", "run", "cleanup", "help")
 
@@ -199,6 +205,9 @@ class LuaWorkload(Workload):
         return True
 
     async def _event_failed(self, ctx: ThreadContext, ret: Any) -> Any:
+        if is_interrupt(ret):     # the watchdog's (engine/loopwatch.py): the engine's cancel is due
+            ret = None
+            await park()
         if is_restart(ret):
             # not left in this frame: a traceback keeping a Lua object keeps its runtime
             # alive past the state's close, to be freed by the cycle collector at exit,

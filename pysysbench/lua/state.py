@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import ctypes
 import os
 import sys
 import tempfile
@@ -31,7 +32,8 @@ from ..drivers.base import Connection, Counters, Driver
 from ..errors import ConnectError, DatabaseError, IgnorableError, ReconnectError, SQLError
 from .log import ALERT, DEBUG, FATAL, Log
 from ..rand_compat import Xoroshiro128Plus
-from ..native import FILE as NATIVE_PATH, OFF, LuaEvents, lua_bind
+from ..native import FILE as NATIVE_PATH, OFF, LuaEvents, lua_bind, lua_watch
+from ..workloads.held import is_interrupt, park
 from .runtime import runtime_module
 from ..memory import huge_heap
 from ..workloads.stock import package_path
@@ -100,8 +102,43 @@ local jit_on = jit and jit.on
 local jit_start = jit and jit.opt and jit.opt.start
 local jit_held = false     -- the loader turned the JIT off, and the script has not said otherwise
 local on_options = nil     -- applied with the probe's jit.on() (JIT_ON_OPTIONS)
+-- An error raised inside sysbench's API (sysbench.lua, loaded from a temporary .luac without
+-- line numbers) or by a host function of Python is told at the script's line that called
+-- it, as sysbench tells an FFI call's error at the caller's line: the first frame that is
+-- neither C, the API, nor this file
+local getinfo = debug and debug.getinfo
+local wrap_source = getinfo and getinfo(1, "S").source
+local api_source = nil
+local function where(level)
+   while true do
+      local info = getinfo(level, "Sl")
+      if info == nil then return nil end
+      if info.what ~= "C" and info.source ~= api_source and info.source ~= wrap_source
+            and info.currentline > 0 then
+         return info.short_src .. ":" .. info.currentline .. ": "
+      end
+      level = level + 1
+   end
+end
+local function relocate(e)
+   local t = type(e)
+   if api_source == nil or (t ~= "string" and t ~= "userdata") then return e end
+   if t == "userdata" then e = tostring(e)     -- a host function's Python exception
+   else
+      local api = api_source:sub(2)
+      if e:sub(1, #api + 1) ~= api .. ":" then return e end
+      e = e:gsub("^[^:]*:%-?%d+: ", "", 1)
+   end
+   local at = where(2)
+   return at and at .. e or e
+end
+local xpcall_args = jit ~= nil and getinfo ~= nil   -- LuaJIT's xpcall passes arguments
+local function protected(fn, ...)
+   if xpcall_args then return xpcall(fn, relocate, ...) end
+   return pcall(fn, ...)
+end
 return function(fn, ...)
-   local ok, r = pcall(fn, ...)
+   local ok, r = protected(fn, ...)
    return 0, ok, r
 end, function(tid, probe)
    local after, done = sysbench.after_event, sysbench.event_done
@@ -123,7 +160,8 @@ end, function(tid, probe)
          end
          n = n + 1
       end
-      local ok, r = pcall(event, tid)
+      local ok, r
+      if xpcall_args then ok, r = xpcall(event, relocate, tid) else ok, r = pcall(event, tid) end
       if ok and not r then after() end
       -- on a state's own C stack (lua/bridge.c) the event's end goes to the C loop in a call
       if done == nil or done(ok, r) < 0 then yield(0, ok, r) end
@@ -147,6 +185,7 @@ end, function(path, H, jit_options, hold, options_on)
       end
    end
    local f = assert(loadfile(path))
+   if getinfo then api_source = getinfo(f, "S").source end
    return f(H)
 end, function(path, modname)
    local f, err
@@ -382,6 +421,8 @@ HUGE_PAGE_STATES = 32
 # the runtimes (and C stacks) of closed states whose lua_close can wait: LuaState.release
 _parked: list[tuple[Any, Any]] = []
 PARK_STATES = True
+# the states the watchdog left inside a trace (LuaState.abandon): never freed
+_abandoned: list["LuaState"] = []
 
 
 @atexit.register
@@ -429,6 +470,8 @@ class LuaState:
         package.path, package.cpath = path, cpath
         # (a benchmark thread's state only, whose runner probes: a command's states have no hooks)
         self._held = bool(many and self.jit and hooks is not None and _env_on(JIT_HOLD_ENV))
+        self.dead = False          # abandon(): left by the watchdog inside a trace
+        self._address: Any = None  # lua/bridge.c's function naming a coroutine's lua_State (False: none)
         self._load_api(_api(rt), self._host(script_path, argv or [], command),
                        JIT_OPTIONS_MANY if many else JIT_OPTIONS, self._held, JIT_ON_OPTIONS)
         self.sysbench = rt.globals().sysbench
@@ -487,7 +530,7 @@ class LuaState:
     def _unwind(self) -> None:
         """Before Python enters the state through lupa: a stackful event waiting inside a
         statement or at its end (a live trace: lua/bridge.c) goes to an ordinary yield."""
-        if self._native is not None:
+        if self._native is not None and not self.dead:
             self._native.unwind()
 
     def global_(self, name: str) -> Any:
@@ -495,10 +538,42 @@ class LuaState:
         return self.rt.globals()[name]
 
     async def call(self, fn: Any, *args: Any) -> tuple[bool, Any]:
-        """Run ``fn(*args)`` to the end as a coroutine: (ok, result or error value)."""
+        """Run ``fn(*args)`` to the end as a coroutine: (ok, result or error value).  A call
+        the watchdog interrupted (engine/loopwatch.py) waits for the engine's cancel."""
+        if self.dead:
+            await park()
         self._unwind()
         co = self._call.coroutine(fn, *args)
-        return await self._drive(co, None)
+        ok, r = await self._drive(co, None, watched=True)
+        if not ok and is_interrupt(r):
+            co = r = None
+            await park()
+        return ok, r
+
+    def _watched(self, co: Any) -> Callable[[Any], Any]:
+        """``co.send`` telling the watchdog (lua/bridge.c) which state runs Lua meanwhile."""
+        send = co.send
+        if lua_watch is None or not self._bridged:
+            return send
+        if self._address is None:
+            self._address = self._address_loader(NATIVE_PATH) or False
+        if not self._address:
+            return send
+        address = int(self._address(co))
+        running = lua_watch.lua_watch_running
+
+        def watched(value: Any) -> Any:
+            prev = running(address)
+            try:
+                return send(value)
+            finally:
+                running(prev)
+        return watched
+
+    def abandon(self) -> None:
+        """The watchdog left this state inside compiled code (lua/bridge.c): nothing may
+        enter it again, nor free it (its runtime is kept until the process ends)."""
+        self.dead = True
 
     def _events(self) -> Any:
         """The runner coroutine, started (suspended where each resume runs one event), at
@@ -567,10 +642,12 @@ class LuaState:
             return self.rt.table_from([self.table(v) for v in value])
         return value
 
-    async def _drive(self, co: Any, req: tuple | None, failed: Callable[[Any], Any] | None = None) -> Any:
+    async def _drive(self, co: Any, req: tuple | None, failed: Callable[[Any], Any] | None = None,
+                     watched: bool = False) -> Any:
         """Serve the Lua coroutine ``co``'s requests (``req``: its first, or None to start it)
-        until it is done: (ok, value), or with ``failed`` an event's outcome (see event)."""
-        send = co.send
+        until it is done: (ok, value), or with ``failed`` an event's outcome (see event);
+        ``watched``: the watchdog knows the state while it runs (not the events' hot path)."""
+        send = self._watched(co) if watched else co.send
         if req is None:
             req = send(None)
         stmts, c, ops = self.stmts, self.counters, self._ops
@@ -747,6 +824,13 @@ class LuaState:
         until a forked worker process exits without freeing it."""
         self.stmts = [None]
         _open_states.discard(self)
+        if self.dead:     # kept as it is, with its runtime: its Lua stopped inside a trace
+            if self not in _abandoned:
+                _abandoned.append(self)
+                # never freed, not even at the interpreter's exit: lua_close (lupa's runtime
+                # freed) or a proxy's unref would walk a VM left in the middle of a trace
+                ctypes.pythonapi.Py_IncRef(ctypes.py_object(self))
+            return
         native = self._native
         if native is not None:   # a thread stopped inside an event: out of it before lua_close
             self._unwind()
@@ -764,7 +848,7 @@ class LuaState:
             # reference count: lupa objects left to the cycle collector at interpreter exit can
             # outlive their runtime's teardown and crash the process (SIGSEGV)
             self._call = self._runner_fn = self._load_api = self._loader = self._finish = self._export = None
-            self._take_held = self._address_loader = self._jit_release = None
+            self._take_held = self._address_loader = self._jit_release = self._address = None
             self.sysbench = None
             self.rt = None
 

@@ -307,30 +307,56 @@ local host_counter_inc, host_more, host_start, host_stop = H.counter_inc, H.more
 -- ffi.C proxy: sysbench's own symbols come from the host, the rest from libc
 if ffi then
    local realC = ffi.C
+   -- a C function's number argument as the FFI converts it, or the FFI's error at the
+   -- caller's line (level 3: the caller of the function that called this)
+   local function c_num(x, n, fname, ctype)
+      local t = type(x)
+      if t == "number" then return x end
+      if t == "boolean" then return x and 1 or 0 end
+      if t == "cdata" then
+         local ok, v = pcall(tonumber, x)
+         if ok and v then return v end
+      elseif t == "string" and ctype == "sb_counter_type" then   -- an enum takes its constants' names
+         local ok, v = pcall(ffi.cast, "sb_counter_type", x)
+         if ok then return tonumber(v) end
+      end
+      error(sformat("bad argument #%d to '%s' (cannot convert '%s' to '%s')", n, fname,
+                    t == "cdata" and tostring(ffi.typeof(x)):match("^ctype<(.*)>$") or t, ctype), 3)
+   end
    local function usleep(us)
-      if coroutine.isyieldable() then yield(OP_SLEEP, tonumber(us) / 1e6) end   -- LuaJIT 2.1 has it
+      us = c_num(us, 1, "usleep", "unsigned int")
+      if coroutine.isyieldable() then yield(OP_SLEEP, us / 1e6) end   -- LuaJIT 2.1 has it
       return 0
    end
+   local function wrap0(f) return function() return f() end end
    local own = {
-      sb_counter_inc = function(tid, t) host_counter_inc(tonumber(tid), tonumber(t)) end,
-      sb_counter_val = function(tid, t) return ffi.cast("uint64_t", H.counter_val(tonumber(tid), tonumber(t))) end,
-      sb_more_events = function(tid) return host_more(tonumber(tid)) end,
-      sb_event_start = function(tid) host_start(tonumber(tid)) end,
-      sb_event_stop = function(tid) host_stop(tonumber(tid)) end,
+      sb_counter_inc = function(tid, t)
+         host_counter_inc(c_num(tid, 1, "sb_counter_inc", "int"), c_num(t, 2, "sb_counter_inc", "sb_counter_type"))
+      end,
+      sb_counter_val = function(tid, t)
+         local v = H.counter_val(c_num(tid, 1, "sb_counter_val", "int"), c_num(t, 2, "sb_counter_val", "sb_counter_type"))
+         return ffi.cast("uint64_t", v)
+      end,
+      sb_more_events = function(tid) return host_more(c_num(tid, 1, "sb_more_events", "int")) end,
+      sb_event_start = function(tid) host_start(c_num(tid, 1, "sb_event_start", "int")) end,
+      sb_event_stop = function(tid) host_stop(c_num(tid, 1, "sb_event_stop", "int")) end,
       sb_rand_uniform_uint64 = rnd_u64,
       sb_rand_uniform_double = rnd_double,
-      sb_rand_default = sysbench.rand.default,
-      sb_rand_uniform = sysbench.rand.uniform,
-      sb_rand_gaussian = sysbench.rand.gaussian,
-      sb_rand_special = sysbench.rand.special,
-      sb_rand_pareto = sysbench.rand.pareto,
-      sb_rand_unique = sysbench.rand.unique,
+      sb_rand_default = wrap2(r_default, "sb_rand_default"),
+      sb_rand_uniform = wrap2(r_uniform, "sb_rand_uniform"),
+      sb_rand_gaussian = wrap2(r_gaussian, "sb_rand_gaussian"),
+      sb_rand_special = wrap2(r_special, "sb_rand_special"),
+      sb_rand_pareto = wrap2(r_pareto, "sb_rand_pareto"),
+      sb_rand_unique = wrap0(host_unique),
       sb_rand_str = function(fmt, buf)
+         if type(fmt) ~= "string" and type(fmt) ~= "cdata" then
+            error(sformat("bad argument #1 to 'sb_rand_str' (cannot convert '%s' to 'const char *')", type(fmt)), 2)
+         end
          local s = r_string(ffi.string(fmt))
          ffi.copy(buf, s, #s)
       end,
       usleep = usleep,
-      sleep = function(s) usleep(tonumber(s) * 1e6); return 0 end,
+      sleep = function(s) usleep(c_num(s, 1, "sleep", "unsigned int") * 1e6); return 0 end,
       sb_print_test_options = function() H.print_test_options() end,
    }
    ffi.C = setmetatable(own, {__index = function(_, k) return realC[k] end})

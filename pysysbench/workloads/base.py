@@ -83,6 +83,7 @@ class Workload:
     commands: tuple[str, ...] = ("prepare", "run", "cleanup", "help")
     source: str = ""            # how find_workload() found it (a name or a file path)
     connects: bool = True       # the engine opens each thread's connection (False: the workload does)
+    holds_loop: bool = False    # its code may hold the event loop (Lua): engine/loopwatch.py keeps the stop bounds
 
     def __init__(self, values: Values, driver: Driver):
         self.values = values

@@ -150,6 +150,38 @@ def test_errors_as_sysbench_prints_them(sqlite_opts, run_cli, tmp_path):
     assert "Cannot find benchmark 'no_such_script.lua': no such built-in test, file or module" in proc.stdout
 
 
+
+def test_errors_inside_the_api_name_the_scripts_line(sqlite_opts, run_cli, tmp_path):
+    """An error raised inside sysbench's API (a nil SQL text, a bad argument to an FFI symbol,
+    a host function's failure) is told at the script's line that made the call, as
+    sysbench 1.0.20 tells an FFI call's error -- never at pysysbench's temporary .luac file
+    (was: `/tmp/pysysbench-sysbench-*.luac:0: attempt to get length of a nil value`, and
+    `(not a string)` for a host function's error)."""
+    def run(name: str, body: str):
+        _script(tmp_path, name, f"local ffi = require('ffi')\nfunction event()\n  {body}\nend\n")
+        proc = run_cli(name, *sqlite_opts, "--events=1", "run", cwd=tmp_path)
+        assert proc.returncode == 1, proc.stdout
+        assert ".luac" not in proc.stdout + proc.stderr and "(not a string)" not in proc.stdout, proc.stdout
+        return proc.stdout
+
+    failed = "FATAL: `thread_run' function failed: "
+    # sysbench 1.0.20 prints this line for the same script
+    out = run("ffiarg.lua", 'ffi.C.sb_rand_uniform("abc", 1)')
+    assert failed + "ffiarg.lua:3: bad argument #1 to 'sb_rand_uniform' (cannot convert 'string' to 'unsigned int')" \
+        in out, out
+    out = run("counter.lua", 'ffi.C.sb_counter_inc(0, "x")')
+    assert failed + "counter.lua:3: bad argument #2 to 'sb_counter_inc' (cannot convert 'string' to 'sb_counter_type')" \
+        in out, out
+    out = run("sleeparg.lua", 'ffi.C.usleep("x")')
+    assert failed + "sleeparg.lua:3: bad argument #1 to 'usleep' (cannot convert 'string' to 'unsigned int')" in out, out
+    # inside the API's Lua (sysbench: [string "sysbench.sql.lua"]:269: attempt to get length of local 'query')
+    out = run("nilquery.lua", "local con = sysbench.sql.driver():connect(); con:query(nil)")
+    assert failed + "nilquery.lua:3: attempt to get length of a nil value" in out, out
+    out = run("nilstr.lua", "sysbench.rand.string(nil)")
+    assert failed + "nilstr.lua:3: attempt to get length of a nil value" in out, out
+    out = run("indexnil.lua", "local t = nil; return t.x")
+    assert failed + "indexnil.lua:3: attempt to index local 't' (a nil value)" in out, out
+
 def test_declared_options_help_and_values(sqlite_opts, run_cli, tmp_path):
     opts = _script(tmp_path, "opts.lua", """
 sysbench.cmdline.options = {
