@@ -8,7 +8,7 @@ import inspect
 import os
 import stat
 import sys
-from dataclasses import field
+from dataclasses import field, replace
 from typing import Callable
 
 from ..drivers import DB_OPTIONS, REGISTRY as DRIVERS
@@ -18,7 +18,7 @@ from ..engine.ray_options import RAY_OPTIONS
 from ..errors import ConfigError, InvalidOption, UsageError, WorkloadError
 from ..load.options import GROUP as LOAD_GROUP, LOAD_OPTIONS
 from ..options import (PERCENT, Bounds, Option, OptType, RawOption, Registry, Values,
-                       apply_options, canonical, check_bounds, help_block, split_argv)
+                       apply_options, canonical, check_bounds, help_block, option_text, split_argv)
 from ..output.registry import OUTPUT_OPTIONS
 from ..rand import DISTRIBUTIONS
 from ..rand_compat import COMPAT_OPTIONS, compat_warnings
@@ -33,7 +33,15 @@ G = "General options"
 R = "Pseudo-Random Numbers Generator options"
 L = "Log options"
 
-GENERAL_OPTIONS = ENGINE_OPTIONS + [   # the engine's first, in sysbench's order
+
+
+def c_ints(options: list[Option]) -> list[Option]:
+    """sysbench's general integer options are C ints (``sb_get_value_int``): a value beyond
+    one (``--time=10000000000``) is refused while parsing, with sysbench's message."""
+    return [replace(o, c_int=True) if o.type is OptType.INT else o for o in options]
+
+
+GENERAL_OPTIONS = c_ints(ENGINE_OPTIONS) + c_ints([   # the engine's first, in sysbench's order
     Option("debug", OptType.BOOL, False, "print more debugging info (and tracebacks)", G),
     Option("validate", OptType.BOOL, False, "perform validation checks where possible", G),
     Option("help", OptType.BOOL, False, "print help and exit", G),
@@ -55,9 +63,9 @@ GENERAL_OPTIONS = ENGINE_OPTIONS + [   # the engine's first, in sysbench's order
     Option("max-requests", OptType.INT, 0, "deprecated alias for --events", G, alias_for="events"),
     Option("max-time", OptType.INT, 0, "deprecated alias for --time", G, alias_for="time"),
     Option("num-threads", OptType.INT, 1, "deprecated alias for --threads", G, alias_for="threads"),
-]
+])
 
-RAND_OPTIONS = [
+RAND_OPTIONS = c_ints([
     Option("rand-type", OptType.STRING, "special", "random numbers distribution {" + ",".join(DISTRIBUTIONS) + "}", R),
     Option("rand-spec-iter", OptType.INT, 12, "number of iterations used for numbers generation", R,
            bounds=Bounds(1)),
@@ -71,15 +79,15 @@ RAND_OPTIONS = [
            bounds=Bounds(0.0, 1.0, open_min=True, open_max=True)),
     Option("rand-zipfian-exp", OptType.DOUBLE, 0.8, "shape parameter (exponent, theta) for the Zipfian "
            "distribution", R, bounds=Bounds(0.0)),
-]
+])
 
-LOG_OPTIONS = [
+LOG_OPTIONS = c_ints([
     Option("verbosity", OptType.INT, 3, "verbosity level {5 - debug, 0 - only critical messages}", L,
            bounds=Bounds(0, 5)),
     Option("percentile", OptType.INT, 95, "percentile to calculate in latency statistics (1-100). Use the "
            "special value of 0 to disable percentile calculations", "", bounds=Bounds(0, 100)),
     Option("histogram", OptType.BOOL, False, "print latency histogram in report", ""),
-]
+])
 
 # deprecated alias -> (new name, condition under which the alias is used) (spec 1.2)
 ALIASES = {
@@ -231,8 +239,8 @@ def _reject_unknown(rest: list[RawOption]) -> None:
     if rest:
         r = rest[0]
         if face.active().strict:     # sysbench's text: the argument as given
-            raise InvalidOption(f"invalid option: --{r.name}" + ("" if r.value is None else f"={r.value}"))
-        raise InvalidOption(f"invalid option: --{r.name}{r.origin} (see 'pysysbench --help')")
+            raise InvalidOption(f"invalid option: {option_text(r.name, r.value)}")
+        raise InvalidOption(f"invalid option: {option_text(r.name, r.value)}{r.origin} (see 'pysysbench --help')")
 
 
 def _apply_aliases(inv: Invocation) -> None:

@@ -23,7 +23,7 @@ from ..results import RunOutcome, client_busy
 from ..files import check_writable
 from ..options import help_block
 from ..output import text
-from ..output.registry import report_for
+from ..output.registry import is_data_only, report_for
 from ..workloads.base import Env, Workload, user_code
 from . import face, subcommands
 from .library import check_command, configure
@@ -55,13 +55,23 @@ class Printer:
 
     When the reader goes away ("pysysbench ... | head -1") the printer goes quiet
     (``closed``; the stream's descriptor is pointed at /dev/null so no later
-    flush fails) and calls ``on_closed``: a run then stops as if interrupted."""
+    flush fails) and calls ``on_closed``: a run then stops as if interrupted.
+
+    For a data-only report format (``--output-format=json``, :meth:`data_only`) the
+    report's documents (:meth:`data`) are all that goes to standard output; every
+    other line (the first line, the banner, progress, warnings, errors) goes to
+    standard error."""
 
     def __init__(self, stream=None, verbosity: int = NOTICE):
         self.stream = stream or sys.stdout
+        self.data_stream = None       # data_only: standard output, for the documents alone
         self.verbosity = verbosity
         self.closed = False
         self.on_closed: Callable[[], None] | None = None
+
+    def data_only(self) -> None:
+        if self.data_stream is None:
+            self.data_stream, self.stream = self.stream, sys.stderr
 
     def __call__(self, line: str = "", level: int | None = None) -> None:
         if (level_of(line) if level is None else level) <= self.verbosity:
@@ -76,15 +86,23 @@ class Printer:
     def raw(self, chunk: str, level: int = NOTICE) -> None:
         if self.closed or level > self.verbosity:
             return
-        try:
-            self.stream.write(chunk)
-            self.stream.flush()
-        except BrokenPipeError:
-            self._reader_gone()
+        self._write(self.stream, chunk)
 
-    def _reader_gone(self) -> None:
+    def data(self, chunk: str) -> None:
+        """One document of the report (a data-only format): standard output, at every verbosity."""
+        if not self.closed and chunk:
+            self._write(self.data_stream or self.stream, chunk if chunk.endswith("\n") else chunk + "\n")
+
+    def _write(self, stream, chunk: str) -> None:
+        try:
+            stream.write(chunk)
+            stream.flush()
+        except BrokenPipeError:
+            self._reader_gone(stream)
+
+    def _reader_gone(self, stream) -> None:
         self.closed = True
-        _silence(self.stream)
+        _silence(stream)
         if self.on_closed is not None:
             self.on_closed()
 
@@ -266,6 +284,8 @@ def execute(inv: Invocation, out: Printer, command_line: list[str]) -> int:
     come here; ``command_line`` is what the result file records."""
     v = inv.values
     out.verbosity = DEBUG if v.debug else v.verbosity
+    if is_data_only(v):     # --output-format=json: standard output holds the documents alone
+        out.data_only()
     for line in inv.warnings:   # sysbench prints these before its logger knows --verbosity
         out(line, ALWAYS)
     out(header())
@@ -356,6 +376,7 @@ def _run_and_report(spec: RunSpec, workload: Workload, driver, out: Printer, arg
                     stops: Interrupts) -> int:
     v = spec.values
     fmt = report_for(v, workload)        # --output-format: the output registry (pysysbench.output.registry)
+    emit = out.data if fmt.data_only else out.raw     # a document, or the text report's lines
     for line in fmt.banner(spec.forced_shutdown_s):
         out(line)
 
@@ -373,14 +394,14 @@ def _run_and_report(spec: RunSpec, workload: Workload, driver, out: Printer, arg
 
     def interval(st) -> None:
         if custom is None or not custom.intermediate(st):
-            out(fmt.interval(st, sql(st)))
+            emit(fmt.interval(st, sql(st)) + "\n")
         if st.queue_length is not None:
             print_line(fmt.rate(st))
 
     def checkpoint(t: float, summary) -> None:
         print_line(fmt.checkpoint_header(t))
         if custom is None or not custom.checkpoint(summary):
-            out.raw(fmt.checkpoint_summary(t, summary, sql(summary)))
+            emit(fmt.checkpoint_summary(t, summary, sql(summary)))
 
     hooks = Hooks(say=out, interval=interval, checkpoint=checkpoint)
     outcome = _measure(spec, workload, driver, hooks, out, argv, stops)
@@ -391,9 +412,9 @@ def _run_and_report(spec: RunSpec, workload: Workload, driver, out: Printer, arg
         out(warning)
     if outcome.error is None:
         if v.histogram:
-            out.raw(fmt.histogram(outcome.summary.hist))
+            emit(fmt.histogram(outcome.summary.hist))
         if custom is None or not custom.cumulative(outcome.summary):
-            out.raw(fmt.summary(outcome.summary, sql(outcome.summary)))
+            emit(fmt.summary(outcome.summary, sql(outcome.summary)))
         if v.debug:
             _per_thread_debug(outcome, out)
     else:
