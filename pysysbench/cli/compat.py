@@ -290,6 +290,9 @@ def validate(values: Values) -> None:
     if values.rand_type not in DISTRIBUTIONS:
         raise ConfigError(f"Invalid random numbers distribution: {values.rand_type}.")
     validate_engine(values)
+    if values.get("metrics_addr"):     # a bad address fails before anything runs
+        from ..engine.metrics import parse_addr
+        parse_addr(values.metrics_addr)
 
 
 def general_help() -> str:
