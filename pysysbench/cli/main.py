@@ -21,7 +21,7 @@ from ..engine.run import run_async as run_engine
 from ..engine.spec import RunSpec
 from ..results import RunOutcome, client_busy
 from ..files import check_writable
-from ..options import help_block
+from ..options import help_block, shown
 from ..output import text
 from ..output.registry import is_data_only, report_for
 from ..workloads.base import Env, Workload, user_code
@@ -67,6 +67,7 @@ class Printer:
         self.data_stream = None       # data_only: standard output, for the documents alone
         self.verbosity = verbosity
         self.closed = False
+        self.failed: str | None = None    # why standard output could not be written (closed, a full disk)
         self.on_closed: Callable[[], None] | None = None
 
     def data_only(self) -> None:
@@ -98,6 +99,9 @@ class Printer:
             stream.write(chunk)
             stream.flush()
         except BrokenPipeError:
+            self._reader_gone(stream)
+        except (OSError, ValueError, AttributeError) as exc:   # closed (>&-: None), /dev/full, ...
+            self.failed = getattr(exc, "strerror", None) or "it is closed"
             self._reader_gone(stream)
 
     def _reader_gone(self, stream) -> None:
@@ -212,6 +216,19 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_STDOUT_CLOSED
 
 
+def _unwritable_output(out: Printer, code: int) -> int:
+    """Standard output could not be written (closed with >&-, a full disk): the run stopped as
+    for a closed pipe; one line on standard error says why, and the exit code is 1."""
+    if out.failed is None:
+        return code
+    try:
+        print(f"FATAL: cannot write to standard output ({out.failed[:1].lower() + out.failed[1:]}): "
+              "the report is lost", file=sys.stderr, flush=True)
+    except (OSError, ValueError, AttributeError):
+        pass
+    return code if code not in (0, EXIT_STDOUT_CLOSED) else 1
+
+
 def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     face.use(face.select())
@@ -220,24 +237,40 @@ def _main(argv: list[str] | None) -> int:
                 for a in argv)
     try:
         native.check()
-        return dispatch(argv, out)
+        return _unwritable_output(out, dispatch(argv, out))
     except UsageError as exc:
-        print(str(exc), file=sys.stderr)
+        _to_stderr(str(exc))
         return 1
     except PySysbenchError as exc:
         if debug:
             traceback.print_exc()
-        out(f"FATAL: {exc}")
-        return exc.exit_code
+        _say_error(out, f"FATAL: {exc}")
+        return _unwritable_output(out, exc.exit_code)
     except KeyboardInterrupt:
-        out("FATAL: interrupted")
+        _say_error(out, "FATAL: interrupted")
         return 130
     except Exception as exc:   # a bug: one line, the traceback with --debug
         if debug:
             traceback.print_exc()
-        out(f"FATAL: internal error: {type(exc).__name__}: {exc} (rerun with --debug for a traceback "
-            "and please report it)")
+        _say_error(out, f"FATAL: internal error: {type(exc).__name__}: {exc} (rerun with --debug for a "
+                        "traceback and please report it)")
         return 1
+
+
+def _to_stderr(line: str) -> None:
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except (OSError, ValueError, AttributeError):   # standard error closed too: the exit code says it
+        pass
+
+
+def _say_error(out: Printer, line: str) -> None:
+    """An error line where the output goes; on standard error when standard output failed."""
+    if out.failed is not None:
+        if "(stdout closed)" not in line:     # the stop it caused: _unwritable_output's line says it
+            _to_stderr(line)
+    else:
+        out(line)
 
 
 def _early_verbosity(argv: list[str]) -> int:
@@ -292,6 +325,8 @@ def execute(inv: Invocation, out: Printer, command_line: list[str]) -> int:
     cls = inv.workload_cls
     if getattr(cls, "runs_own_commands", False):   # a Lua script: sysbench's own command dispatch
         driver_name = v.db_driver if v.is_set("db_driver") else choose_driver(v)
+        if driver_name == "sqlite":
+            _check_sqlite_file(v, inv.command)
         return cls.dispatch(v, inv.command, inv.rest, out, driver_name,
                             lambda workload, driver: command_run(inv, workload, driver, out, command_line))
     if inv.command is None and face.active().strict and getattr(cls, "help_text", ""):
@@ -303,6 +338,8 @@ def execute(inv: Invocation, out: Printer, command_line: list[str]) -> int:
         return print_workload_help(cls, out, inv.test)
     _check_driver_name(v, inv.command)
     workload, driver = configure(inv)
+    if driver.name == "sqlite":
+        _check_sqlite_file(v, inv.command)
     if inv.command == "prewarm" and face.active().strict and driver.dialect.family != "mysql":
         # 1.0.20's oltp_common.lua refuses (pysysbench's own face prewarms PostgreSQL)
         raise WorkloadError("`sysbench.cmdline.call_command' function failed: oltp_common.lua: prewarm is "
@@ -330,6 +367,27 @@ def _check_driver_name(v, command: str) -> None:
         raise ConfigError(f"invalid database driver name: '{v.db_driver}'\nFATAL: `{fn}' function failed: "
                           "oltp_common.lua: failed to initialize the DB driver"
                           + ("\nFATAL: Thread initialization failed!" if command == "run" else ""))
+
+
+def _check_sqlite_file(v, command: str | None) -> None:
+    """The embedded SQLite file: a folder that is not there is one line before anything
+    runs (SQLite creates no folder, and nothing is created); a run that fell back to it
+    because no driver was named says which file it uses, on stderr."""
+    path = v.sqlite_db
+    if not path or path == ":memory:" or path.startswith("file:"):
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise ConfigError(f"--sqlite-db={shown(path)} is a folder: give a file name in it "
+                          f"(e.g. --sqlite-db={shown(os.path.join(path, 'sbtest.db'))})")
+    if not os.path.isdir(folder):
+        what = "is not a folder" if os.path.exists(folder) else "does not exist"
+        raise ConfigError(f"SQLite database '{shown(path)}': '{shown(folder)}' {what}, so nothing was created; "
+                          "give --sqlite-db a file in an existing folder")
+    if command == "run" and not v.is_set("db_driver") and not any(k.startswith("sqlite_") for k in v.explicit):
+        print(f"NOTE: no --db-driver given: running on the embedded SQLite file '{shown(os.path.abspath(path))}'; "
+              "for a server give --db-driver=mysql or --db-driver=pgsql (with --mysql-host/--pgsql-host ...)",
+              file=sys.stderr)
 
 
 def print_workload_help(cls: type[Workload], out: Printer, test: str | None = None) -> int:

@@ -113,6 +113,8 @@ class LocalRun:
             await self._check_connection_limit(conn)
             with user_code(self.workload, "check_ready"):
                 await self.workload.check_ready(conn, tables, self.driver.target())
+            for line in getattr(self.workload, "ready_notes", ()):
+                self.hooks.say(line)
         finally:
             await conn.close()
 

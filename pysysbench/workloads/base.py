@@ -83,6 +83,7 @@ class Workload:
     commands: tuple[str, ...] = ("prepare", "run", "cleanup", "help")
     source: str = ""            # how find_workload() found it (a name or a file path)
     connects: bool = True       # the engine opens each thread's connection (False: the workload does)
+    ready_notes: tuple[str, ...] = ()   # warnings check_ready found (the run prints them before it starts)
 
     def __init__(self, values: Values, driver: Driver):
         self.values = values

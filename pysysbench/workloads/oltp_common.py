@@ -158,6 +158,21 @@ async def drop_tables(env: Env, count: int) -> None:
         await conn.close()
 
 
+async def size_notes(conn, table: str, size: int, target: str) -> tuple[str, ...]:
+    """A run given neither --table-size nor --data-size assumes the default size: when the
+    first table's ids stop short of it, or reach twice it, one warning with both sizes (two
+    probes of the primary key; rows inserted by earlier runs stay below twice the size)."""
+    rows = await conn.fetchall(f"SELECT max(id) FROM {table} WHERE id <= {2 * size}")
+    upto = rows[0][0] if rows and rows[0][0] is not None else 0
+    if size <= upto < 2 * size:
+        return ()
+    if upto >= 2 * size:
+        rows = await conn.fetchall(f"SELECT max(id) FROM {table}")
+        upto = rows[0][0]
+    return (f"WARNING: {table} in {target} holds ids up to {upto}, but this run assumes --table-size={size} "
+            "(neither --table-size nor --data-size was given): give the size the tables were prepared with",)
+
+
 class OltpBase(Workload):
     """Schema, data and commands shared by the bundled OLTP workloads."""
 
@@ -179,6 +194,12 @@ class OltpBase(Workload):
 
     def required_tables(self) -> list[str]:
         return [f"sbtest{t}" for t in range(1, self.tables + 1)]
+
+    async def check_ready(self, conn, tables: list[str], target: str) -> None:
+        await super().check_ready(conn, tables, target)
+        v = self.values
+        if tables and not (v.is_set("table_size") or v.is_set("data_size")):
+            self.ready_notes = await size_notes(conn, tables[0], self.table_size, target)
 
     async def prepare(self, env: Env) -> None:
         size = self.table_size if self.prepare_table_size is None else self.prepare_table_size
