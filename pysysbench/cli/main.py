@@ -316,7 +316,8 @@ def execute(inv: Invocation, out: Printer, command_line: list[str]) -> int:
     the exit code.  The CLI and the campaign executor (cli/campaign_backend.py) both
     come here; ``command_line`` is what the result file records."""
     v = inv.values
-    out.verbosity = DEBUG if v.debug else v.verbosity
+    if v.debug or ALWAYS < v.verbosity <= DEBUG:   # outside: refused by the bounds check, in words
+        out.verbosity = DEBUG if v.debug else v.verbosity
     if is_data_only(v):     # --output-format=json: standard output holds the documents alone
         out.data_only()
     for line in inv.warnings:   # sysbench prints these before its logger knows --verbosity
@@ -422,7 +423,8 @@ def command_run(inv: Invocation, workload: Workload, driver, out: Printer, argv:
         try:
             create(v.latency_log)
         except OSError as exc:
-            raise UsageError(f"--latency-log={v.latency_log}: cannot write it ({exc.strerror})") from None
+            from ..files import problem
+            raise UsageError(f"cannot write latency log '{v.latency_log}': {problem(exc)}") from None
     with Interrupts() as stops:
         try:
             return _run_and_report(spec, workload, driver, out, argv, stops)
