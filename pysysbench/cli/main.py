@@ -463,7 +463,8 @@ def _run_and_report(spec: RunSpec, workload: Workload, driver, out: Printer, arg
         if custom is None or not custom.checkpoint(summary):
             emit(fmt.checkpoint_summary(t, summary, sql(summary)))
 
-    hooks = Hooks(say=out, interval=interval, checkpoint=checkpoint)
+    hooks = Hooks(say=out, interval=interval, checkpoint=checkpoint,
+                  note=(lambda line: None) if face.active().strict else out)
     outcome = _measure(spec, workload, driver, hooks, out, argv, stops)
     _limit_lines(v, outcome, out)
     busy = client_busy(outcome)

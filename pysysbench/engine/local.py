@@ -47,6 +47,7 @@ class Hooks:
     interval: Callable[[IntervalStat], None] = lambda st: None
     checkpoint: Callable[[float, Summary], None] = lambda t, s: None
     control: Callable[["LocalRun"], None] = lambda run: None   # the run, once made (to pass stop requests)
+    note: Callable[[str], None] = lambda line: None     # pysysbench's own advice (sysbench prints none)
 
 
 class LocalRun:
@@ -114,7 +115,7 @@ class LocalRun:
             with user_code(self.workload, "check_ready"):
                 await self.workload.check_ready(conn, tables, self.driver.target())
             for line in getattr(self.workload, "ready_notes", ()):
-                self.hooks.say(line)
+                self.hooks.note(line)
         finally:
             await conn.close()
 

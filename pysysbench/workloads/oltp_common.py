@@ -163,7 +163,9 @@ async def size_notes(conn, table: str, size: int, target: str) -> tuple[str, ...
     first table's ids stop short of it, or reach twice it, one warning with both sizes (two
     probes of the primary key; rows inserted by earlier runs stay below twice the size)."""
     rows = await conn.fetchall(f"SELECT max(id) FROM {table} WHERE id <= {2 * size}")
-    upto = rows[0][0] if rows and rows[0][0] is not None else 0
+    if not rows or rows[0][0] is None:     # no rows at all (or a dry run): nothing to compare
+        return ()
+    upto = int(rows[0][0])
     if size <= upto < 2 * size:
         return ()
     if upto >= 2 * size:
