@@ -385,7 +385,8 @@ def _check_sqlite_file(v, command: str | None) -> None:
         what = "is not a folder" if os.path.exists(folder) else "does not exist"
         raise ConfigError(f"SQLite database '{shown(path)}': '{shown(folder)}' {what}, so nothing was created; "
                           "give --sqlite-db a file in an existing folder")
-    if command == "run" and not v.is_set("db_driver") and not any(k.startswith("sqlite_") for k in v.explicit):
+    if (command == "run" and not v.is_set("db_driver") and not any(k.startswith("sqlite_") for k in v.explicit)
+            and os.path.exists(path)):    # (a missing file fails with a line naming the SQLite file)
         print(f"NOTE: no --db-driver given: running on the embedded SQLite file '{shown(os.path.abspath(path))}'; "
               "for a server give --db-driver=mysql or --db-driver=pgsql (with --mysql-host/--pgsql-host ...)",
               file=sys.stderr)
