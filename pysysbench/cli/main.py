@@ -64,15 +64,29 @@ class Printer:
 
     def __init__(self, stream=None, verbosity: int = NOTICE):
         self.stream = stream or sys.stdout
-        self.data_stream = None       # data_only: standard output, for the documents alone
+        self.data_mode = False        # data_only: the documents alone on standard output (data_stream)
+        self.data_stream = None
         self.verbosity = verbosity
         self.closed = False
         self.failed: str | None = None    # why standard output could not be written (closed, a full disk)
         self.on_closed: Callable[[], None] | None = None
 
     def data_only(self) -> None:
-        if self.data_stream is None:
-            self.data_stream, self.stream = self.stream, sys.stderr
+        """The documents keep standard output (a duplicate of its descriptor); descriptor 1
+        itself then points at standard error, so whatever else writes there -- a Lua
+        script's print(), a library, a worker process -- lands on stderr too."""
+        if self.data_mode:
+            return
+        self.data_mode = True
+        stdout = self.stream
+        try:
+            stdout.flush()
+            saved = os.dup(stdout.fileno())
+            os.dup2(sys.stderr.fileno(), stdout.fileno())
+            self.data_stream = os.fdopen(saved, "w", encoding=stdout.encoding, errors=stdout.errors)
+        except (OSError, ValueError, AttributeError):   # not a descriptor (a test's StringIO), or closed
+            self.data_stream = stdout
+        self.stream = sys.stderr
 
     def __call__(self, line: str = "", level: int | None = None) -> None:
         if (level_of(line) if level is None else level) <= self.verbosity:
@@ -92,7 +106,8 @@ class Printer:
     def data(self, chunk: str) -> None:
         """One document of the report (a data-only format): standard output, at every verbosity."""
         if not self.closed and chunk:
-            self._write(self.data_stream or self.stream, chunk if chunk.endswith("\n") else chunk + "\n")
+            self._write(self.data_stream if self.data_mode else self.stream,
+                        chunk if chunk.endswith("\n") else chunk + "\n")
 
     def _write(self, stream, chunk: str) -> None:
         try:
@@ -208,12 +223,31 @@ def _flushed(stream) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
+    _fill_closed_descriptors()
     try:
         return _main(argv)
     except BrokenPipeError:
         # stdout closed early ("pysysbench ... | head"): stop quietly, as sysbench dies of SIGPIPE
         _silence(sys.stdout)
         return EXIT_STDOUT_CLOSED
+
+
+def _fill_closed_descriptors() -> None:
+    """A standard descriptor closed by the caller (``>&-``) is pointed at /dev/null, so no file,
+    socket or pipe opened later takes its number (the event loop's library aborts when it
+    closes one numbered 0-2, and a database socket on 1 would receive the report).  Python
+    has set ``sys.stdout`` to None already: the report still finds standard output closed."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            try:
+                got = os.open(os.devnull, os.O_RDWR)
+                if got != fd:
+                    os.dup2(got, fd)
+                    os.close(got)
+            except OSError:
+                pass
 
 
 def _unwritable_output(out: Printer, code: int) -> int:

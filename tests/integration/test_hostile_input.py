@@ -293,3 +293,27 @@ def test_a_run_on_tables_of_another_size_warns_with_both_sizes(db, run_cli):
         run_cli.ok("oltp_point_select", *db.opts, "--table-size=20000", "prepare")
         proc = run_cli.ok("oltp_point_select", *db.opts, "--events=10", "--time=0", "run")
         assert "holds ids up to 20000, but this run assumes --table-size=10000" in proc.stdout
+
+
+def test_json_output_keeps_stdout_for_json_even_when_a_script_prints(tmp_path):
+    """--output-format=json: a Lua script's print() and every line but the documents go to
+    stderr (descriptor 1 itself points there), stdout holds JSON alone (issue 40 a)."""
+    import json
+    script = tmp_path / "printing.lua"
+    script.write_text('function event() print("hello from event") end\n')
+    proc = cli([str(script), "--events=2", "--time=0", "--report-interval=1", "--output-format=json", "run"],
+               tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert [list(json.loads(line)) for line in proc.stdout.splitlines()] == [["summary"]], proc.stdout
+    assert proc.stderr.count("hello from event") == 2 and "Threads started!" in proc.stderr
+
+
+def test_json_output_to_a_closed_stdout_is_one_line(tmp_path):
+    proc = run_case(["oltp_read_only", f"--sqlite-db={tmp_path / 'x.db'}", "--table-size=10", "--events=5",
+                     "--time=0", "--output-format=json", "prepare"], None, tmp_path)
+    assert proc.returncode == 0
+    proc = run_case(["oltp_read_only", f"--sqlite-db={tmp_path / 'x.db'}", "--table-size=10", "--events=5",
+                     "--time=0", "--output-format=json", "run"], "closed", tmp_path)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert [line for line in proc.stderr.splitlines() if line.startswith("FATAL")] == [
+        "FATAL: cannot write to standard output (it is closed): the report is lost"]
