@@ -76,7 +76,7 @@ RAND_OPTIONS = c_ints([
     Option("rand-seed", OptType.INT, 0, "seed for random number generator. When 0, the current time is used as "
            "a RNG seed.", R),
     Option("rand-pareto-h", OptType.DOUBLE, 0.2, "parameter h for pareto distribution", R,
-           bounds=Bounds(0.0, 1.0, open_min=True, open_max=True)),
+           bounds=Bounds(1e-15, 1.0, open_max=True, why="below that 1 - h rounds to 1")),
     Option("rand-zipfian-exp", OptType.DOUBLE, 0.8, "shape parameter (exponent, theta) for the Zipfian "
            "distribution", R, bounds=Bounds(0.0)),
 ])

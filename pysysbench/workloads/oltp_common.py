@@ -11,6 +11,7 @@ secondary index created after the load.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import Any
 
 from ..errors import DataCheckError, TableExistsError, listing
@@ -175,6 +176,24 @@ async def size_notes(conn, table: str, size: int, target: str) -> tuple[str, ...
             "(neither --table-size nor --data-size was given): give the size the tables were prepared with",)
 
 
+class TableNames(Sequence):
+    """sbtest1..sbtestN, named when asked: --tables=2147483647 made a list of two billion
+    names (the machine ran out of memory) before the pre-flight found sbtest2 missing."""
+
+    def __init__(self, n: int):
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self.n))]
+        if not -self.n <= i < self.n:
+            raise IndexError(i)
+        return f"sbtest{i % self.n + 1}"
+
+
 class OltpBase(Workload):
     """Schema, data and commands shared by the bundled OLTP workloads."""
 
@@ -194,8 +213,8 @@ class OltpBase(Workload):
         self.range_size = v.range_size
         self.trx = not v.skip_trx
 
-    def required_tables(self) -> list[str]:
-        return [f"sbtest{t}" for t in range(1, self.tables + 1)]
+    def required_tables(self) -> Sequence[str]:
+        return TableNames(self.tables)
 
     async def check_ready(self, conn, tables: list[str], target: str) -> None:
         await super().check_ready(conn, tables, target)

@@ -105,8 +105,14 @@ def cases(tmp: Path) -> list[tuple[str, list[str], set[int], dict]]:
                 "--report-checkpoints=-5", "--forced-shutdown=xyz", "--histogram=maybe", "--latency-log-rate=0",
                 "--latency-log-rate=nan", "--thread-stack-size=zz", "--output-format=xml", "--db-driver=oracle",
                 "--workers=-1", "--point-selects=-1", "--point-selects=1e15", "--thread-init-timeout=-1",
-                "--reconnect-timeout=nan", "--num-threads=abc", "--max-time=1e12", "--metrics-addr=nowhere"]:
+                "--reconnect-timeout=nan", "--num-threads=abc", "--max-time=1e12", "--metrics-addr=nowhere",
+                "--forced-shutdown=1e400", "--forced-shutdown=nan", "--forced-shutdown=inf", "--forced-shutdown=-5",
+                "--rand-pareto-h=1e-300", "--report-checkpoints=nan", "--report-checkpoints=1e20"]:
         add(arg, [*run, arg, "run"])
+    # two billion tables: the pre-flight named them all in a list (memory capped: a regression fails)
+    add("--tables=2147483647", [*run, "--tables=2147483647", "run"], memory=True)
+    add("--oltp-tables-count=2147483647", ["tests/db/oltp.lua", db, "--oltp-table-size=20", "--time=1",
+                                           "--oltp-tables-count=2147483647", "run"], memory=True)
     add("--mysql-port=99999", ["oltp_read_only", "--db-driver=mysql", "--mysql-port=99999", "run"])
     add("--mysql-ssl=garbage", ["oltp_read_only", "--db-driver=mysql", "--mysql-ssl=garbage", "run"])
     add("--pgsql-port=abc", ["oltp_read_only", "--db-driver=pgsql", "--pgsql-port=abc", "run"])
@@ -177,22 +183,31 @@ def write_files(tmp: Path) -> None:
         (tmp / f"raise_{name}.py").write_text(PY_WORKLOAD.format(body=body))
 
 
-def run_case(args: list[str], stdout: str | None, cwd: Path) -> subprocess.CompletedProcess:
+MEMORY_CAP = 4 << 30      # address space of a case that once grew without bound
+
+
+def cap_memory() -> None:
+    import resource
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
+
+
+def run_case(args: list[str], stdout: str | None, cwd: Path, memory: bool = False) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYSYSBENCH_")}
     env["PYTHONPATH"] = str(REPO)
     cmd = [sys.executable, "-m", "pysysbench", *args]
     if stdout == "closed":      # the shell's >&-
         proc = subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", *cmd], stderr=subprocess.PIPE, text=True,
-                              timeout=TIMEOUT_S, env=env, cwd=cwd)
+                              timeout=TIMEOUT_S, env=env, cwd=cwd, preexec_fn=cap_memory if memory else None)
         proc.stdout = ""
         return proc
     if stdout is not None:
         with open(stdout, "w") as fh:
             proc = subprocess.run(cmd, stdout=fh, stderr=subprocess.PIPE, text=True, timeout=TIMEOUT_S, env=env,
-                                  cwd=cwd)
+                                  cwd=cwd, preexec_fn=cap_memory if memory else None)
         proc.stdout = ""
         return proc
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, env=env, cwd=cwd)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, env=env, cwd=cwd,
+                          preexec_fn=cap_memory if memory else None)
 
 
 def test_every_hostile_input_gives_a_clear_line_and_no_traceback(tmp_path):
@@ -204,7 +219,7 @@ def test_every_hostile_input_gives_a_clear_line_and_no_traceback(tmp_path):
     assert len(all_cases) >= 100     # the ones in tests/unit and 40 more at least
     problems = []
     for name, args, codes, extra in all_cases:
-        proc = run_case(args, extra.get("stdout"), tmp_path)
+        proc = run_case(args, extra.get("stdout"), tmp_path, extra.get("memory", False))
         text = proc.stdout + proc.stderr
         lines = [line for line in text.splitlines() if line.strip()]
         errors = [line for line in lines if line.startswith(ERROR_STARTS) or "error" in line.lower()]

@@ -157,7 +157,7 @@ def test_zero_tables_is_refused(tmp_path, command):
     (["--num-threads=2000000"], "Invalid value for --threads: 2000000 (must be between 1 and 1000000)"),
     (["--rand-spec-iter=0"], "Invalid value for --rand-spec-iter: 0 (must be >= 1)"),
     (["--rand-spec-pct=200"], "Invalid value for --rand-spec-pct: 200 (must be between 0 and 100)"),
-    (["--rand-pareto-h=1"], "Invalid value for --rand-pareto-h: 1 (must be > 0 and < 1)"),
+    (["--rand-pareto-h=1"], "Invalid value for --rand-pareto-h: 1 (must be >= 1e-15 and < 1, below that 1 - h rounds to 1)"),
     (["--rand-zipfian-exp=-1"], "Invalid value for --rand-zipfian-exp: -1 (must be >= 0)"),
     (["--verbosity=9"], "Invalid value for --verbosity: 9 (must be between 0 and 5)"),
     (["--point-selects=100000000000"], "Invalid value for --point_selects: 100000000000 (must be between 0 and "
