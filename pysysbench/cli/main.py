@@ -75,7 +75,7 @@ class Printer:
         """The documents keep standard output (a duplicate of its descriptor); descriptor 1
         itself then points at standard error, so whatever else writes there -- a Lua
         script's print(), a library, a worker process -- lands on stderr too."""
-        if self.data_mode:
+        if self.data_mode or self.stream is not sys.stdout:   # (a campaign's log keeps every line)
             return
         self.data_mode = True
         stdout = self.stream
