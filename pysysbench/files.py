@@ -44,7 +44,10 @@ def problem(exc: OSError, directory: str = "") -> str:
     if exc.errno in _PROBLEMS:
         return _PROBLEMS[exc.errno]
     if exc.errno in _IN_DIRECTORY:
-        return _IN_DIRECTORY[exc.errno].format(dir=directory or os.path.dirname(exc.filename or "") or ".")
+        directory = directory or os.path.dirname(exc.filename or "") or "."
+        if exc.errno == errno.ENOENT and os.path.isdir(directory):   # /proc: there, but takes no new file
+            return f"files cannot be created in '{directory}'"
+        return _IN_DIRECTORY[exc.errno].format(dir=directory)
     text = exc.strerror or str(exc)
     return text[:1].lower() + text[1:]
 
@@ -72,7 +75,11 @@ def _directory(what: str, path: str) -> tuple[str, str]:
 def check_writable(path: str, what: str = "result file") -> None:
     """Raise the error :func:`write_atomic` would raise for ``path``, as far as
     that can be known before writing (space may still run out later)."""
-    _, directory = _directory(what, path)
+    target, directory = _directory(what, path)
+    if _special(target):
+        if not os.access(target, os.W_OK):
+            raise _error(what, path, "no permission to write it")
+        return
     import tempfile   # (shutil, random, ...): imported where a file is written or probed
     try:
         fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, suffix=TMP_SUFFIX, dir=directory)
@@ -106,10 +113,30 @@ def _fsync_directory(directory: str) -> None:
         os.close(fd)
 
 
+def _special(target: str) -> bool:
+    """An existing target that is not a regular file (/dev/stdout, /dev/full, a pipe): written
+    in place, never renamed over (that would replace the device with a file)."""
+    try:
+        return not stat.S_ISREG(os.stat(target).st_mode)
+    except OSError:
+        return False
+
+
+def _write_in_place(target: str, path: str, raw: bytes, what: str) -> None:
+    try:
+        with open(target, "wb") as fh:
+            fh.write(raw)
+    except OSError as exc:
+        raise _error(what, path, problem(exc, os.path.dirname(target))) from None
+
+
 def write_atomic(path: str, data: str | bytes, what: str = "result file") -> None:
     """Write ``data`` to ``path`` durably and atomically (see the module docstring)."""
     target, directory = _directory(what, path)
     raw = data.encode("utf-8") if isinstance(data, str) else data
+    if _special(target):
+        _write_in_place(target, path, raw, what)
+        return
     tmp = None
     import tempfile   # (shutil, random, ...): imported where a file is written or probed
     try:

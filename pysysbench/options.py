@@ -33,6 +33,7 @@ BOOL_FALSE = ("off", "false", "no", "0")
 SIZE_SUFFIXES = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 INT_MAX = 2**63 - 1
 INT32_MAX = 2**31 - 1        # C int: sysbench's integer options, the sbtest id and k columns (INTEGER)
+INT32_MIN = -2**31
 MAX_THREADS = 1_000_000      # --threads (and a campaign's thread counts); servers cap sessions far lower
 
 
@@ -107,6 +108,8 @@ class Option:
     choices: tuple[str, ...] | None = None
     bounds: Bounds | None = None  # checked after parsing (check_bounds)
     extra: bool = False           # not sysbench 1.0.20's: works, but unlisted in the sysbench face's help
+    c_int: bool = False           # sysbench reads it as a C int: a value beyond one is refused while parsing
+    fold_case: bool = False       # ``choices`` match in any case (a client's REQUIRED for required)
 
     @property
     def key(self) -> str:
@@ -134,6 +137,19 @@ def format_default(opt: Option) -> str:
 # --- value parsing ----------------------------------------------------------------
 
 
+def shown(text: str) -> str:
+    """``text`` for an error line: control characters (a binary config file's bytes, a newline
+    in a value) escaped, so the message stays one line and a terminal shows what was there."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
+
+
+def option_text(name: str, value: str | None) -> str:
+    """``--name=value`` (``--name`` when bare), as sysbench echoes an argument it refuses."""
+    return shown(f"--{name}" if value is None else f"--{name}={value}")
+
+
 def parse_value(opt: Option, raw: str | None, *, origin: str = "") -> Any:
     """Convert ``raw`` (None = bare ``--name``) to the option's type.
 
@@ -148,7 +164,7 @@ def parse_value(opt: Option, raw: str | None, *, origin: str = "") -> Any:
             return True
         if low in BOOL_FALSE:
             return False
-        raise InvalidOption(f"invalid option: --{opt.name}={raw}{origin}"
+        raise InvalidOption(f"invalid option: {option_text(opt.name, raw)}{origin}"
                             " (expected on/off, true/false or 1/0)")
     if raw is None:
         if t is OptType.STRING or t is OptType.LIST:
@@ -163,16 +179,25 @@ def parse_value(opt: Option, raw: str | None, *, origin: str = "") -> Any:
     if t is OptType.LIST:
         return [v.strip() for v in raw.split(",") if v.strip() != ""]
     if opt.choices is not None and raw not in opt.choices and raw != "":
-        raise InvalidOption(f"Invalid value for the '{opt.name}' option: '{raw}'"
+        if opt.fold_case and raw.lower() in opt.choices:
+            return raw.lower()
+        raise InvalidOption(f"Invalid value for the '{opt.name}' option: '{shown(raw)}'"
                             f" (choose one of: {', '.join(opt.choices)}){origin}")
     return raw
 
 
 def _bad(opt: Option, raw: str, origin: str, what: str) -> InvalidOption:
-    return InvalidOption(f"Invalid value for the '{opt.name}' option: '{raw}' ({what}){origin}")
+    return InvalidOption(f"Invalid value for the '{opt.name}' option: '{shown(raw)}' ({what}){origin}")
 
 
 def _parse_int(opt: Option, raw: str, origin: str) -> int:
+    value = _int_value(opt, raw, origin)
+    if opt.c_int and not INT32_MIN <= value <= INT32_MAX:   # sysbench: strtol, then "fits an int"
+        raise _bad(opt, raw, origin, f"expected an integer between {INT32_MIN} and {INT32_MAX}")
+    return value
+
+
+def _int_value(opt: Option, raw: str, origin: str) -> int:
     text = raw.strip()
     try:
         return int(text, 10)
@@ -216,9 +241,9 @@ def check_bounds(values: "Values") -> None:
         for item in (value if opt.type is OptType.LIST else [value]):
             number = _list_number(item) if opt.type is OptType.LIST else item
             if number is None or not opt.bounds.holds(number):
-                shown = f"'{item}'" if number is None else _number_text(number)
+                text = f"'{shown(str(item))}'" if number is None else _number_text(number)
                 kind = "an integer " if number is None else ""
-                raise ConfigError(f"Invalid value for --{opt.name}: {shown} (must be {kind}{opt.bounds.describe()})")
+                raise ConfigError(f"Invalid value for --{opt.name}: {text} (must be {kind}{opt.bounds.describe()})")
 
 
 def _list_number(item: str) -> int | None:
@@ -432,7 +457,7 @@ def split_argv(argv: list[str]) -> tuple[list[RawOption], list[str]]:
         word = option_word(arg)
         if word is None:
             if arg.startswith("--") or (arg.startswith("-") and len(arg) > 1):
-                raise InvalidOption(f"invalid option: {arg}")
+                raise InvalidOption(f"invalid option: {shown(arg)}")
             words.append(arg)
             continue
         name, value = word
@@ -508,7 +533,7 @@ def apply_options(values: Values, raw: list[RawOption], *, strict: bool) -> list
         opt = values.registry.get(item.name)
         if opt is None:
             if strict:
-                raise InvalidOption(f"invalid option: --{item.name}{item.origin}"
+                raise InvalidOption(f"invalid option: {option_text(item.name, item.value)}{item.origin}"
                                     " (see 'pysysbench --help' and 'pysysbench TESTNAME help')")
             unknown.append(item)
             continue

@@ -9,7 +9,7 @@ import inspect
 import os
 import stat
 import sys
-from dataclasses import field
+from dataclasses import field, replace
 from typing import Callable
 
 from ..drivers import DB_OPTIONS, REGISTRY as DRIVERS
@@ -19,7 +19,7 @@ from ..engine.ray_options import RAY_OPTIONS
 from ..errors import ConfigError, InvalidOption, UsageError, WorkloadError
 from ..load.options import GROUP as LOAD_GROUP, LOAD_OPTIONS
 from ..options import (PERCENT, Bounds, Option, OptType, RawOption, Registry, Values,
-                       apply_options, canonical, check_bounds, help_block, split_argv)
+                       apply_options, canonical, check_bounds, help_block, option_text, split_argv)
 from ..output.registry import OUTPUT_OPTIONS
 from ..rand import DISTRIBUTIONS
 from ..rand_compat import COMPAT_OPTIONS, compat_warnings
@@ -34,7 +34,15 @@ G = "General options"
 R = "Pseudo-Random Numbers Generator options"
 L = "Log options"
 
-GENERAL_OPTIONS = ENGINE_OPTIONS + [   # the engine's first, in sysbench's order
+
+
+def c_ints(options: list[Option]) -> list[Option]:
+    """sysbench's general integer options are C ints (``sb_get_value_int``): a value beyond
+    one (``--time=10000000000``) is refused while parsing, with sysbench's message."""
+    return [replace(o, c_int=True) if o.type is OptType.INT else o for o in options]
+
+
+GENERAL_OPTIONS = c_ints(ENGINE_OPTIONS) + c_ints([   # the engine's first, in sysbench's order
     Option("debug", OptType.BOOL, False, "print more debugging info (and tracebacks)", G),
     Option("validate", OptType.BOOL, False, "perform validation checks where possible", G),
     Option("help", OptType.BOOL, False, "print help and exit", G),
@@ -56,9 +64,9 @@ GENERAL_OPTIONS = ENGINE_OPTIONS + [   # the engine's first, in sysbench's order
     Option("max-requests", OptType.INT, 0, "deprecated alias for --events", G, alias_for="events"),
     Option("max-time", OptType.INT, 0, "deprecated alias for --time", G, alias_for="time"),
     Option("num-threads", OptType.INT, 1, "deprecated alias for --threads", G, alias_for="threads"),
-]
+])
 
-RAND_OPTIONS = [
+RAND_OPTIONS = c_ints([
     Option("rand-type", OptType.STRING, "special", "random numbers distribution {" + ",".join(DISTRIBUTIONS) + "}", R),
     Option("rand-spec-iter", OptType.INT, 12, "number of iterations used for numbers generation", R,
            bounds=Bounds(1)),
@@ -69,18 +77,18 @@ RAND_OPTIONS = [
     Option("rand-seed", OptType.INT, 0, "seed for random number generator. When 0, the current time is used as "
            "a RNG seed.", R),
     Option("rand-pareto-h", OptType.DOUBLE, 0.2, "parameter h for pareto distribution", R,
-           bounds=Bounds(0.0, 1.0, open_min=True, open_max=True)),
+           bounds=Bounds(1e-15, 1.0, open_max=True, why="below that 1 - h rounds to 1")),
     Option("rand-zipfian-exp", OptType.DOUBLE, 0.8, "shape parameter (exponent, theta) for the Zipfian "
            "distribution", R, bounds=Bounds(0.0)),
-]
+])
 
-LOG_OPTIONS = [
+LOG_OPTIONS = c_ints([
     Option("verbosity", OptType.INT, 3, "verbosity level {5 - debug, 0 - only critical messages}", L,
            bounds=Bounds(0, 5)),
     Option("percentile", OptType.INT, 95, "percentile to calculate in latency statistics (1-100). Use the "
            "special value of 0 to disable percentile calculations", "", bounds=Bounds(0, 100)),
     Option("histogram", OptType.BOOL, False, "print latency histogram in report", ""),
-]
+])
 
 # deprecated alias -> (new name, condition under which the alias is used) (spec 1.2)
 ALIASES = {
@@ -278,8 +286,8 @@ def _reject_unknown(rest: list[RawOption]) -> None:
     if rest:
         r = rest[0]
         if face.active().strict:     # sysbench's text: the argument as given
-            raise InvalidOption(f"invalid option: --{r.name}" + ("" if r.value is None else f"={r.value}"))
-        raise InvalidOption(f"invalid option: --{r.name}{r.origin} (see 'pysysbench --help')")
+            raise InvalidOption(f"invalid option: {option_text(r.name, r.value)}")
+        raise InvalidOption(f"invalid option: {option_text(r.name, r.value)}{r.origin} (see 'pysysbench --help')")
 
 
 def _apply_aliases(inv: Invocation) -> None:
@@ -329,6 +337,9 @@ def validate(values: Values) -> None:
     if values.rand_type not in DISTRIBUTIONS:
         raise ConfigError(f"Invalid random numbers distribution: {values.rand_type}.")
     validate_engine(values)
+    if values.get("metrics_addr"):     # a bad address fails before anything runs
+        from ..engine.metrics import parse_addr
+        parse_addr(values.metrics_addr)
 
 
 def general_help() -> str:

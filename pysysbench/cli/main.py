@@ -21,9 +21,9 @@ from ..engine.run import run_async as run_engine
 from ..engine.spec import RunSpec
 from ..results import RunOutcome, client_busy
 from ..files import check_writable
-from ..options import help_block
+from ..options import help_block, shown
 from ..output import text
-from ..output.registry import report_for
+from ..output.registry import is_data_only, report_for
 from ..workloads.base import Env, Workload, user_code
 from . import face, subcommands
 from .library import check_command, configure
@@ -55,13 +55,38 @@ class Printer:
 
     When the reader goes away ("pysysbench ... | head -1") the printer goes quiet
     (``closed``; the stream's descriptor is pointed at /dev/null so no later
-    flush fails) and calls ``on_closed``: a run then stops as if interrupted."""
+    flush fails) and calls ``on_closed``: a run then stops as if interrupted.
+
+    For a data-only report format (``--output-format=json``, :meth:`data_only`) the
+    report's documents (:meth:`data`) are all that goes to standard output; every
+    other line (the first line, the banner, progress, warnings, errors) goes to
+    standard error."""
 
     def __init__(self, stream=None, verbosity: int = NOTICE):
         self.stream = stream or sys.stdout
+        self.data_mode = False        # data_only: the documents alone on standard output (data_stream)
+        self.data_stream = None
         self.verbosity = verbosity
         self.closed = False
+        self.failed: str | None = None    # why standard output could not be written (closed, a full disk)
         self.on_closed: Callable[[], None] | None = None
+
+    def data_only(self) -> None:
+        """The documents keep standard output (a duplicate of its descriptor); descriptor 1
+        itself then points at standard error, so whatever else writes there -- a Lua
+        script's print(), a library, a worker process -- lands on stderr too."""
+        if self.data_mode or self.stream is not sys.stdout:   # (a campaign's log keeps every line)
+            return
+        self.data_mode = True
+        stdout = self.stream
+        try:
+            stdout.flush()
+            saved = os.dup(stdout.fileno())
+            os.dup2(sys.stderr.fileno(), stdout.fileno())
+            self.data_stream = os.fdopen(saved, "w", encoding=stdout.encoding, errors=stdout.errors)
+        except (OSError, ValueError, AttributeError):   # not a descriptor (a test's StringIO), or closed
+            self.data_stream = stdout
+        self.stream = sys.stderr
 
     def __call__(self, line: str = "", level: int | None = None) -> None:
         if (level_of(line) if level is None else level) <= self.verbosity:
@@ -82,15 +107,27 @@ class Printer:
     def raw(self, chunk: str, level: int = NOTICE) -> None:
         if self.closed or level > self.verbosity:
             return
-        try:
-            self.stream.write(chunk)
-            self.stream.flush()
-        except BrokenPipeError:
-            self._reader_gone()
+        self._write(self.stream, chunk)
 
-    def _reader_gone(self) -> None:
+    def data(self, chunk: str) -> None:
+        """One document of the report (a data-only format): standard output, at every verbosity."""
+        if not self.closed and chunk:
+            self._write(self.data_stream if self.data_mode else self.stream,
+                        chunk if chunk.endswith("\n") else chunk + "\n")
+
+    def _write(self, stream, chunk: str) -> None:
+        try:
+            stream.write(chunk)
+            stream.flush()
+        except BrokenPipeError:
+            self._reader_gone(stream)
+        except (OSError, ValueError, AttributeError) as exc:   # closed (>&-: None), /dev/full, ...
+            self.failed = getattr(exc, "strerror", None) or "it is closed"
+            self._reader_gone(stream)
+
+    def _reader_gone(self, stream) -> None:
         self.closed = True
-        _silence(self.stream)
+        _silence(stream)
         if self.on_closed is not None:
             self.on_closed()
 
@@ -192,12 +229,44 @@ def _flushed(stream) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
+    _fill_closed_descriptors()
     try:
         return _main(argv)
     except BrokenPipeError:
         # stdout closed early ("pysysbench ... | head"): stop quietly, as sysbench dies of SIGPIPE
         _silence(sys.stdout)
         return EXIT_STDOUT_CLOSED
+
+
+def _fill_closed_descriptors() -> None:
+    """A standard descriptor closed by the caller (``>&-``) is pointed at /dev/null, so no file,
+    socket or pipe opened later takes its number (the event loop's library aborts when it
+    closes one numbered 0-2, and a database socket on 1 would receive the report).  Python
+    has set ``sys.stdout`` to None already: the report still finds standard output closed."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            try:
+                got = os.open(os.devnull, os.O_RDWR)
+                if got != fd:
+                    os.dup2(got, fd)
+                    os.close(got)
+            except OSError:
+                pass
+
+
+def _unwritable_output(out: Printer, code: int) -> int:
+    """Standard output could not be written (closed with >&-, a full disk): the run stopped as
+    for a closed pipe; one line on standard error says why, and the exit code is 1."""
+    if out.failed is None:
+        return code
+    try:
+        print(f"FATAL: cannot write to standard output ({out.failed[:1].lower() + out.failed[1:]}): "
+              "the report is lost", file=sys.stderr, flush=True)
+    except (OSError, ValueError, AttributeError):
+        pass
+    return code if code not in (0, EXIT_STDOUT_CLOSED) else 1
 
 
 def _main(argv: list[str] | None) -> int:
@@ -208,24 +277,40 @@ def _main(argv: list[str] | None) -> int:
                 for a in argv)
     try:
         native.check()
-        return dispatch(argv, out)
+        return _unwritable_output(out, dispatch(argv, out))
     except UsageError as exc:
-        print(str(exc), file=sys.stderr)
+        _to_stderr(str(exc))
         return 1
     except PySysbenchError as exc:
         if debug:
             traceback.print_exc()
-        out(f"FATAL: {exc}")
-        return exc.exit_code
+        _say_error(out, f"FATAL: {exc}")
+        return _unwritable_output(out, exc.exit_code)
     except KeyboardInterrupt:
-        out("FATAL: interrupted")
+        _say_error(out, "FATAL: interrupted")
         return 130
     except Exception as exc:   # a bug: one line, the traceback with --debug
         if debug:
             traceback.print_exc()
-        out(f"FATAL: internal error: {type(exc).__name__}: {exc} (rerun with --debug for a traceback "
-            "and please report it)")
+        _say_error(out, f"FATAL: internal error: {type(exc).__name__}: {exc} (rerun with --debug for a "
+                        "traceback and please report it)")
         return 1
+
+
+def _to_stderr(line: str) -> None:
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except (OSError, ValueError, AttributeError):   # standard error closed too: the exit code says it
+        pass
+
+
+def _say_error(out: Printer, line: str) -> None:
+    """An error line where the output goes; on standard error when standard output failed."""
+    if out.failed is not None:
+        if "(stdout closed)" not in line:     # the stop it caused: _unwritable_output's line says it
+            _to_stderr(line)
+    else:
+        out(line)
 
 
 def _early_verbosity(argv: list[str]) -> int:
@@ -271,7 +356,10 @@ def execute(inv: Invocation, out: Printer, command_line: list[str]) -> int:
     the exit code.  The CLI and the campaign executor (cli/campaign_backend.py) both
     come here; ``command_line`` is what the result file records."""
     v = inv.values
-    out.verbosity = DEBUG if v.debug else v.verbosity
+    if v.debug or ALWAYS < v.verbosity <= DEBUG:   # outside: refused by the bounds check, in words
+        out.verbosity = DEBUG if v.debug else v.verbosity
+    if is_data_only(v):     # --output-format=json: standard output holds the documents alone
+        out.data_only()
     for line in inv.warnings:   # sysbench prints these before its logger knows --verbosity
         out(line, ALWAYS)
     out(header())
@@ -279,6 +367,8 @@ def execute(inv: Invocation, out: Printer, command_line: list[str]) -> int:
     if getattr(cls, "runs_own_commands", False):   # a Lua script: sysbench's own command dispatch
         validate(v)      # the run's options, as configure() checks a built-in test's
         driver_name = v.db_driver if v.is_set("db_driver") else choose_driver(v)
+        if driver_name == "sqlite":
+            _check_sqlite_file(v, inv.command)
         return cls.dispatch(v, inv.command, inv.rest, out, driver_name,
                             lambda workload, driver: command_run(inv, workload, driver, out, command_line))
     if inv.command is None and face.active().strict and getattr(cls, "help_text", ""):
@@ -290,6 +380,8 @@ def execute(inv: Invocation, out: Printer, command_line: list[str]) -> int:
         return print_workload_help(cls, out, inv.test)
     _check_driver_name(v, inv.command)
     workload, driver = configure(inv)
+    if driver.name == "sqlite":
+        _check_sqlite_file(v, inv.command)
     if inv.command == "prewarm" and face.active().strict and driver.dialect.family != "mysql":
         # 1.0.20's oltp_common.lua refuses (pysysbench's own face prewarms PostgreSQL)
         raise WorkloadError("`sysbench.cmdline.call_command' function failed: oltp_common.lua: prewarm is "
@@ -317,6 +409,28 @@ def _check_driver_name(v, command: str) -> None:
         raise ConfigError(f"invalid database driver name: '{v.db_driver}'\nFATAL: `{fn}' function failed: "
                           "oltp_common.lua: failed to initialize the DB driver"
                           + ("\nFATAL: Thread initialization failed!" if command == "run" else ""))
+
+
+def _check_sqlite_file(v, command: str | None) -> None:
+    """The embedded SQLite file: a folder that is not there is one line before anything
+    runs (SQLite creates no folder, and nothing is created); a run that fell back to it
+    because no driver was named says which file it uses, on stderr."""
+    path = v.sqlite_db
+    if not path or path == ":memory:" or path.startswith("file:"):
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise ConfigError(f"--sqlite-db={shown(path)} is a folder: give a file name in it "
+                          f"(e.g. --sqlite-db={shown(os.path.join(path, 'sbtest.db'))})")
+    if not os.path.isdir(folder):
+        what = "is not a folder" if os.path.exists(folder) else "does not exist"
+        raise ConfigError(f"SQLite database '{shown(path)}': '{shown(folder)}' {what}, so nothing was created; "
+                          "give --sqlite-db a file in an existing folder")
+    if (command == "run" and not v.is_set("db_driver") and not any(k.startswith("sqlite_") for k in v.explicit)
+            and os.path.exists(path)):    # (a missing file fails with a line naming the SQLite file)
+        print(f"NOTE: no --db-driver given: running on the embedded SQLite file '{shown(os.path.abspath(path))}'; "
+              "for a server give --db-driver=mysql or --db-driver=pgsql (with --mysql-host/--pgsql-host ...)",
+              file=sys.stderr)
 
 
 def print_workload_help(cls: type[Workload], out: Printer, test: str | None = None) -> int:
@@ -351,7 +465,8 @@ def command_run(inv: Invocation, workload: Workload, driver, out: Printer, argv:
         try:
             create(v.latency_log)
         except OSError as exc:
-            raise UsageError(f"--latency-log={v.latency_log}: cannot write it ({exc.strerror})") from None
+            from ..files import problem
+            raise UsageError(f"cannot write latency log '{v.latency_log}': {problem(exc)}") from None
     with Interrupts() as stops:
         try:
             return _run_and_report(spec, workload, driver, out, argv, stops)
@@ -363,6 +478,7 @@ def _run_and_report(spec: RunSpec, workload: Workload, driver, out: Printer, arg
                     stops: Interrupts) -> int:
     v = spec.values
     fmt = report_for(v, workload)        # --output-format: the output registry (pysysbench.output.registry)
+    emit = out.data if fmt.data_only else out.raw     # a document, or the text report's lines
     for line in fmt.banner(spec.forced_shutdown_s):
         out(line)
 
@@ -380,16 +496,17 @@ def _run_and_report(spec: RunSpec, workload: Workload, driver, out: Printer, arg
 
     def interval(st) -> None:
         if custom is None or not custom.intermediate(st):
-            out(fmt.interval(st, sql(st)))
+            emit(fmt.interval(st, sql(st)) + "\n")
         if st.queue_length is not None:
             print_line(fmt.rate(st))
 
     def checkpoint(t: float, summary) -> None:
         print_line(fmt.checkpoint_header(t))
         if custom is None or not custom.checkpoint(summary):
-            out.raw(fmt.checkpoint_summary(t, summary, sql(summary)))
+            emit(fmt.checkpoint_summary(t, summary, sql(summary)))
 
-    hooks = Hooks(say=out, interval=interval, checkpoint=checkpoint)
+    hooks = Hooks(say=out, interval=interval, checkpoint=checkpoint,
+                  note=(lambda line: None) if face.active().strict else out)
     outcome = _measure(spec, workload, driver, hooks, out, argv, stops)
     _limit_lines(v, outcome, out)
     busy = client_busy(outcome)
@@ -402,9 +519,9 @@ def _run_and_report(spec: RunSpec, workload: Workload, driver, out: Printer, arg
         out(f"FATAL: {outcome.error}")
     if outcome.error is None or outcome.partial:   # a lost worker: the report of what was measured
         if v.histogram:
-            out.raw(fmt.histogram(outcome.summary.hist))
+            emit(fmt.histogram(outcome.summary.hist))
         if custom is None or not custom.cumulative(outcome.summary):
-            out.raw(fmt.summary(outcome.summary, sql(outcome.summary)))
+            emit(fmt.summary(outcome.summary, sql(outcome.summary)))
         if v.debug:
             _per_thread_debug(outcome, out)
     reason, late_exit = stops.first      # a request while the report printed: the run was complete

@@ -51,6 +51,7 @@ class Hooks:
     interval: Callable[[IntervalStat], None] = lambda st: None
     checkpoint: Callable[[float, Summary], None] = lambda t, s: None
     control: Callable[["LocalRun"], None] = lambda run: None   # the run, once made (to pass stop requests)
+    note: Callable[[str], None] = lambda line: None     # pysysbench's own advice (sysbench prints none)
 
 
 class LocalRun:
@@ -119,6 +120,8 @@ class LocalRun:
             await self._check_connection_limit(conn)
             with user_code(self.workload, "check_ready"):
                 await self.workload.check_ready(conn, tables, self.driver.target())
+            for line in getattr(self.workload, "ready_notes", ()):
+                self.hooks.note(line)
         finally:
             await conn.close()
 

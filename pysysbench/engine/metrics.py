@@ -26,10 +26,13 @@ HINT = "--metrics-addr needs the prometheus_client package: pip install 'pysysbe
 
 
 def parse_addr(text: str) -> tuple[str, int]:
+    """HOST:PORT; a bare ``:PORT`` listens on the loopback interface only (the endpoint shows
+    the run to whoever can connect: every interface is asked for by name, 0.0.0.0:PORT)."""
     host, sep, port = text.rpartition(":")
     if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise ConfigError(f"--metrics-addr={text}: expected HOST:PORT (e.g. 127.0.0.1:9464 or :9464)")
-    return host.strip("[]") or "0.0.0.0", int(port)
+        raise ConfigError(f"--metrics-addr={text}: expected HOST:PORT (e.g. 127.0.0.1:9464, or 0.0.0.0:9464 for "
+                          "every interface)")
+    return host.strip("[]") or "127.0.0.1", int(port)
 
 
 class RunMetrics:

@@ -53,7 +53,7 @@ def checkpoints_s(raw: list[str]) -> tuple[float, ...]:
     for x in raw:
         try:
             at = float(x)
-            if at <= 0:
+            if not 0 < at < 2**31:     # also NaN and infinity (sysbench: a positive int)
                 raise ValueError
         except ValueError:
             raise ConfigError(f"Invalid value for --report-checkpoints: '{x}' (seconds > 0)") from None
@@ -69,9 +69,10 @@ def forced_shutdown_s(raw: str | None, time_s: float) -> float | None:
     try:
         if text == "":
             return time_s * 0.05
-        if text.endswith("%"):
-            return time_s * float(text[:-1]) / 100
-        return float(text)
+        seconds = time_s * float(text[:-1]) / 100 if text.endswith("%") else float(text)
+        if not 0 <= seconds < 2**31:      # NaN, infinity, a negative delay (sysbench: an unsigned int)
+            raise ValueError
+        return seconds
     except ValueError:
         raise ConfigError(f"Invalid value for --forced-shutdown: '{raw}'") from None
 

@@ -38,6 +38,11 @@ def register(name: str):
     return deco
 
 
+def is_data_only(values: Any) -> bool:
+    """Whether --output-format names a format whose standard output is its documents alone."""
+    return getattr(FORMATS.get(values.get("output_format", "1.0") or "1.0"), "data_only", False)
+
+
 def report_for(values: Any, workload: Any) -> "Text10":
     """The format ``--output-format`` names (1.0 when it is not given)."""
     return FORMATS[values.get("output_format", "1.0") or "1.0"](values, workload)
@@ -46,6 +51,8 @@ def report_for(values: Any, workload: Any) -> "Text10":
 @register("1.0")
 class Text10:
     """sysbench 1.0.20's text (spec section 6)."""
+
+    data_only = False     # True: standard output holds the report's documents alone (the CLI's Printer.data)
 
     def __init__(self, values: Any, workload: Any = None):
         self.values = values
@@ -121,7 +128,9 @@ class Text05(Text10):
 
 @register("json")
 class Json(Text10):
-    """One JSON document a line, for programs: no banner, no text."""
+    """One JSON document a line, for programs: no banner, no text (every other line goes to standard error)."""
+
+    data_only = True
 
     def banner(self, grace_s: float | None) -> list[str]:
         return []

@@ -71,9 +71,15 @@ class LoggingRecorder:
     def _flush(self) -> None:
         if not self.buf:
             return
-        if self.fd is None:
-            self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        os.write(self.fd, "".join(self.buf).encode("ascii"))
+        try:
+            if self.fd is None:
+                self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            os.write(self.fd, "".join(self.buf).encode("ascii"))
+        except OSError as exc:     # a full disk, a removed directory: one line, not a crash
+            from ..errors import UsageError
+            from ..files import problem
+            self.buf.clear()
+            raise UsageError(f"cannot write latency log '{self.path}': {problem(exc)}") from None
         self.buf.clear()
 
     def close(self) -> None:

@@ -84,6 +84,7 @@ class Workload:
     source: str = ""            # how find_workload() found it (a name or a file path)
     connects: bool = True       # the engine opens each thread's connection (False: the workload does)
     holds_loop: bool = False    # its code may hold the event loop (Lua): engine/loopwatch.py keeps the stop bounds
+    ready_notes: tuple[str, ...] = ()   # warnings check_ready found (the run prints them before it starts)
 
     def __init__(self, values: Values, driver: Driver):
         self.values = values

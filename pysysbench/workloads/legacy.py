@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import replace
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from ..errors import ConfigError, DatabaseError, TableExistsError, WorkloadError
 from ..options import Values
@@ -220,8 +220,9 @@ class LegacyScript(LegacyMixin, Workload):
             raise ConfigError("--oltp-tables-count and --oltp-table-size must be at least 1")
         self.dialect = DIALECTS.get(self.driver.dialect.family, GENERIC)
 
-    def required_tables(self) -> list[str]:
-        return [f"sbtest{t}" for t in range(1, self.tables + 1)]
+    def required_tables(self) -> Sequence[str]:
+        from .oltp_common import TableNames     # named when asked (--oltp-tables-count=2147483647)
+        return TableNames(self.tables)
 
     # -- prepare / cleanup (0.5's common.lua) --
 

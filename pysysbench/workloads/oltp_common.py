@@ -11,6 +11,7 @@ secondary index created after the load.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import Any
 
 from ..errors import DataCheckError, TableExistsError, listing
@@ -158,6 +159,41 @@ async def drop_tables(env: Env, count: int) -> None:
         await conn.close()
 
 
+async def size_notes(conn, table: str, size: int, target: str) -> tuple[str, ...]:
+    """A run given neither --table-size nor --data-size assumes the default size: when the
+    first table's ids stop short of it, or reach twice it, one warning with both sizes (two
+    probes of the primary key; rows inserted by earlier runs stay below twice the size)."""
+    rows = await conn.fetchall(f"SELECT max(id) FROM {table} WHERE id <= {2 * size}")
+    if not rows or rows[0][0] is None:     # no rows at all (or a dry run): nothing to compare
+        return ()
+    upto = int(rows[0][0])
+    if size <= upto < 2 * size:
+        return ()
+    if upto >= 2 * size:
+        rows = await conn.fetchall(f"SELECT max(id) FROM {table}")
+        upto = rows[0][0]
+    return (f"WARNING: {table} in {target} holds ids up to {upto}, but this run assumes --table-size={size} "
+            "(neither --table-size nor --data-size was given): give the size the tables were prepared with",)
+
+
+class TableNames(Sequence):
+    """sbtest1..sbtestN, named when asked: --tables=2147483647 made a list of two billion
+    names (the machine ran out of memory) before the pre-flight found sbtest2 missing."""
+
+    def __init__(self, n: int):
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self.n))]
+        if not -self.n <= i < self.n:
+            raise IndexError(i)
+        return f"sbtest{i % self.n + 1}"
+
+
 class OltpBase(Workload):
     """Schema, data and commands shared by the bundled OLTP workloads."""
 
@@ -177,8 +213,14 @@ class OltpBase(Workload):
         self.range_size = v.range_size
         self.trx = not v.skip_trx
 
-    def required_tables(self) -> list[str]:
-        return [f"sbtest{t}" for t in range(1, self.tables + 1)]
+    def required_tables(self) -> Sequence[str]:
+        return TableNames(self.tables)
+
+    async def check_ready(self, conn, tables: list[str], target: str) -> None:
+        await super().check_ready(conn, tables, target)
+        v = self.values
+        if tables and not (v.is_set("table_size") or v.is_set("data_size")):
+            self.ready_notes = await size_notes(conn, tables[0], self.table_size, target)
 
     async def prepare(self, env: Env) -> None:
         size = self.table_size if self.prepare_table_size is None else self.prepare_table_size

@@ -157,7 +157,7 @@ def test_zero_tables_is_refused(tmp_path, command):
     (["--num-threads=2000000"], "Invalid value for --threads: 2000000 (must be between 1 and 1000000)"),
     (["--rand-spec-iter=0"], "Invalid value for --rand-spec-iter: 0 (must be >= 1)"),
     (["--rand-spec-pct=200"], "Invalid value for --rand-spec-pct: 200 (must be between 0 and 100)"),
-    (["--rand-pareto-h=1"], "Invalid value for --rand-pareto-h: 1 (must be > 0 and < 1)"),
+    (["--rand-pareto-h=1"], "Invalid value for --rand-pareto-h: 1 (must be >= 1e-15 and < 1, below that 1 - h rounds to 1)"),
     (["--rand-zipfian-exp=-1"], "Invalid value for --rand-zipfian-exp: -1 (must be >= 0)"),
     (["--verbosity=9"], "Invalid value for --verbosity: 9 (must be between 0 and 5)"),
     (["--point-selects=100000000000"], "Invalid value for --point_selects: 100000000000 (must be between 0 and "
@@ -345,3 +345,108 @@ def test_labels_are_shown_as_written_in_terminal_comparisons(tmp_path):
     assert code == 0, output
     headers = [line for line in output.splitlines() if line.startswith("┃")]
     assert any("[red]k=[bold]a" in line for line in headers), output    # not taken for rich markup
+
+
+# --- issue 40: the command line's reliability ------------------------------------------------------
+
+def run_split(args: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(args)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def small_db(tmp_path):
+    db = f"--sqlite-db={tmp_path / 's.db'}"
+    assert run_main(["oltp_read_only", db, "--table-size=10", "prepare"])[0] == 0
+    return db
+
+
+@pytest.mark.parametrize("face_name", ["pysysbench", "sysbench"])
+def test_json_output_puts_only_json_on_stdout(small_db, monkeypatch, face_name):
+    """--output-format=json: every stdout line is a JSON document (issue 40 a); the first line,
+    'Initializing worker threads...', 'Threads started!' and the blanks go to stderr."""
+    monkeypatch.setenv("PYSYSBENCH_FACE", face_name)
+    code, out, err = run_split(["oltp_read_only", "--db-driver=sqlite", small_db, "--table-size=10", "--time=0",
+                                "--events=200", "--report-checkpoints=100", "--histogram", "--output-format=json",
+                                "run"])
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines and all(json.loads(line) for line in lines), out
+    assert "summary" in json.loads(lines[-1])
+    assert "Threads started!" in err and "Initializing worker threads..." in err
+
+
+def test_json_output_errors_go_to_stderr(tmp_path):
+    code, out, err = run_split(["oltp_read_only", f"--sqlite-db={tmp_path / 'none.db'}", "--time=1",
+                                "--output-format=json", "run"])
+    assert code == 1 and out == "" and "FATAL: table 'sbtest1' does not exist" in err
+
+
+INT_RANGE = "(expected an integer between -2147483648 and 2147483647)"
+
+
+@pytest.mark.parametrize("arg", ["--time=10000000000", "--warmup-time=99999999999999", "--events=10000000000",
+                                 "--report-interval=99999999999", "--rand-seed=10000000000", "--rate=2147483648",
+                                 "--threads=99999999999", "--thread-init-timeout=2147483648",
+                                 "--max-time=10000000000", "--verbosity=-2147483649", "--events=1e10"])
+def test_general_integers_are_c_ints_as_in_sysbench(arg):
+    """sysbench reads its general integer options as C ints (sb_get_value_int: strtol, then
+    'Invalid value for the 'X' option: 'V'' on stderr, exit 1); --time=10000000000 and
+    --warmup-time=99999999999999 ended in 'internal error: OverflowError' (issue 40 b)."""
+    name, _, value = arg[2:].partition("=")
+    code, out, err = run_split(["oltp_read_only", "--sqlite-db=/nonexistent/x.db", arg, "run"])
+    assert code == 1 and out == ""
+    assert err == f"Invalid value for the '{name}' option: '{value}' {INT_RANGE}\n"
+
+
+def test_the_largest_c_int_time_does_not_overflow(small_db):
+    code, output = run_main(["oltp_read_only", small_db, "--table-size=10", "--time=2147483647",
+                             "--events=20", "--report-interval=2147483647",
+                             "--rand-seed=2147483647", "--thread-init-timeout=2147483647", "run"])
+    assert code == 0 and "internal error" not in output and "Traceback" not in output, output
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--foo=bar"], "invalid option: --foo=bar"),
+    (["--foo"], "invalid option: --foo"),
+    (["--foo="], "invalid option: --foo="),
+    (["--foo=a\nb\x1b[2J"], "invalid option: --foo=a\\nb\\x1b[2J"),
+])
+@pytest.mark.parametrize("face_name", ["pysysbench", "sysbench"])
+def test_invalid_option_echoes_the_option_with_its_value(monkeypatch, args, message, face_name):
+    """sysbench prints the argument it refuses as given: 'invalid option: --foo=bar' (issue 40 e);
+    control characters escaped, so the line stays one line."""
+    monkeypatch.setenv("PYSYSBENCH_FACE", face_name)
+    for test in ("oltp_read_only", None):
+        code, out, err = run_split([*args, *([test, "run"] if test else [])])
+        assert code == 1 and "Traceback" not in out + err
+        line = err.splitlines()[-1]
+        assert line == message if face_name == "sysbench" else line.startswith(message + " (see "), err
+
+
+@pytest.mark.parametrize("mode", ["REQUIRED", "VERIFY_CA", "Verify_Identity", "DISABLED", "PREFERRED", "ON"])
+def test_mysql_ssl_takes_the_mysql_clients_upper_case_spellings(mode):
+    """--mysql-ssl=REQUIRED as the mysql client spells --ssl-mode (issue 40 c)."""
+    assert parse(["--db-driver=mysql", f"--mysql-ssl={mode}", "oltp_read_only", "run"]).values.mysql_ssl == mode.lower()
+
+
+def test_mysql_ssl_garbage_is_still_refused():
+    with pytest.raises(PySysbenchError, match="Invalid value for the 'mysql-ssl' option: 'REQUIRE'"):
+        parse(["--db-driver=mysql", "--mysql-ssl=REQUIRE", "oltp_read_only", "run"])
+
+
+@pytest.mark.parametrize("content,shown", [
+    (b"\x1b[31mred=\x01x\n", "invalid option: --\\x1b[31mred=\\x01x (in bin.conf line 1)"),
+    (b"threads=\x01\x1b[2J\n", "Invalid value for the 'threads' option: '\\x01\\x1b[2J' (expected an integer) "
+                               "(in bin.conf line 1)"),
+    (b"threads=1\x00\n", "Invalid value for the 'threads' option: '1\\x00' (expected an integer) (in bin.conf line 1)"),
+])
+def test_config_file_control_bytes_are_escaped(tmp_path, content, shown):
+    """A garbage config file's control bytes are escaped in the error line (issue 40 c)."""
+    path = tmp_path / "bin.conf"
+    path.write_bytes(content)
+    code, out, err = run_split([f"--config-file={path}", "oltp_read_only", "run"])
+    assert code == 1 and err.splitlines()[-1].startswith(shown), err
+    assert all(ch.isprintable() for ch in err.replace("\n", ""))

@@ -18,9 +18,26 @@ from pysysbench.stats.records import Snapshot
 
 def test_address_forms():
     assert metrics.parse_addr("127.0.0.1:9464") == ("127.0.0.1", 9464)
-    assert metrics.parse_addr(":9464") == ("0.0.0.0", 9464)
+    assert metrics.parse_addr(":9464") == ("127.0.0.1", 9464)    # issue 40 f: loopback, not every interface
+    assert metrics.parse_addr("0.0.0.0:9464") == ("0.0.0.0", 9464)
     with pytest.raises(ConfigError, match="expected HOST:PORT"):
         metrics.parse_addr("9464x")
+
+
+def test_a_bare_port_listens_on_loopback_only():
+    """--metrics-addr=:PORT served every interface (issue 40 f): now 127.0.0.1 alone."""
+    pytest.importorskip("prometheus_client")
+    m = metrics.RunMetrics(":0", {"test": "t"})
+    try:
+        assert m.server.server_address[0] == "127.0.0.1"
+    finally:
+        m.close()
+
+
+def test_a_bad_metrics_address_fails_before_the_run(tmp_path):
+    from pysysbench.cli.main import main
+    code = main(["oltp_read_only", f"--sqlite-db={tmp_path / 'none.db'}", "--metrics-addr=9464x", "run"])
+    assert code == 1 and not (tmp_path / "none.db").exists()
 
 
 def test_without_prometheus_client_one_line_says_how_to_add_it(monkeypatch):

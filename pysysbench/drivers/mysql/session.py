@@ -42,7 +42,8 @@ OPTIONS = [
     Option("mysql-db", OptType.STRING, "sbtest", "MySQL database name", GROUP),
     Option("mysql-ssl", OptType.STRING, "off",
            "SSL mode {off, on, required, verify_ca, verify_identity}; 'on' uses client-key.pem, "
-           "client-cert.pem and cacert.pem from the working directory when present", GROUP, choices=SSL_MODES),
+           "client-cert.pem and cacert.pem from the working directory when present", GROUP, choices=SSL_MODES,
+           fold_case=True),
     Option("mysql-ssl-ca", OptType.STRING, "", "CA certificate file for SSL", GROUP),
     Option("mysql-ssl-cert", OptType.STRING, "", "client certificate file for SSL", GROUP),
     Option("mysql-ssl-key", OptType.STRING, "", "client key file for SSL", GROUP),
