@@ -187,3 +187,16 @@ class PrivatePostgres:
         except subprocess.CalledProcessError:
             pass
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@contextmanager
+def running(*servers):
+    """Start each private server in turn, yield them, and destroy every one at the end
+    (also those started before one that failed to start)."""
+    try:
+        for server in servers:
+            server.start()
+        yield servers
+    finally:
+        for server in servers:
+            server.destroy()

@@ -32,7 +32,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
-from private_servers import PrivateMariaDB, PrivatePostgres
+from private_servers import PrivateMariaDB, PrivatePostgres, running
 
 HERE = Path(__file__).resolve().parent
 EXPECTED = HERE / "conformance_expected.txt"
@@ -66,14 +66,8 @@ def expected() -> list[str]:
 
 @pytest.fixture(scope="module")
 def servers():
-    my, pg = PrivateMariaDB(MY_PORT, grants=True), PrivatePostgres(PG_PORT)
-    try:
-        my.start()
-        pg.start()
-        yield my, pg
-    finally:
-        my.destroy()
-        pg.destroy()
+    with running(PrivateMariaDB(MY_PORT, grants=True), PrivatePostgres(PG_PORT)) as pair:
+        yield pair
 
 
 @pytest.mark.timeout(1800)

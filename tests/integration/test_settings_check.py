@@ -11,21 +11,15 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
-from private_servers import PrivateMariaDB, PrivatePostgres, free_port
+from private_servers import PrivateMariaDB, PrivatePostgres, free_port, running
 
 SCRIPT = REPO / "scripts" / "server_settings.py"
 
 
 @pytest.fixture(scope="module")
 def servers():
-    my, pg = PrivateMariaDB(port=free_port(), grants=True), PrivatePostgres(port=free_port())
-    try:
-        my.start()
-        pg.start()
-        yield my, pg
-    finally:
-        my.destroy()
-        pg.destroy()
+    with running(PrivateMariaDB(port=free_port(), grants=True), PrivatePostgres(port=free_port())) as pair:
+        yield pair
 
 
 def snapshot(path: Path, my: PrivateMariaDB, pg: PrivatePostgres) -> Path:
