@@ -55,7 +55,13 @@ class UsageError(PySysbenchError):
 
 
 class InvalidOption(UsageError):
-    """Unknown option name or a value of the wrong type."""
+    """Unknown option name or a value of the wrong type.  ``sysbench_text``: sysbench
+    1.0.20's own line for a general option's bad value, which it prints before its first
+    line (the sysbench face prints that line instead, and no first line)."""
+
+    def __init__(self, message: str, sysbench_text: str = ""):
+        super().__init__(message)
+        self.sysbench_text = sysbench_text
 
 
 class DamagedResultFile(UsageError):

@@ -187,7 +187,9 @@ def parse_value(opt: Option, raw: str | None, *, origin: str = "") -> Any:
 
 
 def _bad(opt: Option, raw: str, origin: str, what: str) -> InvalidOption:
-    return InvalidOption(f"Invalid value for the '{opt.name}' option: '{shown(raw)}' ({what}){origin}")
+    # sysbench names the option by its key (report_interval) and says no more
+    return InvalidOption(f"Invalid value for the '{opt.name}' option: '{shown(raw)}' ({what}){origin}",
+                         f"Invalid value for the '{canonical(opt.name)}' option: '{shown(raw)}'")
 
 
 def _parse_int(opt: Option, raw: str, origin: str) -> int:

@@ -180,10 +180,13 @@ def _general_options(values: Values, raw: list[RawOption]) -> tuple[list[RawOpti
     for item in raw:
         try:
             rest.extend(apply_options(values, [item], strict=False))
-        except InvalidOption:
-            if canonical(item.name) in sysbench_names():
+        except InvalidOption as exc:
+            if canonical(item.name) not in sysbench_names():
+                deferred.append(item)
+            elif face.active().strict and exc.sysbench_text:
+                raise InvalidOption(exc.sysbench_text, exc.sysbench_text) from None
+            else:
                 raise
-            deferred.append(item)
     return rest, deferred
 
 

@@ -335,8 +335,9 @@ def dispatch(argv: list[str], out: Printer) -> int:
     except WorkloadError:
         out(header())      # sysbench prints its first line before it looks for the test
         raise
-    except InvalidOption:
-        if face.active().strict:   # ... and before it checks the test's options
+    except InvalidOption as exc:
+        # ... and before it checks the test's options (a general option's value: before it)
+        if face.active().strict and not exc.sysbench_text:
             out(header())
         raise
     v = inv.values

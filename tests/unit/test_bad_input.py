@@ -13,7 +13,9 @@ import io
 import json
 import os
 import re
+import shutil
 import string
+import subprocess
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -399,6 +401,21 @@ def test_general_integers_are_c_ints_as_in_sysbench(arg):
     code, out, err = run_split(["oltp_read_only", "--sqlite-db=/nonexistent/x.db", arg, "run"])
     assert code == 1 and out == ""
     assert err == f"Invalid value for the '{name}' option: '{value}' {INT_RANGE}\n"
+
+
+@pytest.mark.parametrize("arg", ["--time=10000000000", "--report-interval=99999999999", "--rand-seed=1e20",
+                                 "--threads=abc", "--events=-1x", "--percentile=abc"])
+def test_a_general_options_bad_value_in_the_sysbench_face_is_sysbenchs_line(arg, monkeypatch):
+    """The sysbench face: sysbench 1.0.20 checks its general options before its first line and
+    names the option by its key (report_interval), with nothing after the value."""
+    monkeypatch.setenv("PYSYSBENCH_FACE", "sysbench")
+    name, _, value = arg[2:].partition("=")
+    code, out, err = run_split(["oltp_read_only", "--sqlite-db=/nonexistent/x.db", arg, "run"])
+    assert (code, out, err) == (1, "", f"Invalid value for the '{name.replace('-', '_')}' option: '{value}'\n")
+    real = shutil.which("sysbench")
+    if real and os.path.realpath(real).endswith("/usr/bin/sysbench"):   # Debian's sysbench 1.0.20
+        ref = subprocess.run([real, arg, "cpu", "run"], capture_output=True, text=True, timeout=30)
+        assert (ref.returncode, ref.stdout, ref.stderr) == (code, out, err)
 
 
 def test_the_largest_c_int_time_does_not_overflow(small_db):
