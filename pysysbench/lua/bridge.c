@@ -93,8 +93,8 @@ static struct {
     int (*error)(lua_State *);
 } lua;
 static int bound;
-static PyObject *lua_error_type;
-static PyObject *interrupted_type;   /* LuaInterrupted: a state stopped by the watchdog below */     /* lupa.LuaError: a dead event coroutine, as lupa raises it */
+static PyObject *lua_error_type;     /* lupa.LuaError: a dead event coroutine, as lupa raises it */
+static PyObject *interrupted_type;   /* LuaInterrupted: a state stopped by the watchdog below */
 static PyObject *s_reads;
 
 /* sysbench.rand's generator for the states, called through LuaJIT's FFI (sysbench.lua loads
