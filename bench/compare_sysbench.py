@@ -29,7 +29,7 @@ spans it, and how many rounds are on the good side.
 Tables: 4, of 10,000 rows at 8 threads (the issue's reference) and of 100 rows per
 thread at more threads (100,000 at 1000): 1000 oltp_read_write transactions on
 4 x 10,000 rows gridlock on PostgreSQL's row locks within seconds, and then both
-tools measure its deadlock detector, not themselves (docs/performance.md).
+tools measure its deadlock detector, not themselves (bench/journal/2026-11-30.md).
 --table-size=N uses N rows for every case.
 
 Needs `sysbench` (apt-get install sysbench) and the local MariaDB / PostgreSQL
@@ -62,7 +62,7 @@ PYSYSBENCH = [sys.executable, "-m", "pysysbench"]
 DB = "bench"
 TABLES = 4
 # rows per table: the 10,000 at 8 threads; at 1000 threads 100 per thread, because
-# 1000 read_write transactions on 4 x 10,000 rows gridlock on row locks (docs/performance.md)
+# 1000 read_write transactions on 4 x 10,000 rows gridlock on row locks (bench/journal/2026-11-30.md)
 MIN_TABLE_SIZE, ROWS_PER_THREAD = 10_000, 100
 
 
@@ -307,14 +307,14 @@ def case_row(name: str, rows: int, sb: list[Measure], py: list[Measure]) -> str:
     pairs = list(zip(sb, py))
     # each round's ratio (the two tools ran back to back), and their median: a round is one
     # draw of this machine's state, and the ratio of the medians can pass while most rounds
-    # do not (docs/performance.md, "The 8-thread point select's two regimes")
+    # do not (bench/journal/2026-12-03.md, "The 8-thread point select's two regimes")
     ratios = [p.qps / s.qps for s, p in pairs]
     rounds = ", ".join(f"{r:.2f}" for r in ratios) + (f" (median {med(ratios):.2f})" if len(ratios) > 1 else "")
     s_qps, p_qps = med(m.qps for m in sb), med(m.qps for m in py)
     s_cpu, p_cpu = med(m.cpu_us_per_query for m in sb), med(m.cpu_us_per_query for m in py)
     # the server's CPU per query, whichever tool drove it: the limit is the hardware's, not a tool's;
     # each tool's own median beside it, since the two do not load the server alike at 1000 threads
-    # (docs/performance.md, "At 1000 threads on a fast machine")
+    # (bench/journal/2026-12-04.md, "At 1000 threads on a fast machine")
     srv = med(m.server_us_per_query for m in sb + py)
     s_srv, p_srv = med(m.server_us_per_query for m in sb), med(m.server_us_per_query for m in py)
     limit = (os.cpu_count() or 1) / srv * 1e6 if srv == srv and srv > 0 else float("nan")

@@ -14,7 +14,7 @@ start with the command, its start-up included).
 
 Why it exists: on a 2-core machine that runs the client and the server, an 8-thread
 point select moves between QPS levels within one run, for either tool, and the level
-follows the wake-ups across cores (docs/performance.md, "Where the 8-thread regimes come
+follows the wake-ups across cores (bench/journal/2026-12-05.md, "Where the 8-thread regimes come
 from").  A run's 10-s average hides that; this shows it.  Linux only (/proc).
 """
 

@@ -15,7 +15,8 @@ numbers of both tools line up.
 Why it exists: at 1000 threads on two cores, sysbench 1.0.20's threads leave
 their start barrier one at a time (each must take the barrier's mutex again after
 the broadcast), so for the first seconds of its run only some hundreds of its
-threads are inside a transaction; see docs/performance.md.
+threads are inside a transaction; see bench/journal/2026-11-30.md, "At 1000
+threads, sysbench's threads start late".
 
 PostgreSQL only: on MariaDB the observer's own query (information_schema.innodb_trx
 with 1000 sessions) stalled for seconds at a time, too coarse for a ramp.

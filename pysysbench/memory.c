@@ -3,7 +3,7 @@
  * which has no twin: without the extension the heap keeps 4 KiB pages).
  *
  * The Python twin calls the same function through ctypes; ctypes' import was 6 M
- * instructions of every run's start-up (docs/performance.md, "Start-up") for one call.
+ * instructions of every run's start-up (bench/journal/2026-12-02.md, "Start-up") for one call.
  * Only where the C library is glibc: elsewhere the symbol is absent and memory.py's
  * ctypes path finds no mallopt either. */
 

@@ -15,7 +15,7 @@ reconnect storm, nothing per event).  Where the C library has no ``mallopt``
 
 ``mallopt`` is called through the C extension (memory.c) when it is used, else
 through ctypes, imported then: ctypes' import was 6 M instructions of every run's start-up
-(docs/performance.md, "Start-up").
+(bench/journal/2026-12-02.md, "Start-up").
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def huge_heap() -> None:
     in a worker, an event touches a cold state's bytecode, tables and strings spread over
     a few hundred 4 KiB pages, and the address translations miss the TLB (in a VM, a
     two-level page walk each): with 2 MiB pages the same events cost the client about 10 %
-    less CPU at 1000 threads (docs/performance.md, "Lua: huge pages for the states'
+    less CPU at 1000 threads (bench/journal/2026-12-03.md, "Lua: huge pages for the states'
     heaps").  The kernel gives them to memory that asks (``madvise``), which glibc's
     heap does only with the ``glibc.malloc.hugetlb`` tunable, read at process start; so
     the first call makes the heap grow in 128 MiB steps (``M_TOP_PAD``) and every call

@@ -423,7 +423,7 @@ _NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.
 def is_option_name(name: str) -> bool:
     """Whether ``name`` is spelled as an option's name: an ASCII letter or digit, then letters,
     digits, ``_``, ``-`` and ``.`` (a regular expression said so before; compiling one costs
-    0.8 M instructions of every run's start-up, docs/performance.md "Start-up")."""
+    0.8 M instructions of every run's start-up, bench/journal/2026-12-02.md "Start-up")."""
     return name[:1] in _NAME_START and not name.strip(_NAME_CHARS)
 
 

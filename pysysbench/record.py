@@ -9,7 +9,7 @@ Why: CPython 3.11's ``dataclass`` writes the source of every method it adds and 
 with its own ``exec`` (six for a frozen class: ``__init__``, ``__repr__``, ``__eq__``,
 ``__hash__``, ``__setattr__``, ``__delattr__``): 1-6 M instructions a class, and a plain
 ``run`` creates some thirty records while it imports, a sixth of its start-up
-(docs/performance.md, "Start-up").  Here nothing is compiled per class:
+(bench/journal/2026-12-02.md, "Start-up").  Here nothing is compiled per class:
 
 * ``__repr__``, ``__eq__`` and ``__hash__`` are the functions below, which read the fields at
   call time (slower per call; records are compared and printed in tests and messages, never

@@ -904,7 +904,7 @@ wirepoll_hand_back(WirePoll *p, PyObject *wire, PyObject *exc, PyObject **out)
  * turn's end is the timer in the set, armed once per run.  A wait with a timeout arms and
  * cancels a kernel timer every time it sleeps, and in a VM that reprograms the timer
  * device (an exit to the hypervisor): 0.4-2.8 us more system time per query at 8 threads
- * (docs/performance.md, "A worker reads its sockets in C"). */
+ * (bench/journal/2026-12-04.md, "A worker reads its sockets in C"). */
 static PyObject *
 wirepoll_run(WirePoll *p, PyObject *args)
 {

@@ -6,7 +6,7 @@ session is open, the driver moves its transport to a :class:`Wire` protocol that
 sends the benchmark's statements itself and only looks for where each response
 ends: no row is decoded, no result object is built, one future per statement.  A
 bare loop of point selects costs half the client CPU of the library path, a whole
-run about a third less (docs/performance.md); on a machine where client and server
+run about a third less (bench/journal/); on a machine where client and server
 share the cores, every microsecond the client saves goes to the server.
 
 This module is protocol-neutral: the :class:`Wire` base (request / response, the
@@ -249,7 +249,7 @@ class SlowStatement:
     """The Python twin of a prepared statement on the lean wire (what ``Wire.statement``
     returns without the C, and the C ``Statement``'s fallback): one small object, no closure
     -- a 1000-thread oltp_read_write holds 36,000 of them, and a closure's function, cells
-    and bound methods took about 1.3 KB each (docs/performance.md).  ``meta``: the
+    and bound methods took about 1.3 KB each (bench/journal/2026-12-03.md).  ``meta``: the
     protocol's one fact about the statement (MySQL: its parameter count; PostgreSQL:
     whether it returns rows); subclasses are awaitable callables."""
 

@@ -3,7 +3,7 @@ process group uses (``start``, ``pid``, ``is_alive``, ``join``, ``exitcode``, ``
 
 Why not multiprocessing for a fork: importing it (with its context, process, util,
 reduction and connection modules) was 13 M instructions of every run's start-up, for a
-``fork()`` and a ``waitpid()`` (docs/performance.md, "Start-up").  Spawned workers still
+``fork()`` and a ``waitpid()`` (bench/journal/2026-12-01.md, "Start-up").  Spawned workers still
 go through multiprocessing (engine/procs.py), which a spawned child needs to find its
 target.  The child's life is the one multiprocessing gives a forked target: stdin on
 /dev/null, the target called, an uncaught exception printed with its traceback and exit

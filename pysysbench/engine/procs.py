@@ -24,7 +24,7 @@ Start-up: where the platform forks and the parent runs one thread, the workers a
 forked (:func:`start_method`): they inherit the modules the parent has imported, where a
 ``spawn`` worker starts a new interpreter and imports everything again (0.55 s of client
 CPU with two workers at 8 threads, against sysbench's whole 0.39 s for a ``--time=1``
-run; docs/performance.md "Start-up"). A forked child first drops what it inherited from
+run; bench/journal/2026-12-01.md "Start-up"). A forked child first drops what it inherited from
 the parent's event loop and from the other workers' links (:func:`_forget_parent`).
 ``PYSYSBENCH_WORKER_START=spawn`` in the environment forces the spawn start.
 """
@@ -132,7 +132,7 @@ def own_session() -> None:
     a session is one scheduling entity: two worker processes in the parent's
     session competing with a server's thousand threads on the same host were run
     after them, so the server's threads went idle waiting for requests the client
-    had not been scheduled to send (docs/performance.md, "Worker sessions").
+    had not been scheduled to send (bench/journal/2026-11-30.md, "Worker sessions").
     Nothing changes elsewhere.  The worker still ignores the terminal's Ctrl-C
     (its parent stops it) and ends when the parent's end of the link closes."""
     try:

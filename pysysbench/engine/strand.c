@@ -15,7 +15,7 @@ static PyObject *st_enter, *st_leave, *st_cancelled, *s_park, *s_settle, *s_thro
  * _asyncio._enter_task / _leave_task keep), or NULL: strand_setup is given it only where
  * engine/strand.py checked that those functions keep it.  Entering and leaving through it
  * is what those functions do, minus their call and argument parsing (a third of a strand's
- * resume, docs/performance.md); anything unusual (a task already running, another task
+ * resume, bench/journal/2026-12-01.md); anything unusual (a task already running, another task
  * current at leave) goes to the functions themselves, which raise their own errors. */
 static PyObject *st_tasks;
 static PyTypeObject StrandCoreType;

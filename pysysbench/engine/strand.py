@@ -4,7 +4,7 @@ An asyncio Task resumes its coroutine through a Future: the protocol sets the
 Future's result, the Future schedules the Task with ``call_soon``, the loop runs
 it on its next turn.  For a statement that takes tens of microseconds of server
 time that machinery is about a fifth of the client's CPU per point select
-(docs/performance.md).  A :class:`Strand` drives a thread's coroutine itself:
+(bench/journal/2026-11-30.md).  A :class:`Strand` drives a thread's coroutine itself:
 when a lean wire statement (:mod:`..drivers.wire`) is awaited, the coroutine
 yields the wire, the wire keeps the strand, and ``data_received`` resumes it with
 the scanned response -- no Future, no scheduling, no extra loop turn.

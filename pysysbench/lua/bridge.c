@@ -3,7 +3,7 @@
  *
  * The Python bridge resumes the state's event coroutine through lupa once per statement and
  * awaits the statement in a Python frame: about two thirds of a Lua event's client CPU was
- * that Python (docs/performance.md, "The Lua engine").  LuaEvents resumes the same coroutine
+ * that Python (bench/journal/2026-12-01.md).  LuaEvents resumes the same coroutine
  * with lua_resume itself and hands the statement it yields (OP_EXEC: a prepared statement and
  * its parameters) straight to the EventLoop, which sends it and takes the wire's response
  * directly (strand_offer) -- no Python frame per statement.  Anything else the coroutine

@@ -53,7 +53,7 @@ API_SOURCE = os.path.join(os.path.dirname(__file__), "sysbench.lua")
 # would otherwise leave the rest of the event to the interpreter.  From HUGE_PAGE_STATES states
 # on (1000 threads: a state runs a few hundred events in a 10-s run), none: they were memory
 # compiled for a handful of uses (read_write: about 5-12 MB of RSS per worker of 500 states,
-# docs/performance.md, "Lua at 1000 threads: which traces pay").  `hotexit=1000` is "never":
+# bench/journal/2026-12-03.md, "Lua at 1000 threads: which traces pay").  `hotexit=1000` is "never":
 # LuaJIT counts a snapshot's exits in 8 bits, which stop at 255 (until 2026-12-04 every state
 # had it, so no state compiled a side trace; `maxside=0` still lets some through).  hotloop=10
 # once paid off while an interpreted draw boxed about ten uint64 cdata objects; with
@@ -68,7 +68,7 @@ JIT_OPTIONS_MANY: str | None = "hotexit=1000"
 # in the same run (PostgreSQL's, slower, about 110), and its compiled event costs a third less.
 # So after half a second (or 64 events) a state turns the JIT on when, at the rate it ran them,
 # it has JIT_MIN_EVENTS more before the run's end (100 held PostgreSQL's point select states
-# back; docs/performance.md, "Lua: compile what the run repays").
+# back; bench/journal/2026-12-04.md, "Lua: compile what the run repays").
 JIT_HOLD_ENV = "PYSYSBENCH_LUA_JIT_HOLD"     # off: those states compile from the start
 JIT_PROBE_NS = 500_000_000      # the state's rate: over its events of the first half second...
 JIT_PROBE_EVENTS = 64           # ... or its first 64
@@ -414,7 +414,7 @@ class JitProbe:
 _open_states: "weakref.WeakSet[LuaState]" = weakref.WeakSet()
 # From this many states in a process on, their heaps take 2 MiB pages (memory.py's
 # huge_heap): 32 states' heaps (about 10 MB) are more than the TLB covers in 4 KiB pages
-# (1,536 entries: 6 MiB); at 8 threads huge pages gained nothing (docs/performance.md)
+# (1,536 entries: 6 MiB); at 8 threads huge pages gained nothing (bench/journal/2026-12-03.md)
 HUGE_PAGE_STATES = 32
 
 
@@ -457,7 +457,7 @@ class LuaState:
         self.close_later: Callable[[Connection], None] | None = None
         # max_memory=0 (no limit): lupa's allocator, the C library's malloc, instead of
         # LuaJIT's own, which maps each state's heap in segments of its own: 1000 states
-        # took about 32 MB less this way (docs/performance.md, "The Lua engine")
+        # took about 32 MB less this way (bench/journal/2026-12-03.md, "Lua at 1000 threads")
         many = len(_open_states) >= HUGE_PAGE_STATES
         if many:
             huge_heap()   # the states' heaps in 2 MiB pages (memory.py)

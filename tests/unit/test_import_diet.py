@@ -1,5 +1,5 @@
 """What a plain ``run`` imports (issue 21: start-up CPU).  Every module an interpreter
-imports costs CPU in each run's start-up (docs/performance.md "Start-up"); the ones
+imports costs CPU in each run's start-up (bench/journal/2026-12-01.md "Start-up"); the ones
 below serve other commands, other drivers or other options and must stay out of a
 bundled test's ``run`` -- a lazy import somewhere below the CLI that turned eager again
 shows up here, not only as a slower bench figure."""

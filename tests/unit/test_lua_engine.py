@@ -164,7 +164,7 @@ def test_event_returning_a_true_value_stops_its_thread_uncounted(tmp_path, capfd
 
 
 def test_states_allocate_with_malloc():
-    # per-state memory at 1000 threads (docs/performance.md, "The Lua engine"): lupa's own
+    # per-state memory at 1000 threads (bench/journal/2026-12-01.md): lupa's own
     # allocator (it counts what the state uses) instead of LuaJIT's per-state segments
     from pysysbench.lua.log import Log as LuaLog
     from pysysbench.lua.runtime import Seeds, Unique

@@ -199,7 +199,7 @@ def test_a_strand_entered_inside_a_running_task_raises_as_asyncio_does():
 
 def test_the_c_core_keeps_asyncio_s_task_table_directly():
     """On CPython 3.11-3.13 the C strand enters and leaves through asyncio's own dict
-    (docs/performance.md: a third of a resume was the two function calls); if a Python
+    (bench/journal/2026-12-01.md: a third of a resume was the two function calls); if a Python
     release changes asyncio's internals the check in engine/strand.py turns it off."""
     import sys
     if strand_module._CStrandCore is None:
