@@ -14,10 +14,10 @@ from typing import Any, Callable
 from ..errors import UsageError
 from ..options import RawOption, Registry, Values
 from . import options as lua_options
-from .log import FATAL
+from .log import FATAL, error_text
 from .reports import Reports
 from .runtime import fallback_warning
-from .host import MainHost, error_text, load, make_services, program_argv
+from .host import MainHost, load, make_services, program_argv
 from .state import LuaState, options_source, release_parked
 
 

@@ -1,5 +1,5 @@
 """What the Lua engine's states share outside the engine: the process's services,
-loading a script's chunk, how errors read, and the main state's own event loop
+loading a script's chunk, and the main state's own event loop
 (:class:`MainHost`, a helper thread: sysbench's main state lives from the command
 line's parse to the end, around the benchmark's own event loop)."""
 
@@ -22,15 +22,6 @@ from .state import LuaState, Services
 
 if TYPE_CHECKING:   # annotations only (script.py imports this module)
     from .script import ScriptRef
-
-
-def error_text(err: Any) -> str:
-    """A Lua error value as sysbench prints it."""
-    if isinstance(err, str):
-        return err
-    if isinstance(err, (int, float)) and not isinstance(err, bool):
-        return str(err)
-    return "(not a string)"
 
 
 def program_argv() -> list[str]:

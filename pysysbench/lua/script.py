@@ -23,8 +23,8 @@ from ..errors import IgnorableError, RunAborted, WorkloadError
 from ..options import RawOption, Values
 from ..workloads.base import LUA_SOURCE_PREFIX, ThreadContext, Workload
 from . import options as lua_options
-from .host import error_text, load, make_services, program_argv, stdout_line
-from .log import FATAL
+from .host import load, make_services, program_argv, stdout_line
+from .log import FATAL, error_text
 from ..workloads.stock import find_module
 from .state import EventHooks, LuaState, Services, options_source
 from ..workloads.held import is_interrupt, park
