@@ -4,7 +4,8 @@ Custom commands first (they override every built-in name), then ``help``,
 ``prepare`` / ``cleanup`` (global functions run in the main state without
 ``init``), ``run`` (``init`` in the main state, the benchmark through the engine,
 then ``done``), else ``Unknown command``.  Messages and exit codes are
-sysbench 1.0.20's (spec 7).
+sysbench 1.0.20's (spec 7).  The dispatcher is handed the script's workload class
+(``LuaWorkload.dispatch``): script.py imports this module, never the reverse.
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ class Dispatcher:
 
     async def _new_loaded(self, tid: int) -> LuaState | None:
         st = self.new_state(tid)
-        ok, err = await load(st, self.ref)
+        ok, err = await load(st, self.ref.path, self.ref.modname)
         if not ok:
             self.log(FATAL, error_text(err))
             await st.close()
