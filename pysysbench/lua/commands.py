@@ -4,7 +4,8 @@ Custom commands first (they override every built-in name), then ``help``,
 ``prepare`` / ``cleanup`` (global functions run in the main state without
 ``init``), ``run`` (``init`` in the main state, the benchmark through the engine,
 then ``done``), else ``Unknown command``.  Messages and exit codes are
-sysbench 1.0.20's (spec 7).
+sysbench 1.0.20's (spec 7).  The dispatcher is handed the script's workload class
+(``LuaWorkload.dispatch``): script.py imports this module, never the reverse.
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ from typing import Any, Callable
 from ..errors import UsageError
 from ..options import RawOption, Registry, Values
 from . import options as lua_options
-from .log import FATAL
+from .log import FATAL, error_text
 from .reports import Reports
 from .runtime import fallback_warning
-from .host import MainHost, error_text, load, make_services, program_argv
+from .host import MainHost, load, make_services, program_argv
 from .state import LuaState, options_source, release_parked
 
 
@@ -78,7 +79,7 @@ class Dispatcher:
 
     async def _new_loaded(self, tid: int) -> LuaState | None:
         st = self.new_state(tid)
-        ok, err = await load(st, self.ref)
+        ok, err = await load(st, self.ref.path, self.ref.modname)
         if not ok:
             self.log(FATAL, error_text(err))
             await st.close()

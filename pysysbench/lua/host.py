@@ -1,5 +1,5 @@
 """What the Lua engine's states share outside the engine: the process's services,
-loading a script's chunk, how errors read, and the main state's own event loop
+loading a script's chunk, and the main state's own event loop
 (:class:`MainHost`, a helper thread: sysbench's main state lives from the command
 line's parse to the end, around the benchmark's own event loop)."""
 
@@ -10,7 +10,7 @@ import os
 import sys
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from ..drivers import REGISTRY as DRIVERS
 from ..childenv import not_pausable, pausable_for_fork
@@ -19,18 +19,6 @@ from ..rand_compat import background_threads
 from .log import Log
 from .runtime import Seeds, Unique, process_seed
 from .state import LuaState, Services
-
-if TYPE_CHECKING:   # annotations only (script.py imports this module)
-    from .script import ScriptRef
-
-
-def error_text(err: Any) -> str:
-    """A Lua error value as sysbench prints it."""
-    if isinstance(err, str):
-        return err
-    if isinstance(err, (int, float)) and not isinstance(err, bool):
-        return str(err)
-    return "(not a string)"
 
 
 def program_argv() -> list[str]:
@@ -53,9 +41,10 @@ def make_services(values: Values, out: Callable[[str], None], driver_name: str) 
     return Services(values, Log(out, values.get("verbosity", 3)), driver_name, DRIVERS, unique, seeds)
 
 
-async def load(state: LuaState, ref: ScriptRef) -> tuple[bool, Any]:
-    """Run the script's chunk in ``state``: (ok, error value)."""
-    chunk, err = state.loader(ref.path, ref.modname)
+async def load(state: LuaState, path: str | None, modname: str | None) -> tuple[bool, Any]:
+    """Run the script's chunk in ``state``: (ok, error value).  ``path`` None: standard
+    input; ``modname``: the name it was found by on the Lua path (script.ScriptRef)."""
+    chunk, err = state.loader(path, modname)
     if chunk is None:
         return False, err
     return await state.call(chunk)

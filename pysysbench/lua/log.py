@@ -6,15 +6,25 @@ the previous shown message's is counted, and the next different one is preceded 
 ``(last message repeated N times)``, whatever the verbosity (sysbench 1.0.20's
 ``text_handler_process``).  ``out`` prints every line it is given (the level was
 decided here): the CLI's printer (stdout), so the lines interleave with the script's
-own ``print`` output in program order.
+own ``print`` output in program order.  :func:`error_text` is how a Lua error value
+reads in those lines.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 PREFIXES = ("FATAL: ", "ALERT: ", "WARNING: ", "", "", "DEBUG: ")
 FATAL, ALERT, WARNING, NOTICE, INFO, DEBUG = range(6)
+
+
+def error_text(err: Any) -> str:
+    """A Lua error value as sysbench prints it."""
+    if isinstance(err, str):
+        return err
+    if isinstance(err, (int, float)) and not isinstance(err, bool):
+        return str(err)
+    return "(not a string)"
 
 
 class Log:

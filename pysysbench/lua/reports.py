@@ -14,8 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..stats.records import IntervalStat, Summary
-from .log import FATAL
-from .host import error_text
+from .log import FATAL, error_text
 
 
 def interval_stat(st: IntervalStat) -> dict[str, Any]:

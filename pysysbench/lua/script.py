@@ -9,7 +9,8 @@ it; counters, histograms, intervals, result files, worker processes and campaign
 are the engine's.  Everything sysbench runs in its main state (the chunk, option
 declarations, ``init``/``done``, ``prepare``/``cleanup``/``help``, custom commands,
 report hooks) runs in a main state served by an event loop of its own in a helper
-thread (:class:`MainHost`), so it outlives the benchmark's event loop.
+thread (:class:`MainHost`), so it outlives the benchmark's event loop; the dispatch
+itself is commands.py's, handed this class (:meth:`LuaWorkload.dispatch`).
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ from ..errors import IgnorableError, RunAborted, WorkloadError
 from ..options import RawOption, Values
 from ..workloads.base import LUA_SOURCE_PREFIX, ThreadContext, Workload
 from . import options as lua_options
-from .host import error_text, load, make_services, program_argv, stdout_line
-from .log import FATAL
+from .commands import Dispatcher
+from .host import load, make_services, program_argv, stdout_line
+from .log import FATAL, error_text
 from ..workloads.stock import find_module
 from .state import EventHooks, LuaState, Services, options_source
 from ..workloads.held import is_interrupt, park
@@ -137,7 +139,7 @@ class LuaWorkload(Workload):
     async def _state(self, ctx: ThreadContext) -> LuaState:
         st = LuaState(self.services, ctx.tid, ctx.counters, EngineHooks(ctx), self.script.script_path,
                       program_argv(), "run")
-        ok, err = await load(st, self.script)
+        ok, err = await load(st, self.script.path, self.script.modname)
         if not ok:
             raise WorkloadError(f"{error_text(err)}\nFATAL: Thread initialization failed!")
         if self.legacy is None:
@@ -248,7 +250,6 @@ class LuaWorkload(Workload):
     @classmethod
     def dispatch(cls, values: Values, command: str | None, rest: list[RawOption], out: Callable[[str], None],
                  driver_name: str, run: Callable[[Workload, Any], int]) -> int:
-        from .commands import Dispatcher
         return Dispatcher(cls, values, command, rest, out, driver_name, run).execute()
 
 

@@ -13,6 +13,8 @@ Rules beyond the order: report reads result files only (it imports no
 campaign, engine, driver or workload module), nothing below cli prints, and each
 driver is a folder of its own (drivers/mysql/, drivers/pgsql/, drivers/sqlite/) that
 imports no other driver's folder and that nothing but drivers/__init__ imports into.
+Inside lua/ the modules have layers of their own (``LUA_LAYERS``): every import there
+points down, annotations included.
 """
 
 from __future__ import annotations
@@ -74,15 +76,17 @@ def top(module: str) -> str:
     return parts[1] if len(parts) > 1 else "__init__"
 
 
-def imports(module: str, path: Path) -> set[str]:
+def imports(module: str, path: Path, annotations: bool = False) -> set[str]:
     """The pysysbench modules (or packages) ``module`` imports (an ``if TYPE_CHECKING:``
-    block names types for annotations only: it is no dependency and is left out)."""
+    block names types for annotations only: it is no dependency between layers and is left
+    out, unless ``annotations``)."""
     is_pkg = path.name == "__init__.py"
     package = module.split(".") if is_pkg else module.split(".")[:-1]
     tree = ast.parse(path.read_text())
-    typing_only = {id(n) for block in ast.walk(tree)
-                   if isinstance(block, ast.If) and isinstance(block.test, ast.Name) and block.test.id == "TYPE_CHECKING"
-                   for stmt in block.body for n in ast.walk(stmt)}
+    typing_only = set() if annotations else {
+        id(n) for block in ast.walk(tree)
+        if isinstance(block, ast.If) and isinstance(block.test, ast.Name) and block.test.id == "TYPE_CHECKING"
+        for stmt in block.body for n in ast.walk(stmt)}
     nodes = [n for n in ast.walk(tree) if id(n) not in typing_only]
     out = set()
     for node in nodes:
@@ -130,14 +134,9 @@ def test_no_import_from_a_higher_layer(module):
     assert not bad, f"{module} ({mine}) imports {sorted(set(bad))}"
 
 
-def test_no_import_cycle():
-    mods = modules()
-    graph = {m: {t for n in imports(m, p) if (t := known(n, mods)) and t != m}
-             for m, p in python_modules().items()}
-    # a package's __init__ importing its own submodules is how packages are built, not a cycle
-    for m, targets in graph.items():
-        if mods[m].name == "__init__.py":
-            graph[m] = {t for t in targets if not t.startswith(m + ".")}
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle of ``graph`` (module -> the modules it imports), first module
+    repeated at the end, or None."""
     state: dict[str, int] = {}
     stack: list[str] = []
 
@@ -155,7 +154,62 @@ def test_no_import_cycle():
 
     for m in sorted(graph):
         if m not in state and (cycle := visit(m)):
-            pytest.fail("import cycle: " + " -> ".join(cycle))
+            return cycle
+    return None
+
+
+def test_no_import_cycle():
+    mods = modules()
+    graph = {m: {t for n in imports(m, p) if (t := known(n, mods)) and t != m}
+             for m, p in python_modules().items()}
+    # a package's __init__ importing its own submodules is how packages are built, not a cycle
+    for m, targets in graph.items():
+        if mods[m].name == "__init__.py":
+            graph[m] = {t for t in targets if not t.startswith(m + ".")}
+    if (cycle := find_cycle(graph)):
+        pytest.fail("import cycle: " + " -> ".join(cycle))
+
+
+# --- inside lua/ ---------------------------------------------------------------------
+
+LUA = "pysysbench.lua"
+# lua/'s own layers, lowest first; a module imports only modules of a lower layer
+LUA_LAYERS = [
+    ("log", "runtime", "options"),   # the logger and how a Lua error reads; which Lua; a script's options
+    ("state",),                      # one Lua state with sysbench's API (the Python and C bridges)
+    ("host", "reports"),             # the process's services, a chunk's load, the main state's loop; report hooks
+    ("commands",),                   # sysbench's command dispatch (handed the workload class, never importing it)
+    ("script",),                     # a script as a Workload: what the rest of the package sees
+    ("__init__",),
+]
+LUA_RANK = {name: i for i, names in enumerate(LUA_LAYERS) for name in names}
+
+
+def lua_name(module: str) -> str:
+    return "__init__" if module == LUA else module.removeprefix(LUA + ".")
+
+
+def lua_graph() -> dict[str, set[str]]:
+    """lua/'s modules (short names) -> the lua/ modules each imports: top-level and
+    function-local imports, relative ones resolved, and ``if TYPE_CHECKING:`` ones too (an
+    annotation naming a higher module's class is an arrow back up all the same)."""
+    mods = modules()
+    ours = {m: p for m, p in python_modules().items() if m == LUA or m.startswith(LUA + ".")}
+    return {lua_name(m): {lua_name(t) for n in imports(m, p, annotations=True)
+                          if (t := known(n, mods)) in ours and t != m}
+            for m, p in ours.items()}
+
+
+def test_lua_has_no_import_cycle():
+    graph = lua_graph()
+    assert (cycle := find_cycle(graph)) is None, "import cycle in lua/: " + " -> ".join(cycle)
+
+
+def test_lua_imports_point_down():
+    graph = lua_graph()
+    assert not (missing := sorted(set(graph) - set(LUA_RANK))), f"lua/ modules outside LUA_LAYERS: {missing}"
+    up = sorted(f"{m} -> {t}" for m, targets in graph.items() for t in targets if LUA_RANK[t] >= LUA_RANK[m])
+    assert not up, f"lua/ imports that do not point down a layer: {up}"
 
 
 @pytest.mark.parametrize("module", sorted(m for m in python_modules() if top(m) not in ("cli", "__main__")))
