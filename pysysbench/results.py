@@ -259,7 +259,7 @@ _HOST = {"cpus": _INT, "loadavg_start": _LIST, "loadavg_end": _LIST, "busy_fract
          "steal_fraction": _NUMBER}
 _CLIENT = {"workers": _INT, "cpu_s": _NUMBER, "cpu_s_per_query": _NUMBER, "busy_fraction": _NUMBER,
            "per_worker": _LIST, "nodes": _LIST}
-_SERVER_CONTEXT = {"settings": _TABLE, "metrics": _TABLE, "derived": _TABLE, "notes": _LIST,
+_SERVER_CONTEXT = {"server": _TEXT, "settings": _TABLE, "metrics": _TABLE, "derived": _TABLE, "notes": _LIST,
                    "server_cpu_s": _NUMBER}
 _CAMPAIGN = {"name": _TEXT, "workload": _TEXT, "threads": _INT, "repeat": _INT, "fingerprint": _TEXT,
              "prepare_commands": _LIST, "sql_before_run": _LIST, "server_settings": _TABLE, "variant": _TEXT,

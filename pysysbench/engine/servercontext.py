@@ -16,6 +16,12 @@ again; the result file keeps the settings, the deltas and derived figures
 * The server process's CPU time (``/proc``) when the server runs on this host
   and its pid file can be read.
 
+Which server it is (MariaDB, MySQL, TiDB, PostgreSQL, CockroachDB, Redshift, ...)
+is recognised from its version text by the registry :data:`FAMILIES`, one entry
+per family naming the settings and counters it reads; a server nobody recognised
+gets its protocol's fallback entry (the standard set above).  The result file
+names it (``server_context.server``).
+
 Counters are server-wide (other sessions count too); per-transaction figures
 divide by this run's own transactions.  Nothing here may fail a run: a query
 the server does not allow, a missing view or an unreadable pid file is left
@@ -27,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import PySysbenchError
@@ -48,6 +55,87 @@ PG_SETTINGS = ("server_version", "shared_buffers", "effective_cache_size", "work
                "checkpoint_timeout", "default_transaction_isolation", "data_directory")
 PG_DATABASE = ("xact_commit", "xact_rollback", "blks_read", "blks_hit", "tup_returned", "tup_fetched",
                "tup_inserted", "tup_updated", "tup_deleted", "conflicts", "temp_files", "temp_bytes", "deadlocks")
+
+
+# --- the registry of server families ---------------------------------------------------------------
+#
+# A *protocol* is the driver's dialect family ("mysql", "postgresql"): how settings and counters are
+# asked for and where the server's pid file is.  A *server family* is one kind of server speaking it
+# (MariaDB, TiDB, CockroachDB, ...): how it is recognised from its version text and which settings
+# and counters it reads.  Adding a family is one FAMILIES entry; each protocol has a fallback entry
+# (no marks) for a server nobody recognised, which reads the protocol's standard set.
+
+
+@dataclass(frozen=True)
+class Protocol:
+    name: str               # Dialect.family
+    version_sql: str        # the one query whose answer (its columns joined) recognises the family
+    settings_sql: str       # {names}: the family's settings, quoted; answers (name, value) rows
+    status_sql: str         # {names}: the family's counters; answers (name, value) rows, or with
+    status_by_column: bool  # ... this, one row of those columns
+    whole_views: tuple[str, ...]    # views whose every column is a counter ("<view>.<column>" minus "pg_stat_")
+    pid_setting: str        # the setting naming the pid file, or the directory holding pid_file_name
+    pid_file_name: str
+    children: bool          # the server's CPU includes its child processes (PostgreSQL's backends)
+    hit_ratio: tuple[str, str, bool]    # (hits or requests, misses, whether the first counts the misses too)
+    gauges: tuple[str, ...] = ()        # counters kept at both ends rather than as a delta
+
+
+PROTOCOLS = {
+    "mysql": Protocol("mysql", "SELECT @@version, @@version_comment",
+                      "SHOW GLOBAL VARIABLES WHERE Variable_name IN ({names})",
+                      "SHOW GLOBAL STATUS WHERE Variable_name IN ({names})", False, (),
+                      "pid_file", "", False,
+                      ("Innodb_buffer_pool_read_requests", "Innodb_buffer_pool_reads", True), MYSQL_GAUGES),
+    "postgresql": Protocol("postgresql", "SELECT version()",
+                           "SELECT name, current_setting(name) FROM pg_settings WHERE name IN ({names})",
+                           "SELECT {columns} FROM pg_stat_database WHERE datname = current_database()", True,
+                           ("pg_stat_bgwriter",), "data_directory", "postmaster.pid", True,
+                           ("blks_hit", "blks_read", False)),
+}
+
+
+@dataclass(frozen=True)
+class ServerFamily:
+    name: str                       # shown in the result file (server_context.server)
+    protocol: str                   # a PROTOCOLS key
+    marks: tuple[str, ...]          # any of these in the version text (case-insensitive) recognises it;
+                                    # () marks the protocol's fallback
+    settings: tuple[str, ...]       # the settings read at the start
+    status: tuple[str, ...]         # the counters read at both ends (postgresql: pg_stat_database's
+                                    # columns; pg_stat_bgwriter's are read whole)
+
+    def recognises(self, version_text: str) -> bool:
+        low = version_text.lower()
+        return any(mark.lower() in low for mark in self.marks)
+
+
+# First match wins: a family whose text also names another (Redshift's version() says
+# "PostgreSQL") comes before it; the fallbacks come last.
+FAMILIES = (
+    ServerFamily("MariaDB", "mysql", ("MariaDB",), MYSQL_SETTINGS, MYSQL_STATUS),
+    ServerFamily("TiDB", "mysql", ("TiDB",), MYSQL_SETTINGS, MYSQL_STATUS),
+    ServerFamily("MySQL", "mysql", ("MySQL", "Percona Server"), MYSQL_SETTINGS, MYSQL_STATUS),
+    ServerFamily("CockroachDB", "postgresql", ("CockroachDB",), PG_SETTINGS, PG_DATABASE),
+    ServerFamily("Redshift", "postgresql", ("Redshift",), PG_SETTINGS, PG_DATABASE),
+    ServerFamily("PostgreSQL", "postgresql", ("PostgreSQL",), PG_SETTINGS, PG_DATABASE),
+    ServerFamily("unknown MySQL-protocol server", "mysql", (), MYSQL_SETTINGS, MYSQL_STATUS),
+    ServerFamily("unknown PostgreSQL-protocol server", "postgresql", (), PG_SETTINGS, PG_DATABASE),
+)
+
+
+def fallback(protocol: str) -> ServerFamily | None:
+    """The protocol's entry for a server nobody recognised; None for a protocol without one
+    (SQLite, the dry-run driver: no server context)."""
+    return next((f for f in FAMILIES if f.protocol == protocol and not f.marks), None)
+
+
+def recognise(protocol: str, version_text: str) -> ServerFamily | None:
+    """The family of a server speaking ``protocol`` whose version query answered ``version_text``."""
+    for family in FAMILIES:
+        if family.protocol == protocol and family.marks and family.recognises(version_text):
+            return family
+    return fallback(protocol)
 
 
 def _in(names: tuple[str, ...]) -> str:
@@ -128,20 +216,22 @@ class ServerContext:
 
     def __init__(self, driver):
         self.driver = driver
-        self.family = getattr(driver.dialect, "family", "")
+        self.family = getattr(driver.dialect, "family", "")        # the protocol: a PROTOCOLS key
+        self.protocol = PROTOCOLS.get(self.family)
+        self.server = fallback(self.family)         # the ServerFamily, recognised in the first session
         self.settings: dict[str, str] = {}
         self.start: dict[str, float] = {}
         self.end: dict[str, float] = {}
         self.notes: list[str] = []
         self.pid: int | None = None
-        self.children = self.family == "postgresql"
+        self.children = bool(self.protocol and self.protocol.children)
         self.cpu_start: float | None = None
         self.cpu_end: float | None = None
         self.where = ""
 
     @property
     def supported(self) -> bool:
-        return self.family in ("mysql", "postgresql")
+        return self.protocol is not None and self.server is not None
 
     async def begin(self) -> None:
         await self._bounded(True, ANSWER_TIMEOUT_S)
@@ -197,23 +287,20 @@ class ServerContext:
             return []
 
     async def _settings(self, conn) -> None:
-        if self.family == "mysql":
-            rows = await self._rows(conn, f"SHOW GLOBAL VARIABLES WHERE Variable_name IN ({_in(MYSQL_SETTINGS)})",
-                                    "settings")
-        else:
-            rows = await self._rows(conn, f"SELECT name, current_setting(name) FROM pg_settings WHERE name "
-                                          f"IN ({_in(PG_SETTINGS)})", "settings")
+        rows = await self._rows(conn, self.protocol.version_sql, "the server's family")
+        if rows:
+            self.server = recognise(self.family, " ".join(str(v) for v in rows[0] if v is not None))
+        rows = await self._rows(conn, self.protocol.settings_sql.format(names=_in(self.server.settings)),
+                                "settings")
         self.settings = {str(k): str(v) for k, v in rows}
         self._find_pid()
 
     def _find_pid(self) -> None:
         if not is_local(self.where):
             return                                      # another machine: its CPU is not ours to read
-        if self.family == "mysql":
-            path = self.settings.get("pid_file", "")
-        else:
-            data = self.settings.get("data_directory", "")
-            path = os.path.join(data, "postmaster.pid") if data else ""
+        path = self.settings.get(self.protocol.pid_setting, "")
+        if path and self.protocol.pid_file_name:
+            path = os.path.join(path, self.protocol.pid_file_name)
         pid = _pid_from(path) if path else None
         if pid is None or _stat(pid) is None:
             self._note("server CPU left out: " + ("the server does not say where its pid file is" if not path else
@@ -223,44 +310,45 @@ class ServerContext:
 
     async def _counters(self, conn) -> dict[str, float]:
         out: dict[str, float] = {}
-        if self.family == "mysql":
-            rows = await self._rows(conn, f"SHOW GLOBAL STATUS WHERE Variable_name IN ({_in(MYSQL_STATUS)})",
-                                    "metrics")
+        proto, status = self.protocol, self.server.status
+        if not proto.status_by_column:
+            rows = await self._rows(conn, proto.status_sql.format(names=_in(status)), "metrics")
             for name, value in rows:
                 if (v := _number(value)) is not None:
                     out[str(name)] = v
-            return out
-        cols = ", ".join(PG_DATABASE)
-        rows = await self._rows(conn, f"SELECT {cols} FROM pg_stat_database WHERE datname = current_database()",
-                                "pg_stat_database metrics")
-        if rows:
-            for name, value in zip(PG_DATABASE, rows[0]):
-                if (v := _number(value)) is not None:
-                    out[name] = v
-        rows = await self._rows(conn, "SELECT * FROM pg_stat_bgwriter", "pg_stat_bgwriter metrics")
-        if rows:
-            # column names are not returned by fetchall: read them from the catalogue
-            names = await self._rows(conn, "SELECT attname FROM pg_attribute WHERE attrelid = 'pg_stat_bgwriter'"
-                                           "::regclass AND attnum > 0 ORDER BY attnum", "pg_stat_bgwriter metrics")
-            for (name,), value in zip(names, rows[0]):
-                if (v := _number(value)) is not None:
-                    out[f"bgwriter.{name}"] = v
+        else:
+            sql = proto.status_sql.format(columns=", ".join(status))
+            rows = await self._rows(conn, sql, f"{sql.split(' FROM ')[1].split()[0]} metrics")
+            if rows:
+                for name, value in zip(status, rows[0]):
+                    if (v := _number(value)) is not None:
+                        out[name] = v
+        for view in proto.whole_views:
+            rows = await self._rows(conn, f"SELECT * FROM {view}", f"{view} metrics")
+            if rows:
+                # column names are not returned by fetchall: read them from the catalogue
+                names = await self._rows(conn, f"SELECT attname FROM pg_attribute WHERE attrelid = '{view}'"
+                                               "::regclass AND attnum > 0 ORDER BY attnum", f"{view} metrics")
+                prefix = view.removeprefix("pg_stat_")
+                for (name,), value in zip(names, rows[0]):
+                    if (v := _number(value)) is not None:
+                        out[f"{prefix}.{name}"] = v
         return out
 
     def result(self, *, events: int, queries: int) -> dict[str, Any]:
         metrics: dict[str, float] = {}
         for name, end in self.end.items():
-            if name in MYSQL_GAUGES:
+            if self.protocol and name in self.protocol.gauges:
                 metrics[f"{name}_start"] = self.start.get(name)
                 metrics[f"{name}_end"] = end
             elif name in self.start:
                 metrics[name] = end - self.start[name]
         derived: dict[str, float] = {}
         m = metrics
-        if self.family == "mysql" and m.get("Innodb_buffer_pool_read_requests"):
-            derived["hit_ratio"] = 1 - m.get("Innodb_buffer_pool_reads", 0) / m["Innodb_buffer_pool_read_requests"]
-        if self.family == "postgresql" and (m.get("blks_hit", 0) + m.get("blks_read", 0)):
-            derived["hit_ratio"] = m.get("blks_hit", 0) / (m.get("blks_hit", 0) + m.get("blks_read", 0))
+        first, misses, first_counts_misses = self.protocol.hit_ratio if self.protocol else ("", "", True)
+        accesses = m.get(first, 0) + (0 if first_counts_misses else m.get(misses, 0))
+        if accesses:
+            derived["hit_ratio"] = 1 - m.get(misses, 0) / accesses
         if events:
             if "Innodb_row_lock_waits" in m:
                 derived["lock_waits_per_trx"] = m["Innodb_row_lock_waits"] / events
@@ -279,6 +367,7 @@ class ServerContext:
                     self._note(f"the server's CPU over the run, {server_cpu:.2f} s, is under "
                                f"{MIN_CPU_TICKS / TICKS:.2f} s, and /proc counts it in ticks of "
                                f"{1000 / TICKS:g} ms: no server CPU per query for this run")
-        settings = {k: v for k, v in self.settings.items() if k not in ("pid_file", "data_directory")}
-        return {"settings": settings, "metrics": metrics, "derived": derived, "notes": list(self.notes),
+        hidden = (self.protocol.pid_setting,) if self.protocol else ()
+        settings = {k: v for k, v in self.settings.items() if k not in hidden}
+        return {"server": self.server.name if self.server else "", "settings": settings, "metrics": metrics, "derived": derived, "notes": list(self.notes),
                 "server_cpu_s": server_cpu}

@@ -63,6 +63,7 @@ def run(server, tmp_path, *extra) -> dict:
 def test_mariadb_deltas_count_the_selects_this_test_sent(mariadb, tmp_path):
     doc = run(mariadb, tmp_path)
     ctx = doc["server_context"]
+    assert ctx["server"] == "MariaDB"                           # recognised from its version (the registry)
     assert ctx["metrics"]["Com_select"] == EVENTS               # one point select per event, nothing else
     assert ctx["metrics"]["Innodb_buffer_pool_read_requests"] >= EVENTS
     assert 0.0 <= ctx["derived"]["hit_ratio"] <= 1.0
@@ -83,6 +84,7 @@ def test_mariadb_deltas_count_the_selects_this_test_sent(mariadb, tmp_path):
 def test_postgres_deltas_and_a_setting_the_user_cannot_read(postgres, tmp_path):
     doc = run(postgres, tmp_path)
     ctx = doc["server_context"]
+    assert ctx["server"] == "PostgreSQL"
     # autocommit point selects: one transaction each; the context's own sessions add a few
     assert EVENTS <= ctx["metrics"]["xact_commit"] <= EVENTS + 20
     assert ctx["metrics"]["blks_hit"] + ctx["metrics"]["blks_read"] >= EVENTS
