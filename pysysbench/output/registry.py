@@ -99,7 +99,9 @@ class Text10:
         return self.summary(s, sql)
 
     def summary(self, s: Summary, sql: bool = True) -> str:
-        return text.summary_block(s, sql)
+        v = self.values
+        db_debug = bool(v.get("db_debug", False)) and (bool(v.get("debug", False)) or v.get("verbosity", 3) >= 5)
+        return text.summary_block(s, sql, db_debug)
 
     def histogram(self, hist) -> str:
         return text.histogram_block(hist)

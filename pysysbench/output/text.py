@@ -209,12 +209,22 @@ def _fairness_section(s: Summary) -> list[str]:
     ]
 
 
-def summary_block(s: Summary, sql: bool = True) -> str:
+# --db-debug=on at verbosity 5: sysbench 1.0.20 appends its per-thread query and fetch timers to
+# the SQL statistics; it never updates them, so every figure is 0.0000s (spec 5.13).
+_DB_DEBUG_TIMER = ["    min:", "    avg:", "    max:", "  total:"]
+DB_DEBUG_LINES = (["DEBUG: ", "DEBUG: Query execution statistics:"]
+                  + [f"DEBUG: {label:<40}0.0000s" for label in _DB_DEBUG_TIMER]
+                  + ["DEBUG: Results fetching statistics:"]
+                  + [f"DEBUG: {label:<40}0.0000s" for label in _DB_DEBUG_TIMER])
+
+
+def summary_block(s: Summary, sql: bool = True, db_debug: bool = False) -> str:
     """Return the cumulative report (6.5) from ``SQL statistics:`` to its final blank line;
     without ``sql`` (a Lua script that never initialised a database driver) it starts at
-    ``General statistics:``, as sysbench's generic report does."""
+    ``General statistics:``, as sysbench's generic report does.  ``db_debug``: the
+    ``--db-debug=on`` lines after the SQL statistics (the caller checks the verbosity)."""
     lines = (
-        (_sql_section(s) if sql else [])
+        (_sql_section(s) + (DB_DEBUG_LINES if db_debug else []) if sql else [])
         + _forced_shutdown_section(s)
         + _general_section(s)
         + _latency_section(s)
