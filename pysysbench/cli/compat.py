@@ -264,6 +264,11 @@ def _workload_options(inv: Invocation, rest: list[RawOption]) -> None:
     hook = getattr(cls, "after_parse", None)
     if hook is not None:
         hook(values, rest, inv.warnings.append)
+    if not face.active().strict:      # sysbench says nothing about these
+        for name, why in getattr(cls, "inert_options", {}).items():
+            given = values.get(name)
+            if given:
+                inv.warnings.append(f"WARNING: --{name}={given} has no effect: {why}")
 
 
 def config_file_warnings(raw: list[RawOption], registry: Registry) -> list[str]:

@@ -262,12 +262,6 @@ class SQLiteConnection(Connection):
             _raise(exc, sql, Counters())
             raise  # unreachable
 
-    async def executescript(self, sql: str) -> None:
-        try:
-            self.db.execute(sql)
-        except sqlite3.Error as exc:
-            _raise(exc, sql, Counters())
-
     async def execute_params(self, sql: str, params) -> None:
         try:
             self.db.execute(sql, params)
