@@ -312,9 +312,9 @@ def _apply_aliases(inv: Invocation) -> None:
         inv.warnings.append(f"WARNING: --{opt.name} is deprecated, use --{target.name} instead")
 
 
-# workload options named mysql_* that do not imply the MySQL driver
+# workload options named mysql_* / pgsql_* that do not imply the MySQL / PostgreSQL driver
 STORAGE_ENGINE_OPTIONS = ("mysql_storage_engine", "mysql_table_engine", "mysql_table_options", "mysql_create_options",
-                  "mysql_engine_trx")
+                  "mysql_engine_trx", "pgsql_variant")
 
 
 def choose_driver(values: Values) -> str:

@@ -109,6 +109,7 @@ class LegacyDialect:
     xa_end: Callable[[str, bool], list[tuple[str, str | None]]] | None = None
     xa_abort: Callable[[str, str], list[str]] | None = None      # (xid, state) -> roll-back statements
     xa_limit_sql: str = ""                    # a query returning the prepared-transaction limit
+    variant_id_columns: tuple[tuple[str, str], ...] = ()    # (--pgsql-variant, its id column)
 
 
 def _mysql_suffix(v: Values) -> str:
@@ -136,7 +137,7 @@ DIALECTS: dict[str, LegacyDialect] = {
         xa_abort=_mysql_abort),
     "postgresql": LegacyDialect(
         id_column=lambda auto: "id SERIAL NOT NULL", k_type="INTEGER", table_suffix=lambda v: "",
-        omit_id_on_auto_inc_insert=True,
+        omit_id_on_auto_inc_insert=True, variant_id_columns=(("redshift", "id INTEGER IDENTITY(1,1) NOT NULL"),),
         xa_start=lambda xid: ["BEGIN"],
         xa_end=lambda xid, two: ([(f"PREPARE TRANSACTION '{xid}'", "prepared"), (f"COMMIT PREPARED '{xid}'", None)]
                                  if two else [("COMMIT", None)]),
@@ -151,8 +152,9 @@ GENERIC = LegacyDialect(id_column=lambda auto: "id INTEGER NOT NULL", k_type="IN
 def create_table_sql(dialect: LegacyDialect, v: Values, table: int) -> str:
     """0.5 common.lua's CREATE TABLE (Lua long strings: no leading newline)."""
     key = "KEY xid" if v.oltp_secondary else "PRIMARY KEY"
+    id_column = dict(dialect.variant_id_columns).get(v.get("pgsql_variant", "")) or dialect.id_column(v.oltp_auto_inc)
     return (f"CREATE TABLE sbtest{table} (\n"
-            f"{dialect.id_column(v.oltp_auto_inc)},\n"
+            f"{id_column},\n"
             f"k {dialect.k_type} DEFAULT '0' NOT NULL,\n"
             "c CHAR(120) DEFAULT '' NOT NULL,\n"
             "pad CHAR(60) DEFAULT '' NOT NULL,\n"

@@ -40,6 +40,8 @@ COMMON_OPTIONS = [
     _o("mysql-table-options", OptType.STRING, "", "appended to CREATE TABLE on MySQL"),
     _o("mysql-engine-trx", OptType.STRING, "auto", "whether the engine is transactional (accepted, unused "
        "as in 0.5's scripts)"),
+    _o("pgsql-variant", OptType.STRING, "", "'redshift': INTEGER IDENTITY(1,1) ids on PostgreSQL, no k_N "
+       "index, --oltp-delete-inserts=0 (as 0.5's common.lua)"),
     _o("rand-init", OptType.BOOL, False, "seed the random numbers from the current time (what --rand-seed=0 "
        "does anyway)"),
     _o("reconnect", OptType.INT, 0, "reconnect after every N events (sysbench 1.1; --oltp-reconnect-mode="
@@ -185,6 +187,17 @@ def _bare_notes(raw: Iterable[RawOption], say: Callable[[str], None]) -> None:
                 "unless written with =on)")
 
 
+def _variant(values: Values, say: Callable[[str], None]) -> None:
+    """0.5's common.lua: --pgsql-variant=redshift turns the k index and the DELETE/INSERT
+    pairs off (whatever the driver; the IDENTITY id is PostgreSQL's DDL); it ignored other values."""
+    variant = values.get("pgsql_variant", "")
+    if variant == "redshift":
+        _set(values, "oltp_create_secondary", False)
+        _set(values, "oltp_delete_inserts", 0)
+    elif variant:
+        say(f"WARNING: --pgsql-variant={variant} is not a variant sysbench 0.5 knew (only 'redshift'): ignored")
+
+
 class LegacyMixin:
     """What every 0.5 script shares on the command line."""
 
@@ -199,6 +212,7 @@ class LegacyMixin:
             _rand_notes(values, say)
             _old_option_notes(values, say)
         _bare_notes(raw, say)
+        _variant(values, say)
         cls.check_options(values, say)
 
     @classmethod
