@@ -3,7 +3,8 @@
 ``pysysbench._native`` holds the C twins of the hot path -- the random draws, the
 latency recorder, the event loop of the bundled OLTP events, the lean wire's core,
 each protocol's scanner and requests, the strand's core -- built from one source per
-layer, each beside the Python twin it stands for (pysysbench/native.h lists them).
+layer, each beside the Python twin it stands for (pysysbench/native_runtime.h lists the
+C layers and their headers; _native.c, the module init, only wires).
 When no compiler is available the build goes on and pysysbench runs the Python twins,
 only slower; ``PYSYSBENCH_NATIVE=off`` does the same where it is built
 (pysysbench/native.py decides).
@@ -20,6 +21,7 @@ LINK_FLAGS = ["-flto", "-O2"]
 
 SOURCES = [
     "pysysbench/_native.c",
+    "pysysbench/native_util.c",
     "pysysbench/handoff.c",
     "pysysbench/rand.c",
     "pysysbench/stats/recorder.c",
@@ -32,8 +34,9 @@ SOURCES = [
     "pysysbench/memory.c",
     "pysysbench/workloads/builtin.c",
 ]
-# the private interface between the pieces
-HEADERS = ["pysysbench/native.h"]
+# the private interface between the pieces: one header per C layer, lowest first
+HEADERS = ["pysysbench/native_core.h", "pysysbench/native_runtime.h", "pysysbench/native_stats.h",
+           "pysysbench/native_drivers.h", "pysysbench/native_workloads.h", "pysysbench/native_engine.h"]
 
 setup(ext_modules=[Extension("pysysbench._native", SOURCES, include_dirs=["pysysbench"], depends=HEADERS,
                              optional=True, extra_compile_args=FLAGS, extra_link_args=LINK_FLAGS)])

@@ -4,7 +4,7 @@
  * through the strand core registered here -- so the wire (drivers) never names the engine's
  * strand, as the Python wire only calls ``strand.resume``. */
 
-#include "native.h"
+#include "native_runtime.h"
 
 static PyObject *s_strand;
 static PyObject *st_here;          /* handoff.here, once set up */

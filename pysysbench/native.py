@@ -37,7 +37,7 @@ def _setting() -> tuple[bool, str | None]:
 
 
 def _load(wanted: bool) -> Any:
-    """The C extension (pysysbench._native, its pieces listed in native.h), or None."""
+    """The C extension (pysysbench._native, its C layers in native_runtime.h), or None."""
     if not wanted:
         return None
     try:

@@ -3,7 +3,7 @@
  * same double operations in the same order, so a seeded run draws the same numbers
  * with or without the C (tests/unit/test_hotpath.py runs both side by side). */
 
-#include "native.h"
+#include "native_core.h"
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>

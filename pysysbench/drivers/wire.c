@@ -8,9 +8,11 @@
  * other (spec 5.11); anywhere else, or when the connection is gone, it returns the Python
  * statement coroutine (``slow``), which is the contract this code follows.  What differs
  * between servers -- the scanner, the request, what a response counts as -- is each
- * protocol's (drivers/mysql/wire.c, drivers/pgsql/wire.c: WireProtocol in native.h). */
+ * protocol's (drivers/mysql/wire.c, drivers/pgsql/wire.c: WireProtocol in native_drivers.h), each
+ * registered here by its folder's init. */
 
-#include "native.h"
+#include "native_runtime.h"
+#include "native_drivers.h"
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
@@ -18,6 +20,23 @@
 #include <sys/types.h>
 
 static PyObject *one, *s_resume, *s_done, *s_set_result, *s_reads, *s_writes, *s_others, *s_throw;
+
+/* the wire protocols by wire kind (drivers/wire.py: Wire.kind, the Statement's proto), as each
+ * driver folder's init registers its own: the core names no driver */
+static const WireProtocol *protocols[WIRE_PROTOCOLS];
+
+void
+wire_register_protocol(int kind, const WireProtocol *protocol)
+{
+    if (kind > 0 && kind < WIRE_PROTOCOLS)
+        protocols[kind] = protocol;
+}
+
+const WireProtocol *
+wire_protocol(int kind)
+{
+    return kind > 0 && kind < WIRE_PROTOCOLS ? protocols[kind] : NULL;
+}
 
 static PyObject *
 wirecore_scan(WireCore *w, PyObject *buf)

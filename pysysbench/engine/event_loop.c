@@ -2,7 +2,10 @@
  * Python events of workloads/oltp.py are its contract: tests/unit/test_event_loop.py and
  * tests/integration/test_statement_counts.py compare the statements both send). */
 
-#include "native.h"
+#include "native_runtime.h"
+#include "native_stats.h"
+#include "native_drivers.h"
+#include "native_engine.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -28,7 +31,7 @@
  * (strand_offer, engine/strand.c).
  *
  * EventLoop(source, record, tid, limits, deadline_ns, turn_ns) runs the events of an event
- * source (native.h; lua/bridge.c) the same way: the source hands out each event's statements,
+ * source (native_runtime.h; lua/bridge.c) the same way: the source hands out each event's statements,
  * and may end the await with what the workload's Python finishes (the event's start in
  * `start`, unrecorded), or with True (the event stopped its thread).  A source's event may
  * send no statement at all (a Lua event doing arithmetic), so the loop yields None (a turn
@@ -88,7 +91,7 @@ typedef struct {
     long left;                           /* its repetitions not yet begun */
     int call;                            /* the next call of the current repetition; -1: none begun */
     int in_event;
-    PyObject *source;                    /* an EventSource (native.h) instead of steps, or NULL */
+    PyObject *source;                    /* an EventSource (native_runtime.h) instead of steps, or NULL */
     int first;                           /* source: the event has not asked for a statement yet */
     int kept;                            /* 1: ended with kept_value; 2: with the kept exception (el_step) */
     PyObject *kept_value, *kept_type, *kept_exc, *kept_tb;
@@ -704,7 +707,7 @@ el_keep_run(EventLoop *p, PyObject *record, long long tid, PyObject *limits, lon
 }
 
 /* EventLoop(source, record, tid, limits, deadline_ns, turn_ns): the events of an EventSource
- * (native.h), with a turn for the event loop after an event every turn_ns (0: never) */
+ * (native_runtime.h), with a turn for the event loop after an event every turn_ns (0: never) */
 static PyObject *
 el_new_source(PyTypeObject *type, PyObject *args)
 {

@@ -1,7 +1,9 @@
 /* The strand's driving half in C: the twin of engine/strand.py's _PyStrandCore (the base
  * class of Strand; tests/unit/test_strand.py runs the Strand on both cores). */
 
-#include "native.h"
+#include "native_runtime.h"
+#include "native_drivers.h"
+#include "native_engine.h"
 
 /* The driving half of engine/strand.py's Strand (its base class): resume the
  * thread's coroutine with a response, with the strand registered as the running
@@ -31,7 +33,7 @@ typedef struct StrandCore {
     int deferred;        /* running an inner step, not yet the loop's current task (strand_as_task) */
 } StrandCore;
 
-/* The inner shortcut (strand_offer in native.h).  An awaitable deep in the strand's
+/* The inner shortcut (strand_offer in native_engine.h).  An awaitable deep in the strand's
  * coroutine (a C loop of many statements: engine/event_loop.c) offers itself each time
  * it yields; when what it yielded reaches the strand as a wire to park on, the wire's
  * response is later given to the awaitable's step function directly, without resuming

@@ -1,4 +1,4 @@
-/* A Lua state's events as an event source (native.h) for the engine's C event loop: the twin
+/* A Lua state's events as an event source (native_runtime.h) for the engine's C event loop: the twin
  * of lua/state.py's LuaState._drive for the statements of an event.
  *
  * The Python bridge resumes the state's event coroutine through lupa once per statement and
@@ -32,7 +32,8 @@
  * LuaEvents.unwind(), which answers -1: Stmt:execute then yields the statement as the
  * yield path does, and the coroutine waits at an ordinary yield again. */
 
-#include "native.h"
+#include "native_runtime.h"
+#include "native_workloads.h"
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -2,7 +2,7 @@
  * and latency per thread, min / max, sysbench's 1024-bucket histogram with the index
  * computed as the Python computes it; tests/unit/test_hotpath.py compares the two). */
 
-#include "native.h"
+#include "native_stats.h"
 #include <math.h>
 
 #define N_BUCKETS 1024

@@ -132,7 +132,7 @@ class Workload:
         return None
 
     def native_source(self, ctx: ThreadContext) -> Any:
-        """An event source for the engine's C event loop (native.h: the workload hands out
+        """An event source for the engine's C event loop (native_runtime.h: the workload hands out
         each event's statements itself, lua/bridge.c), with ``finish(outcome)``, the
         coroutine that finishes an event the source left to Python; None: ``event`` runs."""
         return None

@@ -14,13 +14,16 @@
  * `step()` runs one event (rate mode: the engine times it).  An I/O error raises
  * OSError(errno, message) with the events before it recorded. */
 
-#include "native.h"
+#include "native_stats.h"
+#include "native_workloads.h"
+#include <structmember.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

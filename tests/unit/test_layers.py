@@ -3,7 +3,9 @@
 Every module belongs to one layer; a module never imports a module of a higher
 layer, and the import graph has no cycle (imports inside functions count too:
 a lazy import hides an arrow, it does not remove it).  The C extension (one module
-built from a C source per layer, pysysbench/native.h) belongs to the native layer.
+built from a C source per layer, pysysbench/native_runtime.h) belongs to the native layer;
+its C files have layers of their own (``C_LAYERS``): includes and calls point down, no
+circle among them, and the module init (_native.c) only wires.
 The order:
 
     errors, record, options, native, memory, handoff, version, files, childenv, aio  <  rand, stats, results  <  drivers  <
@@ -308,3 +310,110 @@ def test_a_driver_folder_is_its_own():
                 continue   # the registration import of the folder itself
             bad.append(f"{module} -> {target}")
     assert not bad, f"imports into another driver's folder: {sorted(set(bad))}"
+
+
+# --- the C extension's files ------------------------------------------------------------
+
+# The C files of pysysbench._native (and their headers) in layers, lowest first, one header per
+# layer: a file includes only headers of its own layer or below, uses (calls, reads) only symbols
+# defined in C files of its own layer or below, and the C files have no circle between them.
+# The module init is the top: it wires every file's *_init and defines nothing else.
+C_LAYERS = [
+    ("native_core.h", "rand.c", "memory.c"),                             # core: needs only Python
+    ("native_runtime.h", "native_util.c", "handoff.c"),                  # the shared helpers, event sources, the hand-off
+    ("native_stats.h", "stats/recorder.c"),                              # the latency recorder
+    ("native_drivers.h", "drivers/wire.c", "drivers/mysql/wire.c", "drivers/pgsql/wire.c"),  # wire core, protocols
+    ("native_workloads.h", "workloads/builtin.c", "lua/bridge.c"),       # built-in tests' loops, a Lua state's events
+    ("native_engine.h", "engine/strand.c", "engine/event_loop.c"),       # the strand, the event loop
+    ("_native.c",),                                                      # the module init: wiring only
+]
+C_RANK = {name: i for i, names in enumerate(C_LAYERS) for name in names}
+C_INIT = "_native.c"
+
+
+def c_files() -> dict[str, str]:
+    """Every C source and header of the package (path below pysysbench/ -> text without comments)."""
+    out = {}
+    for path in sorted([*PKG.rglob("*.c"), *PKG.rglob("*.h")]):
+        text = re.sub(r"/\*.*?\*/", " ", path.read_text(), flags=re.S)
+        out[path.relative_to(PKG).as_posix()] = re.sub(r"//[^\n]*", "", text)
+    return out
+
+
+def c_includes(name: str, text: str) -> set[str]:
+    """The package's headers ``name`` includes (``#include "x"``: beside it first, then pysysbench/)."""
+    out = set()
+    for inc in re.findall(r'^\s*#\s*include\s+"([^"]+)"', text, flags=re.M):
+        beside = (PKG / name).parent / inc
+        out.add((beside if beside.exists() else PKG / inc).resolve().relative_to(PKG).as_posix())
+    return out
+
+
+def c_declared(files: dict[str, str]) -> set[str]:
+    """The names the headers declare: functions and extern variables (function pointers too)."""
+    out = set()
+    for name, text in files.items():
+        if name.endswith(".h"):
+            text = re.sub(r"^\s*#[^\n]*(\\\n[^\n]*)*", "", text, flags=re.M)
+            while (inner := re.sub(r"\{[^{}]*\}", " ", text)) != text:   # struct members, inline bodies
+                text = inner
+            text = re.sub(r"\btypedef\b[^;]*;", " ", text)
+            out.update(re.findall(r"\b(\w+)\s*\((?!\s*\*)[^;{}]*\)\s*;", text))
+            out.update(re.findall(r"\bextern\b[^;]*?\b(\w+)\s*;", text))
+            out.update(re.findall(r"\(\s*\*\s*(\w+)\s*\)\s*\(", text))
+    return out
+
+
+def c_definer(files: dict[str, str]) -> dict[str, str]:
+    """Each declared name -> the C file defining it (house style: a function's name opens its line,
+    a variable's definition is a line of its own at file scope without ``extern``)."""
+    out = {}
+    for sym in c_declared(files):
+        pat = (rf"^(?:{sym}\(|(?!extern\b|static\b|typedef\b|return\b)\w[\w \t*]*(?:\b{sym}|\(\s*\*\s*{sym}\s*\))"
+               rf"\s*(?:\([^;{{]*\))?\s*(?:=|;|\[))")
+        for name, text in files.items():
+            if name.endswith(".c") and re.search(pat, text, flags=re.M):
+                out[sym] = name
+    return out
+
+
+def c_uses() -> dict[str, set[str]]:
+    """C file -> the other C files whose symbols it uses (calls, reads or assigns)."""
+    files = c_files()
+    definer = c_definer(files)
+    return {name: {d for sym, d in definer.items() if d != name and re.search(rf"\b{sym}\b", text)}
+            for name, text in files.items() if name.endswith(".c")}
+
+
+def test_every_c_file_has_a_c_layer():
+    missing = sorted(set(c_files()) - set(C_RANK))
+    assert not missing, f"C files outside every C layer (add them to C_LAYERS): {missing}"
+    headers = [[n for n in names if n.endswith(".h")] for names in C_LAYERS]
+    assert all(len(h) <= 1 for h in headers), f"one header per C layer: {headers}"
+
+
+def test_c_includes_point_down():
+    bad = []
+    for name, text in c_files().items():
+        for inc in sorted(c_includes(name, text)):
+            if not inc.endswith(".h") or C_RANK.get(inc, len(C_LAYERS)) > C_RANK.get(name, -1):
+                bad.append(f"{name} includes {inc}")
+    assert not bad, f"C includes that go up a C layer (or name a C file, or a header in no layer): {bad}"
+
+
+def test_c_calls_point_down():
+    up = sorted(f"{name} uses {d}" for name, ds in c_uses().items() for d in ds
+                if C_RANK.get(d, len(C_LAYERS)) > C_RANK.get(name, -1))
+    assert not up, f"C files using a symbol of a file in a higher C layer: {up}"
+
+
+def test_no_circle_among_c_files():
+    assert (cycle := find_cycle(c_uses())) is None, "circle among C files: " + " -> ".join(cycle)
+
+
+def test_the_module_init_only_wires():
+    """_native.c defines PyInit and nothing another file uses: helpers live below their users."""
+    text = c_files()[C_INIT]
+    defs = re.findall(r"^(\w+)\(", text, flags=re.M)
+    assert defs == ["PyInit__native"], f"{C_INIT} defines {defs}: move them to the layer of their users"
+    assert C_INIT not in {d for ds in c_uses().values() for d in ds}

@@ -4,7 +4,8 @@
  * scanned response counts as (spec 5.11) -- the wire core (drivers/wire.c) asks these
  * through mysql_wire_protocol. */
 
-#include "native.h"
+#include "native_runtime.h"
+#include "native_drivers.h"
 #include <stdint.h>
 
 #define MORE_RESULTS 0x0008
@@ -341,7 +342,7 @@ mysql_wire_scan(WireCore *w, const unsigned char *b, Py_ssize_t n)
     return mysql_scan_buf(b, n, w->deprecate_eof, w->cache_metadata);
 }
 
-const WireProtocol mysql_wire_protocol = {"mysql", mysql_wire_scan, mysql_encode, mysql_outcome, 0};
+static const WireProtocol mysql_wire_protocol = {"mysql", mysql_wire_scan, mysql_encode, mysql_outcome, 0};
 
 static PyMethodDef mysql_methods[] = {
     {"mysql_scan", mysql_scan, METH_VARARGS, "mysql_scan(buf, deprecate_eof, cache_metadata=False) -> None | (end, fields, affected, errno, message)"},
@@ -351,5 +352,6 @@ static PyMethodDef mysql_methods[] = {
 int
 mysql_init(PyObject *m)
 {
+    wire_register_protocol(WIRE_MYSQL, &mysql_wire_protocol);
     return PyModule_AddFunctions(m, mysql_methods);
 }

@@ -3,7 +3,8 @@
  * drivers/pgsql/wire.py's _py_pg_bind) and what a scanned response counts as (spec 5.11) -- the
  * wire core (drivers/wire.c) asks these through pg_wire_protocol. */
 
-#include "native.h"
+#include "native_runtime.h"
+#include "native_drivers.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -306,7 +307,7 @@ pg_wire_scan(WireCore *w, const unsigned char *b, Py_ssize_t n)
     return pg_scan_buf(b, n);
 }
 
-const WireProtocol pg_wire_protocol = {"pgsql", pg_wire_scan, pg_encode, pg_outcome, 1};
+static const WireProtocol pg_wire_protocol = {"pgsql", pg_wire_scan, pg_encode, pg_outcome, 1};
 
 static PyMethodDef pg_methods[] = {
     {"pg_scan", pg_scan, METH_VARARGS, "pg_scan(buf) -> None | (end, tag, error, described)"},
@@ -317,5 +318,6 @@ static PyMethodDef pg_methods[] = {
 int
 pg_init(PyObject *m)
 {
+    wire_register_protocol(WIRE_PGSQL, &pg_wire_protocol);
     return PyModule_AddFunctions(m, pg_methods);
 }
