@@ -6,7 +6,7 @@ a lazy import hides an arrow, it does not remove it).  The C extension (one modu
 built from a C source per layer, pysysbench/native.h) belongs to the native layer.
 The order:
 
-    errors, record, options, native, memory, handoff, version, files, childenv, aio  <  rand, stats, results  <  drivers  <
+    errors, record, options, native, switches, memory, handoff, version, files, childenv, aio  <  rand, stats, results  <  drivers  <
     workloads, lua, load  <  engine, output  <  campaign  <  report  <  cli
 
 Rules beyond the order: report reads result files only (it imports no
@@ -30,7 +30,7 @@ import pytest
 PKG = Path(__file__).resolve().parents[2] / "pysysbench"
 
 LAYERS = [
-    ("errors", "record", "options", "native", "memory", "handoff", "version", "files", "childenv", "aio"),
+    ("errors", "record", "options", "native", "switches", "memory", "handoff", "version", "files", "childenv", "aio"),
     ("rand", "rand_compat", "stats", "results"),
     ("drivers",),
     ("workloads", "lua", "load"),
