@@ -53,6 +53,11 @@ def runtime_module() -> tuple[Any, bool]:
     return _module, _module.__name__.endswith("luajit21")
 
 
+def loaded_module() -> Any:
+    """The lupa module :func:`runtime_module` loaded, or None (not asked yet)."""
+    return _module
+
+
 def fallback_warning() -> str | None:
     """The one warning of a run without LuaJIT (None: LuaJIT is there, or it was said)."""
     global _warned

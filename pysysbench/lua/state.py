@@ -35,7 +35,7 @@ from .log import ALERT, DEBUG, FATAL, Log
 from ..rand_compat import Xoroshiro128Plus
 from ..native import FILE as NATIVE_PATH, LuaEvents, lua_bind, lua_watch
 from ..workloads.held import is_interrupt, park
-from .runtime import runtime_module
+from .runtime import loaded_module, runtime_module
 from ..memory import huge_heap
 from ..workloads.stock import package_path
 
@@ -239,6 +239,18 @@ end
 
 _api_file: str | None = None
 _bound: bool | None = None
+
+
+def implementation() -> dict[str, str]:
+    """The Lua runtime this process loaded (none loaded: {}) and who runs a benchmark
+    state's events: lua/bridge.c (LuaJIT 2.1 with the C extension) or lupa's calls."""
+    module = loaded_module()
+    if module is None:
+        return {}
+    jit = module.__name__.endswith("luajit21")
+    bridged = bool(NATIVE_PATH and jit and _bind(module))
+    return {"lua": f"{module.__name__.rpartition('.')[2]} ({module.LuaRuntime().lua_implementation})",
+            "lua_events": "C (lua/bridge.c)" if bridged else "Python (lupa)"}
 
 
 def _bind(module: Any) -> bool:
