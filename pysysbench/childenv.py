@@ -24,8 +24,10 @@ import sys
 from contextlib import contextmanager
 from typing import Any, Iterator
 
+from .switches import CHILD_SAVED_ENV
+
 _KEYS = ("PYTHONSAFEPATH", "PYTHONPATH")
-_SAVED = "PYSYSBENCH_CHILD_SAVED_ENV"     # the user's values of _KEYS, for restore_environment
+_SAVED = CHILD_SAVED_ENV     # the user's values of _KEYS, for restore_environment
 
 
 def _parent_path() -> str:
@@ -42,17 +44,17 @@ def parent_import_path() -> Iterator[None]:
     saved = {key: os.environ.get(key) for key in _KEYS}
     os.environ["PYTHONSAFEPATH"] = "1"
     os.environ["PYTHONPATH"] = _parent_path()
-    os.environ[_SAVED] = json.dumps(saved)
+    _SAVED.put(json.dumps(saved))
     try:
         yield
     finally:
-        os.environ.pop(_SAVED, None)
+        _SAVED.take()
         _put_back(saved)
 
 
 def restore_environment() -> None:
     """In a child started under :func:`parent_import_path`: the user's environment again."""
-    raw = os.environ.pop(_SAVED, None)
+    raw = _SAVED.take()
     if raw is not None:
         import json
         _put_back(json.loads(raw))

@@ -17,22 +17,21 @@ CI runs the unit tests and one integration run per driver both ways.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-ENV = "PYSYSBENCH_NATIVE"
-OFF = ("off", "0", "no", "false")
-ON = ("", "on", "1", "yes", "true", "auto")
+from .switches import NATIVE as _SWITCH, OFF, ON
+
+ENV = _SWITCH.name
 
 
 def _setting() -> tuple[bool, str | None]:
     """(whether the C is wanted, the one-line problem with the setting or None)."""
-    value = os.environ.get(ENV, "").strip().lower()
+    value = _SWITCH.value()
     if value in OFF:
         return False, None
     if value in ON:
         return True, None
-    return True, (f"invalid value of the environment variable {ENV}: '{os.environ[ENV]}' "
+    return True, (f"invalid value of the environment variable {ENV}: '{_SWITCH.raw()}' "
                   "(use 'off' to run without the C extension, or 'on')")
 
 

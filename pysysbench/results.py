@@ -3,7 +3,8 @@
 Everything a report or a comparison needs, computed from the frozen stats
 records: every counter, min/avg/max and several percentiles, the per-interval
 series, the effective options with secrets removed, tool and server versions,
-start time.  Files are written atomically and durably (``pysysbench.files``).
+start time, and which implementation ran the hot path (``implementation``: the C extension
+or the Python twins, and for a Lua script which Lua and who ran its events).  Files are written atomically and durably (``pysysbench.files``).
 
 Two fields belong to campaigns (``pysysbench campaign run``): ``labels`` (the
 user's tags such as database version, instance size, parameter template; ``{}``
@@ -142,7 +143,7 @@ def redact_argv(argv: Iterable[str], values: Values) -> list[str]:
 def build(*, values: Values, argv: list[str], test: str, command: str, driver: str, server_version: str,
           started_at: str, summary: Summary | None, intervals: list[IntervalStat], exit_code: int,
           error: str | None, version: str, interrupted: str | None = None, labels: dict[str, str] | None = None,
-          campaign: dict[str, Any] | None = None) -> dict[str, Any]:
+          campaign: dict[str, Any] | None = None, implementation: dict[str, str] | None = None) -> dict[str, Any]:
     import platform
     from .stats.steadiness import of_intervals as steadiness_of
     interval_dicts = [interval_dict(st) for st in intervals]
@@ -151,6 +152,7 @@ def build(*, values: Values, argv: list[str], test: str, command: str, driver: s
         "format_version": FORMAT_VERSION,
         "tool": {"name": "pysysbench", "version": version, "python": platform.python_version()},
         "client": {"hostname": platform.node(), "platform": platform.platform(), "cpus": os.cpu_count()},
+        "implementation": implementation_dict(implementation),
         "command_line": redact_argv(argv, values),
         "test": test,
         "command": command,
@@ -169,15 +171,25 @@ def build(*, values: Values, argv: list[str], test: str, command: str, driver: s
     }
 
 
+def implementation_dict(extra: dict[str, str] | None = None) -> dict[str, Any]:
+    """Which code ran the hot path in this process: the C extension or the Python twins
+    (``PYSYSBENCH_NATIVE=off``, or not built), and what the workload adds (a Lua script:
+    ``lua``, the Lua runtime; ``lua_events``, who ran its events)."""
+    from . import native
+    return {"c_extension": native.ENABLED, "hot_path": native.describe(), **(extra or {})}
+
+
 def from_outcome(outcome: RunOutcome | None, *, values: Values, argv: list[str], test: str, driver: str,
-                 exit_code: int, error: str | None, interrupted: str | None, version: str) -> dict[str, Any]:
-    """The result document of a ``run`` (``outcome`` None: it never started)."""
+                 exit_code: int, error: str | None, interrupted: str | None, version: str,
+                 implementation: dict[str, str] | None = None) -> dict[str, Any]:
+    """The result document of a ``run`` (``outcome`` None: it never started; ``implementation``:
+    what the workload adds to :func:`implementation_dict`)."""
     doc = build(values=values, argv=argv, test=test, command="run", driver=driver,
                 server_version=outcome.server_version if outcome else "",
                 started_at=outcome.started_at if outcome else "",
                 summary=outcome.summary if outcome else None,
                 intervals=outcome.intervals if outcome else [], exit_code=exit_code, error=error,
-                interrupted=interrupted, version=version)
+                interrupted=interrupted, version=version, implementation=implementation)
     if outcome is not None:
         queries = outcome.summary.reads + outcome.summary.writes + outcome.summary.others
         doc["client"].update(workers=outcome.workers, cpu_s=outcome.client_cpu_s,
@@ -241,7 +253,8 @@ _NUMBER, _INT, _TEXT, _TABLE, _LIST, _SCALAR = "a number", "an integer", "a stri
 _TOP = {"test": _TEXT, "command": _TEXT, "driver": _TEXT, "server_version": _TEXT, "started_at": _TEXT,
         "exit_code": _INT, "error": _TEXT, "command_line": _LIST, "options": _TABLE, "labels": _TABLE,
         "campaign": _TABLE, "summary": _TABLE, "intervals": _LIST, "tool": _TABLE, "client": _TABLE,
-        "connections": _TABLE, "steadiness": _TABLE, "host": _TABLE, "server_context": _TABLE}
+        "connections": _TABLE, "steadiness": _TABLE, "host": _TABLE, "server_context": _TABLE,
+        "implementation": _TABLE}
 _NULLABLE = {"exit_code", "error", "campaign", "summary", "steadiness", "host", "server_context"}
 _SUMMARY = {"total_time_s": _NUMBER, "elapsed_s": _NUMBER, "threads": _INT, "events": _INT, "tps": _NUMBER,
             "qps": _NUMBER, "errors": _INT, "errors_per_s": _NUMBER, "reconnects": _INT,
@@ -261,6 +274,7 @@ _CLIENT = {"workers": _INT, "cpu_s": _NUMBER, "cpu_s_per_query": _NUMBER, "busy_
            "per_worker": _LIST, "nodes": _LIST}
 _SERVER_CONTEXT = {"server": _TEXT, "settings": _TABLE, "metrics": _TABLE, "derived": _TABLE, "notes": _LIST,
                    "server_cpu_s": _NUMBER}
+_IMPLEMENTATION = {"c_extension": "a boolean", "hot_path": _TEXT, "lua": _TEXT, "lua_events": _TEXT}
 _CAMPAIGN = {"name": _TEXT, "workload": _TEXT, "threads": _INT, "repeat": _INT, "fingerprint": _TEXT,
              "prepare_commands": _LIST, "sql_before_run": _LIST, "server_settings": _TABLE, "variant": _TEXT,
              "variant_sql": _LIST, "interleaved": _LIST}
@@ -312,7 +326,7 @@ def _first_problem(doc: dict[str, Any]) -> str | None:
     if problem is None and isinstance(campaign, dict):
         problem = _fields("campaign.", campaign, _CAMPAIGN, {"variant"})
     for key, kinds in (("steadiness", _STEADINESS), ("host", _HOST), ("client", _CLIENT),
-                       ("server_context", _SERVER_CONTEXT)):
+                       ("server_context", _SERVER_CONTEXT), ("implementation", _IMPLEMENTATION)):
         if problem is None and isinstance(doc.get(key), dict):
             problem = _fields(f"{key}.", doc[key], kinds, set(kinds))
     if problem is None and isinstance(doc.get("server_context"), dict):

@@ -24,9 +24,10 @@ import os
 import sys
 
 from ..record import record
+from ..switches import FACE as FACE_SWITCH
 from ..version import __version__
 
-ENV = "PYSYSBENCH_FACE"
+ENV = FACE_SWITCH.name
 SYSBENCH_VERSION = "1.0.20"
 
 
@@ -65,11 +66,11 @@ SYSBENCH = Face(strict=True)
 _active = PYSYSBENCH
 
 
-def select(argv0: str | None = None, environ: dict[str, str] | None = None) -> Face:
-    """The face for a process started as ``argv0`` with ``environ``."""
-    env = (os.environ if environ is None else environ).get(ENV, "").strip().lower()
-    if env in ("sysbench", "pysysbench"):
-        return SYSBENCH if env == "sysbench" else PYSYSBENCH
+def select(argv0: str | None = None, env: dict[str, str] | None = None) -> Face:
+    """The face for a process started as ``argv0`` with the environment ``env`` (None: this one)."""
+    wanted = FACE_SWITCH.value(env)
+    if wanted in ("sysbench", "pysysbench"):
+        return SYSBENCH if wanted == "sysbench" else PYSYSBENCH
     name = os.path.basename(sys.argv[0] if argv0 is None else argv0)
     return SYSBENCH if name == "sysbench" else PYSYSBENCH
 

@@ -592,7 +592,8 @@ def _save_result(v, argv: list[str], workload: Workload, driver, outcome: RunOut
     from .. import results
     results.save(v.result_file, results.from_outcome(outcome, values=v, argv=argv, test=workload.name,
                                                      driver=driver.name, exit_code=exit_code, error=error,
-                                                     interrupted=interrupted, version=__version__))
+                                                     interrupted=interrupted, version=__version__,
+                                                     implementation=workload.implementation()))
 
 
 def _per_thread_debug(outcome: RunOutcome, out: Printer) -> None:

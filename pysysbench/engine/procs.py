@@ -39,6 +39,7 @@ import time
 from dataclasses import field
 from typing import Any
 
+from .. import switches
 from ..childenv import PausedThreads, parent_import_path, restore_environment
 from ..errors import PySysbenchError, RunAborted
 from ..record import record
@@ -62,7 +63,7 @@ REPLY_WAIT_S = 2.0           # a sample waits this long for a child's reply, the
 # --- child side ------------------------------------------------------------------------
 
 
-START_ENV = "PYSYSBENCH_WORKER_START"
+START_ENV = switches.WORKER_START.name
 CHILD_SIGNALS = ("SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGCHLD", "SIGWINCH")
 
 
@@ -71,7 +72,7 @@ def start_method() -> str:
     could hold a lock the child then waits for forever) and the environment does not
     ask for ``spawn``; ``spawn`` otherwise."""
     import threading
-    wanted = os.environ.get(START_ENV, "").strip().lower()
+    wanted = switches.WORKER_START.value()
     if wanted == "spawn" or not hasattr(os, "fork") or threading.active_count() > 1:
         return "spawn"
     return "fork"

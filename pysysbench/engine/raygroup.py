@@ -46,7 +46,7 @@ from dataclasses import field
 from time import perf_counter_ns
 from typing import Any
 
-from .. import native
+from .. import native, switches
 from ..record import record
 from ..version import __version__
 from ..drivers.base import password_envs
@@ -323,7 +323,7 @@ class RayGroup(RemoteGroup):
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         actor_cls = self.ray.remote(RayWorker)
-        env = {k: os.environ[k] for k in pass_env() if os.environ.get(k)}
+        env = switches.set_values(pass_env())
         carried = origins()
         for i, (node, share) in enumerate(zip(slots, shares(self.spec, len(slots)))):
             opts: dict[str, Any] = {"num_cpus": 0, "max_restarts": 0, "max_task_retries": 0,

@@ -15,7 +15,6 @@ interleaves (it switches threads only at calls and backward jumps).
 from __future__ import annotations
 
 import asyncio
-import os
 import random
 import threading
 from typing import Any, Coroutine
@@ -58,10 +57,11 @@ BATCH_BUDGET_NS = 5_000_000       # a built-in test's batch of C events (_batch_
 BATCH_EVENTS = 1 << 40
 
 
-from ..native import OFF as _OFF, EventLoop as _CEventLoop, WirePoll as _WirePoll
+from ..native import EventLoop as _CEventLoop, WirePoll as _WirePoll
+from ..switches import WIRE_POLL as _WIRE_POLL_SWITCH
 
-# PYSYSBENCH_WIRE_POLL=off: the event loop reads the threads' sockets (WirePump's twin)
-WIRE_POLL = os.environ.get("PYSYSBENCH_WIRE_POLL", "on").strip().lower() not in _OFF
+# PYSYSBENCH_WIRE_POLL=off: the event loop reads the threads' sockets (WirePump's twin); read at import
+WIRE_POLL = _WIRE_POLL_SWITCH.on()
 
 
 class WirePump:

@@ -22,11 +22,12 @@ import weakref
 from typing import Any
 
 from ..errors import WorkloadError
+from ..switches import LUA as LUA_SWITCH
 from ..rand_compat import GlibcRandom
 
 # LuaJIT first; then Lua 5.1, whose dialect sysbench's scripts are written in
 LUA_MODULES = ("lupa.luajit21", "lupa.luajit20", "lupa.lua51", "lupa.lua52", "lupa.lua53", "lupa.lua54")
-RUNTIME_ENV = "PYSYSBENCH_LUA"     # e.g. lua51: use that module (tests of the fallback)
+RUNTIME_ENV = LUA_SWITCH.name     # e.g. lua51: use that module (tests of the fallback)
 _UNIQUE_P = 4294967291            # largest prime below 2**32 (spec sysbench.md 4.5)
 _M32 = 0xFFFFFFFF
 
@@ -38,7 +39,7 @@ def runtime_module() -> tuple[Any, bool]:
     """(lupa module, has LuaJIT).  Raises WorkloadError when lupa is missing."""
     global _module
     if _module is None:
-        wanted = os.environ.get(RUNTIME_ENV)
+        wanted = LUA_SWITCH.raw()
         for name in ([f"lupa.{wanted}"] if wanted else []) + list(LUA_MODULES):
             try:
                 _module = importlib.import_module(name)
@@ -50,6 +51,11 @@ def runtime_module() -> tuple[Any, bool]:
                                 "which is not installed")
         _unbuffer_c_stdout()
     return _module, _module.__name__.endswith("luajit21")
+
+
+def loaded_module() -> Any:
+    """The lupa module :func:`runtime_module` loaded, or None (not asked yet)."""
+    return _module
 
 
 def fallback_warning() -> str | None:

@@ -28,7 +28,7 @@ from .commands import Dispatcher
 from .host import load, make_services, program_argv, stdout_line
 from .log import FATAL, error_text
 from ..workloads.stock import find_module
-from .state import EventHooks, LuaState, Services, options_source
+from .state import EventHooks, LuaState, Services, implementation, options_source
 from ..workloads.held import is_interrupt, park
 
 PREFIX = LUA_SOURCE_PREFIX    # Workload.source of a script: worker processes resolve it again
@@ -181,6 +181,9 @@ class LuaWorkload(Workload):
         if ctx.state["own_loop"]:
             return self._own_loop(ctx, st)
         return st.event(ctx.state["event_failed"])
+
+    def implementation(self) -> dict[str, str]:
+        return implementation()
 
     def connections(self, ctx: ThreadContext) -> list[Any]:
         """The connections the script's thread_init opened (those an event opens later are

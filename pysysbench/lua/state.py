@@ -27,14 +27,15 @@ import time
 import weakref
 from typing import Any, Callable
 
+from .. import switches
 from ..aio import close_quietly
 from ..drivers.base import Connection, Counters, Driver
 from ..errors import ConnectError, DatabaseError, IgnorableError, ReconnectError, SQLError
 from .log import ALERT, DEBUG, FATAL, Log
 from ..rand_compat import Xoroshiro128Plus
-from ..native import FILE as NATIVE_PATH, OFF, LuaEvents, lua_bind, lua_watch
+from ..native import FILE as NATIVE_PATH, LuaEvents, lua_bind, lua_watch
 from ..workloads.held import is_interrupt, park
-from .runtime import runtime_module
+from .runtime import loaded_module, runtime_module
 from ..memory import huge_heap
 from ..workloads.stock import package_path
 
@@ -69,7 +70,7 @@ JIT_OPTIONS_MANY: str | None = "hotexit=1000"
 # So after half a second (or 64 events) a state turns the JIT on when, at the rate it ran them,
 # it has JIT_MIN_EVENTS more before the run's end (100 held PostgreSQL's point select states
 # back; bench/journal/2026-12-04.md, "Lua: compile what the run repays").
-JIT_HOLD_ENV = "PYSYSBENCH_LUA_JIT_HOLD"     # off: those states compile from the start
+JIT_HOLD_ENV = switches.LUA_JIT_HOLD.name     # off: those states compile from the start
 JIT_PROBE_NS = 500_000_000      # the state's rate: over its events of the first half second...
 JIT_PROBE_EVENTS = 64           # ... or its first 64
 JIT_MIN_EVENTS = 30
@@ -82,7 +83,7 @@ JIT_ON_OPTIONS: str | None = "hotloop=4"
 # its prepared statements reach the C event loop from an FFI call, without a coroutine yield;
 # PYSYSBENCH_LUA_STACKS=off yields every statement instead (the path the stacks fall back to
 # where the platform has none), for comparison.
-STACKS_ENV = "PYSYSBENCH_LUA_STACKS"
+STACKS_ENV = switches.LUA_STACKS.name
 # Python code a script reaches through lupa runs on the state's stack: up to 3.13 Python counts
 # its C recursion; 3.14 checks the stack pointer against the thread's own stack
 STACKS_PYTHON = sys.version_info < (3, 14)
@@ -236,13 +237,20 @@ end
 """.replace("HELD", '"pysysbench.held"')
 
 
-def _env_on(name: str) -> bool:
-    """An on-by-default switch of the environment (PYSYSBENCH_LUA_*), off as native.py's is."""
-    return os.environ.get(name, "").strip().lower() not in OFF
-
-
 _api_file: str | None = None
 _bound: bool | None = None
+
+
+def implementation() -> dict[str, str]:
+    """The Lua runtime this process loaded (none loaded: {}) and who runs a benchmark
+    state's events: lua/bridge.c (LuaJIT 2.1 with the C extension) or lupa's calls."""
+    module = loaded_module()
+    if module is None:
+        return {}
+    jit = module.__name__.endswith("luajit21")
+    bridged = bool(NATIVE_PATH and jit and _bind(module))
+    return {"lua": f"{module.__name__.rpartition('.')[2]} ({module.LuaRuntime().lua_implementation})",
+            "lua_events": "C (lua/bridge.c)" if bridged else "Python (lupa)"}
 
 
 def _bind(module: Any) -> bool:
@@ -469,7 +477,7 @@ class LuaState:
         package = rt.globals().package
         package.path, package.cpath = path, cpath
         # (a benchmark thread's state only, whose runner probes: a command's states have no hooks)
-        self._held = bool(many and self.jit and hooks is not None and _env_on(JIT_HOLD_ENV))
+        self._held = bool(many and self.jit and hooks is not None and switches.LUA_JIT_HOLD.on())
         self.dead = False          # abandon(): left by the watchdog inside a trace
         self._address: Any = None  # lua/bridge.c's function naming a coroutine's lua_State (False: none)
         self._load_api(_api(rt), self._host(script_path, argv or [], command),
@@ -609,7 +617,7 @@ class LuaState:
         if address is None:
             return None
         runner = self._events()
-        stacked = STACKS_PYTHON and _env_on(STACKS_ENV)
+        stacked = STACKS_PYTHON and switches.LUA_STACKS.on()
         self._native = LuaEvents(runner, int(address(runner)), self.stmts, self.counters, stacked)
         return self._native
 

@@ -211,6 +211,9 @@ def environment_rows(runs: list[Run]) -> list[tuple[str, str]]:
     client = _distinct(f"{d['client'].get('hostname', '?')}: {d['client'].get('platform', '?')}, "
                        f"{d['client'].get('cpus', '?')} CPUs" for d in docs if d.get("client"))
     rows = [("Tool", tool), ("Server", server), ("Client machine", client)]
+    impl = _distinct(implementation_text(d["implementation"]) for d in docs if d.get("implementation"))
+    if impl:
+        rows.insert(1, ("Implementation", impl))
     labels = _distinct(variant_text(r.variant) for r in runs)
     if labels:
         rows.append(("Labels", labels))
@@ -238,6 +241,14 @@ def environment_rows(runs: list[Run]) -> list[tuple[str, str]]:
     if notes:
         rows.append(("Server context notes", notes))
     return rows
+
+
+def implementation_text(impl: dict[str, Any]) -> str:
+    """``C extension`` or ``Python (PYSYSBENCH_NATIVE=off)``, with a Lua script's runtime."""
+    text = str(impl.get("hot_path") or ("C extension" if impl.get("c_extension") else "Python"))
+    if impl.get("lua"):
+        text += f"; Lua {impl['lua']}, events in {impl.get('lua_events', '?')}"
+    return text
 
 
 def _other_driver(option: str, drivers: set[Any]) -> bool:

@@ -137,6 +137,11 @@ class Workload:
         coroutine that finishes an event the source left to Python; None: ``event`` runs."""
         return None
 
+    def implementation(self) -> dict[str, str]:
+        """What the result file's ``implementation`` says beyond the C extension on or off
+        (results.implementation_dict): a Lua script names its Lua runtime."""
+        return {}
+
     def connections(self, ctx: ThreadContext) -> list[Any]:
         """The connections the thread's events use, once ``thread_init`` has run (the
         engine reads their responses in C where it can: engine/worker.py's WirePump)."""

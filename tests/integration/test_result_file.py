@@ -212,3 +212,41 @@ def test_full_disk_prints_the_report_names_the_path_and_leaves_no_temporary_file
     assert proc.returncode == 1
     assert "Threads fairness:" in proc.stdout                     # the report printed
     assert proc.stderr.strip() == f"cannot write result file '{full / 'r.json'}': no space left on the device"
+
+
+LUA_SCRIPT = '''
+function thread_init() con = sysbench.sql.driver():connect() end
+function event() con:query("SELECT 1") end
+'''
+
+
+@pytest.mark.parametrize("switch", [None, "off"])
+def test_the_result_file_says_which_implementation_ran(tmp_path, sqlite_data, switch):
+    """Issue 45: the C extension or the Python twins (PYSYSBENCH_NATIVE=off), and for a Lua
+    script the Lua runtime and who ran its events."""
+    import importlib.util
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env.pop("PYSYSBENCH_NATIVE", None)
+    if switch is not None:
+        env["PYSYSBENCH_NATIVE"] = switch
+    built = importlib.util.find_spec("pysysbench._native") is not None
+    script = tmp_path / "mini.lua"
+    script.write_text(LUA_SCRIPT)
+    docs = {}
+    for name, test in (("builtin", "oltp_point_select"), ("lua", str(script))):
+        out = tmp_path / f"{name}.json"
+        proc = subprocess.run([sys.executable, "-m", "pysysbench", test, *sqlite_data, "--time=1",
+                               f"--result-file={out}", "run"], capture_output=True, text=True, timeout=120,
+                              env=env, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        docs[name] = json.loads(out.read_text())["implementation"]
+    if switch == "off":
+        hot = {"c_extension": False, "hot_path": "Python (PYSYSBENCH_NATIVE=off)"}
+    else:
+        hot = {"c_extension": built, "hot_path": "C extension" if built else "Python (the C extension is not built)"}
+    assert docs["builtin"] == hot
+    lua = docs["lua"]
+    assert {k: lua[k] for k in hot} == hot
+    assert lua["lua"].split(" ")[0] in ("luajit21", "luajit20", "lua51", "lua52", "lua53", "lua54")
+    assert lua["lua_events"] == ("C (lua/bridge.c)" if hot["c_extension"] and lua["lua"].startswith("luajit21")
+                                 else "Python (lupa)")

@@ -8,7 +8,7 @@ its C files have layers of their own (``C_LAYERS``): includes and calls point do
 circle among them, and the module init (_native.c) only wires.
 The order:
 
-    errors, record, options, native, memory, handoff, version, files, childenv, aio  <  rand, stats, results  <  drivers  <
+    errors, record, options, native, switches, memory, handoff, version, files, childenv, aio  <  rand, stats, results  <  drivers  <
     workloads, lua, load  <  engine, output  <  campaign  <  report  <  cli
 
 Rules beyond the order: report reads result files only (it imports no
@@ -32,7 +32,7 @@ import pytest
 PKG = Path(__file__).resolve().parents[2] / "pysysbench"
 
 LAYERS = [
-    ("errors", "record", "options", "native", "memory", "handoff", "version", "files", "childenv", "aio"),
+    ("errors", "record", "options", "native", "switches", "memory", "handoff", "version", "files", "childenv", "aio"),
     ("rand", "rand_compat", "stats", "results"),
     ("drivers",),
     ("workloads", "lua", "load"),
@@ -161,8 +161,10 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 
 def test_no_import_cycle():
+    """No circle among the package's modules, counting ``if TYPE_CHECKING:`` imports too (an
+    annotation naming a type of a module that imports this one is a circle drawn in types)."""
     mods = modules()
-    graph = {m: {t for n in imports(m, p) if (t := known(n, mods)) and t != m}
+    graph = {m: {t for n in imports(m, p, annotations=True) if (t := known(n, mods)) and t != m}
              for m, p in python_modules().items()}
     # a package's __init__ importing its own submodules is how packages are built, not a cycle
     for m, targets in graph.items():

@@ -18,12 +18,12 @@ the event restarts, the session reconnects, or the run ends with the driver's FA
 from __future__ import annotations
 
 import asyncio
-import os
 from typing import Any, Callable
 
+from ...switches import DRY_RUN_ERRORS
 from ..base import Connection, Counters, Dialect
 
-FAULTS_ENV = "PYSYSBENCH_DRY_RUN_ERRORS"
+FAULTS_ENV = DRY_RUN_ERRORS.name
 FAULT_EVERY = 3             # statements per injected error: events in between still complete
 FAULT_MESSAGE = "error injected by the dry run ({})".format(FAULTS_ENV)
 
@@ -33,7 +33,7 @@ Failure = Callable[[Counters, str, str, str], Exception]
 
 def planned_faults() -> tuple[str, ...]:
     """The codes every dry-run session fails with (none unless the environment asks)."""
-    text = os.environ.get(FAULTS_ENV, "")
+    text = DRY_RUN_ERRORS.raw() or ""
     return tuple(code.strip() for code in text.split(",") if code.strip())
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from ...errors import (BulkLoadRefused, ConfigError, ConnectError, FatalSQLError, IgnorableError, MissingTableError,
                       PySysbenchError, ReconnectError, TableExistsError, listing)
+from ... import switches
 from ...options import PORT, Option, OptType
 from .. import tls
 from ..base import (TOO_MANY_CONNECTIONS, Connection, Counters, Dialect, Driver, DriverCaps, StatementFailure,
@@ -38,7 +39,7 @@ OPTIONS = [
     Option("mysql-port", OptType.LIST, ["3306"], "MySQL server port", GROUP, bounds=PORT),
     Option("mysql-socket", OptType.LIST, [], "MySQL socket", GROUP, show_default=False),
     Option("mysql-user", OptType.STRING, "sbtest", "MySQL user", GROUP),
-    Option("mysql-password", OptType.STRING, "", "MySQL password (or env PYSYSBENCH_MYSQL_PASSWORD)", GROUP, secret=True),
+    Option("mysql-password", OptType.STRING, "", f"MySQL password (or env {switches.MYSQL_PASSWORD.name})", GROUP, secret=True),
     Option("mysql-db", OptType.STRING, "sbtest", "MySQL database name", GROUP),
     Option("mysql-ssl", OptType.STRING, "off",
            "SSL mode {off, on, required, verify_ca, verify_identity}; 'on' uses client-key.pem, "
@@ -460,7 +461,7 @@ class MySQLDriver(Driver):
     description = "MySQL driver (MySQL, MariaDB, TiDB, PolarDB-X, ... via asyncmy)"
     options = OPTIONS
     option_prefix = "mysql"
-    password_env = "PYSYSBENCH_MYSQL_PASSWORD"
+    password_env = switches.MYSQL_PASSWORD.name
     ignore_option = "mysql-ignore-errors"
     caps = DriverCaps(server_prepare=True, bulk_methods=("load-data", "multi-insert"))
     dialect = DIALECT
@@ -470,7 +471,7 @@ class MySQLDriver(Driver):
         self.ignore = {e.strip().lower() for e in values.mysql_ignore_errors}
         self.fast_path = bool(values.get("db_fast_path", True))
         self.endpoints = self._endpoints()
-        self.password = values.mysql_password or os.environ.get(self.password_env, "")
+        self.password = values.mysql_password or switches.MYSQL_PASSWORD.raw() or ""
         self.tls = self._tls()
 
     def failure(self, counters: Counters, code: str, msg: str, sql: str, sqlstate: str = "") -> PySysbenchError:

@@ -10,11 +10,11 @@ the run.  ``--pgsql-dry-run`` sends nothing, as ``--mysql-dry-run`` does.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from ...errors import (ConnectError, FatalSQLError, IgnorableError, MissingTableError, PySysbenchError,
                       ReconnectError, TableExistsError, listing)
+from ... import switches
 from ...options import PORT, Option, OptType
 from .. import tls
 from . import libpq
@@ -37,7 +37,7 @@ OPTIONS = [
     Option("pgsql-port", OptType.LIST, ["5432"], "PostgreSQL server port (a list spreads connections over nodes)", GROUP,
            bounds=PORT),
     Option("pgsql-user", OptType.STRING, "sbtest", "PostgreSQL user", GROUP),
-    Option("pgsql-password", OptType.STRING, "", "PostgreSQL password (or env PYSYSBENCH_PGSQL_PASSWORD)", GROUP, secret=True),
+    Option("pgsql-password", OptType.STRING, "", f"PostgreSQL password (or env {switches.PGSQL_PASSWORD.name})", GROUP, secret=True),
     Option("pgsql-db", OptType.STRING, "sbtest", "PostgreSQL database name", GROUP),
     Option("pgsql-sslmode", OptType.STRING, "prefer", "SSL mode {disable, allow, prefer, require, verify-ca, verify-full}",
            GROUP, choices=SSL_MODES),
@@ -264,7 +264,7 @@ class PgDriver(Driver):
     description = "PostgreSQL driver (PostgreSQL, KunlunBase, CockroachDB, ... via asyncpg)"
     options = OPTIONS
     option_prefix = "pgsql"
-    password_env = "PYSYSBENCH_PGSQL_PASSWORD"
+    password_env = switches.PGSQL_PASSWORD.name
     ignore_option = "pgsql-ignore-errors"
     caps = DriverCaps(server_prepare=True, auto_inc_insert_omits_id=True,
                       bulk_methods=("copy", "multi-insert"))
@@ -275,7 +275,7 @@ class PgDriver(Driver):
         self.ignore = {e.strip().upper() if e.strip().lower() != "all" else "all"
                        for e in values.pgsql_ignore_errors}
         self.fast_path = bool(values.get("db_fast_path", True))
-        self.password = values.pgsql_password or os.environ.get(self.password_env, "")
+        self.password = values.pgsql_password or switches.PGSQL_PASSWORD.raw() or ""
         self.endpoints = self._endpoints()
         self.tls = self._tls()
         # asyncpg's ssl argument: the mode's name (disable, allow, prefer) or our context
