@@ -23,7 +23,7 @@ SOURCES = [
     "pysysbench/_native.c",
     "pysysbench/native_util.c",
     "pysysbench/handoff.c",
-    "pysysbench/rand.c",
+    "pysysbench/core/rand.c",
     "pysysbench/stats/recorder.c",
     "pysysbench/drivers/wire.c",
     "pysysbench/drivers/mysql/wire.c",
@@ -35,8 +35,11 @@ SOURCES = [
     "pysysbench/workloads/builtin.c",
 ]
 # the private interface between the pieces: one header per C layer, lowest first
-HEADERS = ["pysysbench/native_core.h", "pysysbench/native_runtime.h", "pysysbench/native_stats.h",
+HEADERS = ["pysysbench/core/native_core.h", "pysysbench/native_runtime.h", "pysysbench/native_stats.h",
            "pysysbench/native_drivers.h", "pysysbench/native_workloads.h", "pysysbench/native_engine.h"]
 
-setup(ext_modules=[Extension("pysysbench._native", SOURCES, include_dirs=["pysysbench"], depends=HEADERS,
+# each header lives in its layer's folder; the pieces include it by name
+INCLUDE_DIRS = sorted({h.rpartition("/")[0] for h in HEADERS})
+
+setup(ext_modules=[Extension("pysysbench._native", SOURCES, include_dirs=INCLUDE_DIRS, depends=HEADERS,
                              optional=True, extra_compile_args=FLAGS, extra_link_args=LINK_FLAGS)])

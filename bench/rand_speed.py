@@ -1,4 +1,4 @@
-"""Microbenchmark for pysysbench.rand: ns per call of the hot-path methods.
+"""Microbenchmark for pysysbench.core.rand: ns per call of the hot-path methods.
 
 Print-only (not a test). Run: .venv/bin/python bench/rand_speed.py
 """
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import timeit
 
-from pysysbench.rand import C_TEMPLATE, DISTRIBUTIONS, PAD_TEMPLATE, Rand
+from pysysbench.core.rand import C_TEMPLATE, DISTRIBUTIONS, PAD_TEMPLATE, Rand
 
 SEED = 1
 TABLE_SIZE = 10_000

@@ -13,7 +13,7 @@ The file must define exactly one subclass of ``Workload``.  Subclassing
 ``--rand-type`` ..., and the ``prepare``/``cleanup``/``prewarm`` commands).
 """
 
-from pysysbench.options import Option, OptType
+from pysysbench import Option, OptType
 from pysysbench.workloads.base import ThreadContext
 from pysysbench.workloads.oltp_common import OLTP_OPTIONS, OltpBase
 

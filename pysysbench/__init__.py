@@ -3,12 +3,13 @@
 As a library: ``pysysbench.run(test, options, hooks=None)`` runs one benchmark
 and returns its outcome (see :mod:`pysysbench.cli.library`); ``Hooks`` says what
 to do with its lines, intervals and checkpoints, ``RunSpec`` is the frozen run
-specification the engine runs.
+specification the engine runs.  A custom workload declares its options with
+``Option`` and ``OptType`` (docs/usage.md, "Custom workloads").
 """
 
 from .version import __version__
 
-__all__ = ["Hooks", "RunOutcome", "RunSpec", "__version__", "run"]
+__all__ = ["Hooks", "OptType", "Option", "RunOutcome", "RunSpec", "__version__", "run"]
 
 
 def run(test, options=(), hooks=None):
@@ -25,6 +26,9 @@ def __getattr__(name):
     if name == "RunSpec":
         from .engine.spec import RunSpec
         return RunSpec
+    if name in ("Option", "OptType"):
+        from .core import options
+        return getattr(options, name)
     if name == "RunOutcome":
         from .results import RunOutcome
         return RunOutcome

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .switches import NATIVE as _SWITCH, OFF, ON
+from .core.switches import NATIVE as _SWITCH, OFF, ON
 
 ENV = _SWITCH.name
 
@@ -56,7 +56,7 @@ def check() -> None:
     """Raise ConfigError for an unusable value of ``PYSYSBENCH_NATIVE`` (the CLI asks
     first thing; the C is then used, as with ``on``)."""
     if PROBLEM is not None:
-        from .errors import ConfigError
+        from .core.errors import ConfigError
         raise ConfigError(PROBLEM)
 
 

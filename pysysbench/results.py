@@ -4,7 +4,7 @@ Everything a report or a comparison needs, computed from the frozen stats
 records: every counter, min/avg/max and several percentiles, the per-interval
 series, the effective options with secrets removed, tool and server versions,
 start time, and which implementation ran the hot path (``implementation``: the C extension
-or the Python twins, and for a Lua script which Lua and who ran its events).  Files are written atomically and durably (``pysysbench.files``).
+or the Python twins, and for a Lua script which Lua and who ran its events).  Files are written atomically and durably (``pysysbench.core.files``).
 
 Two fields belong to campaigns (``pysysbench campaign run``): ``labels`` (the
 user's tags such as database version, instance size, parameter template; ``{}``
@@ -19,9 +19,9 @@ import os
 from dataclasses import field
 from typing import Any, Iterable
 
-from .errors import DamagedResultFile, UsageError
-from .options import Values
-from .record import record
+from .core.errors import DamagedResultFile, UsageError
+from .core.options import Values
+from .core.record import record
 from .stats.histogram import N_BUCKETS
 from .stats.records import IntervalStat, Summary
 
@@ -213,9 +213,9 @@ def annotate(doc: dict[str, Any], *, labels: dict[str, str], campaign: dict[str,
 
 
 def save(path: str, doc: dict[str, Any]) -> None:
-    """Atomic, durable write (:func:`pysysbench.files.write_atomic`): a reader never sees half a file."""
+    """Atomic, durable write (:func:`pysysbench.core.files.write_atomic`): a reader never sees half a file."""
     import json
-    from .files import write_atomic
+    from .core.files import write_atomic
     write_atomic(path, json.dumps(doc, indent=1, sort_keys=False) + "\n", "result file")
 
 

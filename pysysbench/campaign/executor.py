@@ -25,9 +25,9 @@ import time
 from typing import Any, Callable, Protocol
 
 from .. import results
-from ..errors import PySysbenchError, RunAborted, UsageError
+from ..core.errors import PySysbenchError, RunAborted, UsageError
 from . import manifest as mf
-from ..record import record
+from ..core.record import record
 from .peak import Peak, find_peak
 from .plan import PlannedRun, Planner, Request, fingerprint
 from .spec import Campaign, MemorySizing, WorkloadSpec, option_key

@@ -16,7 +16,7 @@ import os
 from datetime import datetime, timezone
 from typing import Any
 
-from ..files import write_atomic
+from ..core.files import write_atomic
 from .spec import Campaign
 
 FORMAT = "pysysbench-campaign-manifest"

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from typing import Callable, Sequence
 
-from ..record import record
+from ..core.record import record
 from ..stats.noise import Sample, margin, sample, welch_margin
 from .spec import AutoThreads
 

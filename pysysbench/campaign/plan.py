@@ -16,7 +16,7 @@ import hashlib
 import os
 from typing import Any, Iterable, Mapping
 
-from ..record import record
+from ..core.record import record
 from .spec import Campaign, Variant, WorkloadSpec, option_key
 
 MASK = "***"

@@ -18,9 +18,9 @@ import tomllib
 from dataclasses import field
 from typing import Any, Mapping
 
-from ..errors import UsageError, listing
-from ..options import THREADS
-from ..record import record
+from ..core.errors import UsageError, listing
+from ..core.options import THREADS
+from ..core.record import record
 
 AUTO = "auto"
 METRICS = ("tps", "qps")

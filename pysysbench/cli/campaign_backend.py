@@ -20,7 +20,7 @@ from typing import Callable
 from ..campaign.executor import CommandOutcome
 from ..campaign.plan import Request
 from ..drivers import REGISTRY as DRIVERS
-from ..errors import PySysbenchError, UsageError, WorkloadError
+from ..core.errors import PySysbenchError, UsageError, WorkloadError
 from .compat import choose_driver, header, validate
 from .library import parse_request
 

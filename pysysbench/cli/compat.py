@@ -16,14 +16,14 @@ from ..drivers import DB_OPTIONS, REGISTRY as DRIVERS
 from ..drivers.base import by_option_prefix
 from ..engine.options import ENGINE_OPTIONS, validate_engine
 from ..engine.ray_options import RAY_OPTIONS
-from ..errors import ConfigError, InvalidOption, UsageError, WorkloadError
+from ..core.errors import ConfigError, InvalidOption, UsageError, WorkloadError
 from ..load.options import GROUP as LOAD_GROUP, LOAD_OPTIONS
-from ..options import (PERCENT, Bounds, Option, OptType, RawOption, Registry, Values,
+from ..core.options import (PERCENT, Bounds, Option, OptType, RawOption, Registry, Values,
                        apply_options, canonical, check_bounds, help_block, option_text, split_argv)
 from ..output.registry import OUTPUT_OPTIONS
-from ..rand import DISTRIBUTIONS
-from ..rand_compat import COMPAT_OPTIONS, compat_warnings
-from ..record import record
+from ..core.rand import DISTRIBUTIONS
+from ..core.rand_compat import COMPAT_OPTIONS, compat_warnings
+from ..core.record import record
 from ..workloads import REGISTRY as WORKLOADS, find_workload
 from ..workloads.base import Workload
 from . import face

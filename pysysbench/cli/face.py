@@ -23,8 +23,8 @@ from __future__ import annotations
 import os
 import sys
 
-from ..record import record
-from ..switches import FACE as FACE_SWITCH
+from ..core.record import record
+from ..core.switches import FACE as FACE_SWITCH
 from ..version import __version__
 
 ENV = FACE_SWITCH.name

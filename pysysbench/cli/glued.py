@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from ..errors import InvalidOption
-from ..options import Option, RawOption, canonical, is_option_name, parse_value
+from ..core.errors import InvalidOption
+from ..core.options import Option, RawOption, canonical, is_option_name, parse_value
 
 GLUE = "--"
 MAX_GLUED = 64          # more '--' in one argument than any pasted line has: left alone

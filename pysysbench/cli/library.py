@@ -18,7 +18,7 @@ from ..engine import run as engine
 from ..engine.local import Hooks
 from ..engine.spec import RunSpec
 from ..drivers import REGISTRY as DRIVERS
-from ..errors import UsageError, WorkloadError
+from ..core.errors import UsageError, WorkloadError
 from ..results import RunOutcome
 from ..workloads.base import user_code
 from .compat import COMMANDS, Invocation, choose_driver, parse, validate

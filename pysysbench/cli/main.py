@@ -15,13 +15,13 @@ from typing import Any, Callable, Coroutine
 from .. import native
 from ..version import __version__
 from ..drivers import REGISTRY as DRIVERS
-from ..errors import ConfigError, InvalidOption, PySysbenchError, UsageError, WorkloadError
+from ..core.errors import ConfigError, InvalidOption, PySysbenchError, UsageError, WorkloadError
 from ..engine.local import CLIENT_BUSY_FRACTION, CLIENT_BUSY_MIN_S, Hooks, LocalRun
 from ..engine.run import run_async as run_engine
 from ..engine.spec import RunSpec
 from ..results import RunOutcome, client_busy
-from ..files import check_writable
-from ..options import help_block, shown
+from ..core.files import check_writable
+from ..core.options import help_block, shown
 from ..output import text
 from ..output.registry import is_data_only, report_for
 from ..workloads.base import Env, Workload, user_code
@@ -466,7 +466,7 @@ def command_run(inv: Invocation, workload: Workload, driver, out: Printer, argv:
         try:
             create(v.latency_log)
         except OSError as exc:
-            from ..files import problem
+            from ..core.files import problem
             raise UsageError(f"cannot write latency log '{v.latency_log}': {problem(exc)}") from None
     with Interrupts() as stops:
         try:

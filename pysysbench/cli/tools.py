@@ -22,8 +22,8 @@ import sys
 
 from ..campaign import executor, spec
 from ..campaign.plan import Planner
-from ..errors import RunAborted, UsageError
-from ..files import write_atomic
+from ..core.errors import RunAborted, UsageError
+from ..core.files import write_atomic
 from ..report import compare as cmp
 from ..report import document, export, html, markdown
 from ..report.model import load_runs

@@ -25,9 +25,9 @@ from contextlib import nullcontext
 from dataclasses import field
 from typing import Any, Awaitable, Callable, Sequence
 
-from ..errors import ConfigError, SQLError
-from ..options import Option, OptType, Values
-from ..record import record
+from ..core.errors import ConfigError, SQLError
+from ..core.options import Option, OptType, Values
+from ..core.record import record
 
 Statement = Callable[..., Awaitable[None]]
 

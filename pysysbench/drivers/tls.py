@@ -15,8 +15,8 @@ import os
 import ssl
 from typing import Callable
 
-from ..errors import ConfigError
-from ..record import record
+from ..core.errors import ConfigError
+from ..core.record import record
 
 # OpenSSL's X509_V_ERR_HOSTNAME_MISMATCH / X509_V_ERR_IP_ADDRESS_MISMATCH
 HOST_MISMATCH_CODES = (62, 64)

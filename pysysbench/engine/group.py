@@ -17,7 +17,7 @@ import time
 from dataclasses import field
 
 from ..drivers.base import Driver
-from ..record import record
+from ..core.record import record
 from ..stats.records import Snapshot
 from ..workloads.base import Workload
 from ..memory import pin_mmap_threshold

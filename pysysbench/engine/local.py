@@ -21,8 +21,8 @@ from time import gmtime, perf_counter_ns, strftime
 from typing import Callable
 
 from ..drivers.base import Driver
-from ..errors import ConfigError, DatabaseError, PySysbenchError, RunAborted
-from ..record import record
+from ..core.errors import ConfigError, DatabaseError, PySysbenchError, RunAborted
+from ..core.record import record
 from ..results import RunOutcome
 from ..stats import host
 from ..stats.records import IntervalStat, Snapshot, Summary, interval_from, summary_from

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ..errors import ConfigError
+from ..core.errors import ConfigError
 from ..stats.histogram import bucket_value_ms
 
 REFRESH_S = 1.0

@@ -10,8 +10,8 @@ than one place needs (:func:`checkpoints_s`, :func:`forced_shutdown_s`).
 
 from __future__ import annotations
 
-from ..errors import ConfigError
-from ..options import NON_NEGATIVE, THREADS, Option, OptType
+from ..core.errors import ConfigError
+from ..core.options import NON_NEGATIVE, THREADS, Option, OptType
 from .reconnects import RECONNECT_TIMEOUT_S
 
 GROUP = "General options"

@@ -24,8 +24,8 @@ import sys
 from types import ModuleType
 
 from ..drivers.base import REGISTRY as DRIVERS, register as register_driver
-from ..errors import ConfigError
-from ..record import record
+from ..core.errors import ConfigError
+from ..core.record import record
 from ..workloads import REGISTRY as WORKLOADS, register as register_workload
 
 PACKAGE = __name__.split(".")[0]

@@ -39,10 +39,10 @@ import time
 from dataclasses import field
 from typing import Any
 
-from .. import switches
+from ..core import switches
 from ..childenv import PausedThreads, parent_import_path, restore_environment
-from ..errors import PySysbenchError, RunAborted
-from ..record import record
+from ..core.errors import PySysbenchError, RunAborted
+from ..core.record import record
 from .budget import budget_for
 from .channel import Channel, open_channel, send_blocking
 from .forked import ForkedProcess, flush_std_streams

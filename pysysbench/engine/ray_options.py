@@ -3,7 +3,7 @@ does not import the Ray executor (start-up time counts in every run's client CPU
 
 from __future__ import annotations
 
-from ..options import NON_NEGATIVE, Option, OptType
+from ..core.options import NON_NEGATIVE, Option, OptType
 
 G = "General options"
 RAY_OPTIONS = [

@@ -46,11 +46,12 @@ from dataclasses import field
 from time import perf_counter_ns
 from typing import Any
 
-from .. import native, switches
-from ..record import record
+from .. import native
+from ..core import switches
+from ..core.record import record
 from ..version import __version__
 from ..drivers.base import password_envs
-from ..errors import ConfigError, ConnectError, PySysbenchError, RunAborted
+from ..core.errors import ConfigError, ConnectError, PySysbenchError, RunAborted
 from ..stats.histogram import percentile_ms
 from ..stats.records import Snapshot
 from .group import InProcessGroup, Share, merge_counts, share_group, shares

@@ -17,7 +17,7 @@ previous look.
 
 from __future__ import annotations
 
-from ..record import record
+from ..core.record import record
 from ..stats.records import Snapshot
 
 RECONNECT_TIMEOUT_S = 60     # --reconnect-timeout's default: a server restart, a fail-over fit in it

@@ -18,7 +18,7 @@ import asyncio
 import time
 from typing import Any
 
-from ..errors import RunAborted
+from ..core.errors import RunAborted
 from .group import Sample, merged_sample
 from .spec import RunSpec
 

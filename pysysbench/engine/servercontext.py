@@ -36,7 +36,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import PySysbenchError
+from ..core.errors import PySysbenchError
 
 MYSQL_SETTINGS = ("version", "version_comment", "innodb_buffer_pool_size", "innodb_buffer_pool_instances",
                   "innodb_flush_log_at_trx_commit", "innodb_flush_method", "innodb_doublewrite", "sync_binlog",

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import os
 
-from ..options import Values
-from ..record import record
+from ..core.options import Values
+from ..core.record import record
 from .options import checkpoints_s, forced_shutdown_s
 
 THREADS_PER_EXTRA_WORKER = 64   # default --workers: one process per this many threads, up to the cores

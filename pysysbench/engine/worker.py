@@ -22,13 +22,13 @@ from time import perf_counter_ns
 
 from ..aio import all_or_nothing, close_quietly
 from ..drivers.base import Counters, Driver
-from ..errors import DatabaseError, IgnorableError, PySysbenchError, ReconnectError, RunAborted, SQLError
-from ..record import record
+from ..core.errors import DatabaseError, IgnorableError, PySysbenchError, ReconnectError, RunAborted, SQLError
+from ..core.record import record
 from ..stats.recorder import CRecorder, make_recorder
 from ..stats.records import Snapshot
 from ..workloads.base import ThreadContext, Workload, raised, user_code
-from ..rand import Rand
-from ..rand_compat import compat_streams
+from ..core.rand import Rand
+from ..core.rand_compat import compat_streams
 from .budget import EventBudget
 from .spec import RunSpec
 from .strand import Strand
@@ -58,7 +58,7 @@ BATCH_EVENTS = 1 << 40
 
 
 from ..native import EventLoop as _CEventLoop, WirePoll as _WirePoll
-from ..switches import WIRE_POLL as _WIRE_POLL_SWITCH
+from ..core.switches import WIRE_POLL as _WIRE_POLL_SWITCH
 
 # PYSYSBENCH_WIRE_POLL=off: the event loop reads the threads' sockets (WirePump's twin); read at import
 WIRE_POLL = _WIRE_POLL_SWITCH.on()

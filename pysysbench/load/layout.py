@@ -10,9 +10,9 @@ generated in blocks of :data:`BLOCK_ROWS`, each from its own seed.
 
 from __future__ import annotations
 
-from ..rand import (DEFAULT_PARETO_H, DEFAULT_RAND_TYPE, DEFAULT_SPEC_ITER, DEFAULT_SPEC_PCT,
+from ..core.rand import (DEFAULT_PARETO_H, DEFAULT_RAND_TYPE, DEFAULT_SPEC_ITER, DEFAULT_SPEC_PCT,
                     DEFAULT_SPEC_RES, DEFAULT_ZIPF_EXP, Rand)
-from ..record import record
+from ..core.record import record
 
 BLOCK_ROWS = 16_384           # rows per seeded block (about 3 MiB of text: stays in cache)
 C_GROUPS, PAD_GROUPS = 10, 5  # 11-digit groups of the c and pad templates

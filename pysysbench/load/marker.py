@@ -12,7 +12,7 @@ statements only, so its tables carry no flag, as with sysbench.)
 from __future__ import annotations
 
 from ..drivers.base import literal
-from ..errors import MissingTableError
+from ..core.errors import MissingTableError
 
 
 async def incomplete_tables(conn, tables: list[str]) -> list[str]:

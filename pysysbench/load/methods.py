@@ -15,7 +15,7 @@ LOCAL).  Each method states what it needs:
 
 from __future__ import annotations
 
-from ..errors import ConfigError
+from ..core.errors import ConfigError
 from .layout import C_GROUPS, GROUP_DIGITS, PAD_GROUPS
 from .source import RowStream
 

@@ -9,7 +9,7 @@ sysbench's exact option block, and ``--data-size`` has to be understood by
 
 from __future__ import annotations
 
-from ..options import Option, OptType
+from ..core.options import Option, OptType
 
 GROUP = "Prepare options (pysysbench)"
 

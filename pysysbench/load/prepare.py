@@ -33,8 +33,8 @@ from time import perf_counter
 from typing import Any, Callable
 
 from ..aio import all_or_nothing
-from ..errors import BulkLoadRefused, ConfigError, FatalSQLError, TableExistsError
-from ..record import record
+from ..core.errors import BulkLoadRefused, ConfigError, FatalSQLError, TableExistsError
+from ..core.record import record
 from .layout import RandParams
 from .marker import drop_existing
 from .methods import METHODS, LoadMethod, choose

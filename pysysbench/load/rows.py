@@ -8,7 +8,7 @@ load.  The data is sysbench's data set:
   on the server's auto-increment settings and id ranges can load in parallel);
 * ``k`` = ``random.default(1, table_size)`` for the chosen ``--rand-type``,
   computed by :class:`VectorRand` with the same double-precision formulas and
-  operation order as :class:`pysysbench.rand.Rand` (fed the same uniform
+  operation order as :class:`pysysbench.core.rand.Rand` (fed the same uniform
   doubles, both give the same k; the unit tests check it);
 * ``c`` / ``pad`` = the 10- and 5-group templates of 11 uniform digits.
 

@@ -10,8 +10,8 @@ with the same ``--data-size`` arrives at the same table size as ``prepare``
 
 from __future__ import annotations
 
-from ..errors import ConfigError
-from ..options import Values
+from ..core.errors import ConfigError
+from ..core.options import Values
 
 
 # on-disk bytes per sbtest row, measured with 1,000,000 rows loaded in id order and the index

@@ -33,8 +33,8 @@ from multiprocessing.reduction import recv_handle, send_handle
 from typing import AsyncIterator
 
 from ..childenv import parent_import_path, restore_environment
-from ..errors import PySysbenchError
-from ..record import record
+from ..core.errors import PySysbenchError
+from ..core.record import record
 from .layout import BLOCK_ROWS, Layout, RandParams, block_range
 
 PIPE_BYTES = 1 << 20          # pipe capacity asked for (Linux caps unprivileged pipes at 1 MiB)

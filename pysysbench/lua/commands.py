@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..errors import UsageError
-from ..options import RawOption, Registry, Values
+from ..core.errors import UsageError
+from ..core.options import RawOption, Registry, Values
 from . import options as lua_options
 from .log import FATAL, error_text
 from .reports import Reports

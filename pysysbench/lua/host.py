@@ -14,8 +14,8 @@ from typing import Any, Callable
 
 from ..drivers import REGISTRY as DRIVERS
 from ..childenv import not_pausable, pausable_for_fork
-from ..options import Values
-from ..rand_compat import background_threads
+from ..core.options import Values
+from ..core.rand_compat import background_threads
 from .log import Log
 from .runtime import Seeds, Unique, process_seed
 from .state import LuaState, Services

@@ -18,9 +18,9 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Iterable
 
-from ..errors import UsageError
-from ..options import Option, OptType, RawOption, Values, canonical, parse_value
-from ..record import record
+from ..core.errors import UsageError
+from ..core.options import Option, OptType, RawOption, Values, canonical, parse_value
+from ..core.record import record
 
 GROUP = "Lua script options"
 ARG_TYPES = {1: OptType.BOOL, 2: OptType.INT, 3: OptType.SIZE, 4: OptType.DOUBLE, 5: OptType.STRING,

@@ -21,9 +21,9 @@ import time
 import weakref
 from typing import Any
 
-from ..errors import WorkloadError
-from ..switches import LUA as LUA_SWITCH
-from ..rand_compat import GlibcRandom
+from ..core.errors import WorkloadError
+from ..core.switches import LUA as LUA_SWITCH
+from ..core.rand_compat import GlibcRandom
 
 # LuaJIT first; then Lua 5.1, whose dialect sysbench's scripts are written in
 LUA_MODULES = ("lupa.luajit21", "lupa.luajit20", "lupa.lua51", "lupa.lua52", "lupa.lua53", "lupa.lua54")

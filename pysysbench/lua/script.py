@@ -20,8 +20,8 @@ import os
 from time import perf_counter_ns
 from typing import Any, Callable
 
-from ..errors import IgnorableError, RunAborted, WorkloadError
-from ..options import RawOption, Values
+from ..core.errors import IgnorableError, RunAborted, WorkloadError
+from ..core.options import RawOption, Values
 from ..workloads.base import LUA_SOURCE_PREFIX, ThreadContext, Workload
 from . import options as lua_options
 from .commands import Dispatcher

@@ -27,12 +27,12 @@ import time
 import weakref
 from typing import Any, Callable
 
-from .. import switches
+from ..core import switches
 from ..aio import close_quietly
 from ..drivers.base import Connection, Counters, Driver
-from ..errors import ConnectError, DatabaseError, IgnorableError, ReconnectError, SQLError
+from ..core.errors import ConnectError, DatabaseError, IgnorableError, ReconnectError, SQLError
 from .log import ALERT, DEBUG, FATAL, Log
-from ..rand_compat import Xoroshiro128Plus
+from ..core.rand_compat import Xoroshiro128Plus
 from ..native import FILE as NATIVE_PATH, LuaEvents, lua_bind, lua_watch
 from ..workloads.held import is_interrupt, park
 from .runtime import loaded_module, runtime_module

@@ -203,7 +203,7 @@ local function r_pareto(a, b)
 end
 -- zipfian: not a sysbench 1.0.20 distribution (no sysbench.rand.zipfian), only what
 -- --rand-type=zipfian makes sysbench.rand.default draw, as for the native workloads
--- (pysysbench/rand.py Rand.zipfian: the same sampler, operation for operation; log1p and
+-- (pysysbench/core/rand.py Rand.zipfian: the same sampler, operation for operation; log1p and
 -- expm1 by the classic identities, Lua having neither)
 local abs = math.abs
 local z_1me, z_neg = 1.0 - H.rand_zipfian_exp, -H.rand_zipfian_exp

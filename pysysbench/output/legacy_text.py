@@ -21,7 +21,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..record import record
+from ..core.record import record
 from ..stats.records import IntervalStat, Summary
 
 _NS_PER_S = 1e9

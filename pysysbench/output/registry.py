@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..options import Option, OptType
+from ..core.options import Option, OptType
 from ..results import interval_dict, summary_dict
 from ..stats.records import IntervalStat, Summary
 from . import text

@@ -20,9 +20,9 @@ from __future__ import annotations
 import math
 import os
 
-from ..record import record
+from ..core.record import record
 from ..stats.noise import Difference, Sample, difference, paired_difference, sample
-from ..errors import UsageError
+from ..core.errors import UsageError
 from .model import METRICS, Metric, Run, load_runs
 from .tables import TableData, busy_host_note, metric_stat
 

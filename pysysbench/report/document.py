@@ -11,9 +11,9 @@ import os
 import re
 from dataclasses import field
 
-from ..errors import UsageError
-from ..files import write_atomic
-from ..record import record
+from ..core.errors import UsageError
+from ..core.files import write_atomic
+from ..core.record import record
 from .model import Cell, Run, cells
 from .tables import (TableData, environment_rows, peak_sentence, peaks, reproduce_commands, run_warnings, runs_table, summary_notes, summary_table,
                      variant_keys, workload_table)

@@ -15,9 +15,9 @@ from dataclasses import field
 from typing import Any, Iterable
 
 from .. import results
-from ..record import record
+from ..core.record import record
 from ..stats.noise import Sample, sample
-from ..errors import DamagedResultFile, UsageError
+from ..core.errors import DamagedResultFile, UsageError
 from ..stats.histogram import N_BUCKETS
 from ..stats.host import mean_load
 from ..stats.steadiness import of_intervals

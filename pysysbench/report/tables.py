@@ -10,7 +10,7 @@ from __future__ import annotations
 import shlex
 from typing import Any, Iterable
 
-from ..record import record
+from ..core.record import record
 from ..stats.noise import Sample, welch_margin
 from .model import (METRICS, STEAL_LIMIT, TABLE_METRICS, Cell, Metric, Run, Variant, differing_keys, variant_text,
                     variants)

@@ -76,8 +76,8 @@ class LoggingRecorder:
                 self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             os.write(self.fd, "".join(self.buf).encode("ascii"))
         except OSError as exc:     # a full disk, a removed directory: one line, not a crash
-            from ..errors import UsageError
-            from ..files import problem
+            from ..core.errors import UsageError
+            from ..core.files import problem
             self.buf.clear()
             raise UsageError(f"cannot write latency log '{self.path}': {problem(exc)}") from None
         self.buf.clear()

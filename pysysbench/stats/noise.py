@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from ..record import record
+from ..core.record import record
 
 # Two-sided 95 % critical values of Student's t for 1..30 degrees of freedom.
 T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,

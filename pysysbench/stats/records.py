@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import field
 
-from ..record import record
+from ..core.record import record
 from pysysbench.stats.histogram import new_counts, percentile_ms
 
 DEFAULT_PERCENTILES = (50, 90, 95, 99, 99.9)

@@ -6,7 +6,7 @@ import importlib.util
 import inspect
 import os
 
-from ..errors import WorkloadError
+from ..core.errors import WorkloadError
 from .base import LUA_SOURCE_PREFIX, REGISTRY, Env, ThreadContext, Workload, register
 from . import bulk_insert, oltp, select_random  # noqa: F401  (registration side effect)
 from . import olap  # noqa: F401  (registers; legacy.py, which resolves sysbench 0.5 script paths, is imported for .lua names)

@@ -21,10 +21,10 @@ from dataclasses import field
 from typing import Any, Callable, Iterator
 
 from ..drivers.base import Connection, Counters, Driver
-from ..errors import MissingTableError, PySysbenchError, RunAborted, WorkloadError
-from ..options import Option, Values
-from ..rand import Rand
-from ..record import record
+from ..core.errors import MissingTableError, PySysbenchError, RunAborted, WorkloadError
+from ..core.options import Option, Values
+from ..core.rand import Rand
+from ..core.record import record
 
 Say = Callable[[str], None]
 

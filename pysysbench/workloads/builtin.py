@@ -21,8 +21,8 @@ import os
 import re
 from typing import Any, Callable
 
-from ..errors import ConfigError, UsageError
-from ..options import Option, OptType
+from ..core.errors import ConfigError, UsageError
+from ..core.options import Option, OptType
 from . import builtin_core as core
 from .base import Env, ThreadContext, Workload, register
 
@@ -142,7 +142,7 @@ class BuiltinTest(Workload):
             raise self.io_error(exc) from None
 
     def io_error(self, exc: OSError) -> Exception:
-        from ..errors import RunAborted
+        from ..core.errors import RunAborted
         return RunAborted(f"{exc.strerror} errno = {exc.errno} ({os.strerror(exc.errno)})")
 
     def finish(self) -> None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import field
 
-from ..errors import DatabaseError
-from ..record import record
+from ..core.errors import DatabaseError
+from ..core.record import record
 
 C_PATTERN = "^([0-9]{11}-){9}[0-9]{11}$"
 PAD_PATTERN = "^([0-9]{11}-){4}[0-9]{11}$"

@@ -19,8 +19,8 @@ import os
 import time
 from typing import Any
 
-from ..errors import ConfigError, RunAborted, WorkloadError
-from ..options import Option, OptType
+from ..core.errors import ConfigError, RunAborted, WorkloadError
+from ..core.options import Option, OptType
 from . import builtin_core as core
 from .base import Env, ThreadContext, register
 from .builtin import BuiltinTest, Say, print_size, sysbench_size, timestamp

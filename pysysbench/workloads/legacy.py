@@ -34,10 +34,10 @@ import os
 from dataclasses import replace
 from typing import Any, Callable, Sequence
 
-from ..errors import ConfigError, DatabaseError, TableExistsError, WorkloadError
-from ..options import Values
-from ..rand import C_TEMPLATE, PAD_TEMPLATE, Rand, Unique, thread_unique
-from ..record import record
+from ..core.errors import ConfigError, DatabaseError, TableExistsError, WorkloadError
+from ..core.options import Values
+from ..core.rand import C_TEMPLATE, PAD_TEMPLATE, Rand, Unique, thread_unique
+from ..core.record import record
 from .base import Env, ThreadContext, Workload
 from .bulk_insert import BulkInsert
 from .legacy_options import (COMMON_OPTIONS, NONTRX_MODES, OLD_OPTIONS, OLTP_OPTIONS, RANDOM_POINTS_OPTIONS,

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
-from ..errors import ConfigError
-from ..options import COUNT, NON_NEGATIVE, PERCENT, Bounds, Option, OptType, RawOption, Values, canonical
-from ..rand import DISTRIBUTIONS
+from ..core.errors import ConfigError
+from ..core.options import COUNT, NON_NEGATIVE, PERCENT, Bounds, Option, OptType, RawOption, Values, canonical
+from ..core.rand import DISTRIBUTIONS
 from .oltp_common import TABLE_SIZE, TABLES
 from .select_random import POINTS, RANGES
 

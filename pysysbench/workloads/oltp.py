@@ -7,7 +7,7 @@ for the groups a script uses, plus BEGIN/COMMIT unless ``--skip_trx``.
 
 from __future__ import annotations
 
-from ..rand import C_TEMPLATE, PAD_TEMPLATE, thread_unique
+from ..core.rand import C_TEMPLATE, PAD_TEMPLATE, thread_unique
 
 from .base import ID, ThreadContext, native_step, plus, register, string
 from .check import AT_LEAST, AT_MOST

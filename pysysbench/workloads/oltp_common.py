@@ -14,12 +14,12 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import DataCheckError, TableExistsError, listing
+from ..core.errors import DataCheckError, TableExistsError, listing
 from ..load.marker import drop_existing
 from ..load.options import INSERT
 from ..load.sizing import derived_options, table_size_for
-from ..options import COUNT, INT32_MAX, Bounds, Option, OptType, Values
-from ..rand import C_TEMPLATE, PAD_TEMPLATE, Rand
+from ..core.options import COUNT, INT32_MAX, Bounds, Option, OptType, Values
+from ..core.rand import C_TEMPLATE, PAD_TEMPLATE, Rand
 from .base import Env, Workload
 from .check import AT_MOST, EXACT, TableReport, check_table
 
@@ -308,7 +308,7 @@ class OltpBase(Workload):
 
     async def prewarm(self, env: Env) -> None:
         if env.driver.dialect.family not in PREWARM_SQL:
-            from ..errors import WorkloadError
+            from ..core.errors import WorkloadError
             raise WorkloadError(f"prewarm is not supported by the {env.driver.name} driver")
         await self._striped(env, self.tables, self._prewarm_table)
 

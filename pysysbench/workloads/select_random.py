@@ -7,8 +7,8 @@ The statement text keeps sysbench's multi-line layout.
 
 from __future__ import annotations
 
-from ..errors import WorkloadError
-from ..options import COUNT, Bounds, Option, OptType
+from ..core.errors import WorkloadError
+from ..core.options import COUNT, Bounds, Option, OptType
 from .base import Env, ThreadContext, register
 from .oltp_common import GROUP, OLTP_OPTIONS, OltpBase
 

@@ -6,7 +6,7 @@
 * the schema equals the one the real sysbench 1.0.20 creates (same options);
 * k follows sysbench's distribution for every --rand-type it has (chi-square and
   Kolmogorov-Smirnov two-sample tests against tables the real sysbench
-  prepared; zipfian, which 1.0.20 lacks, against pysysbench.rand.Rand);
+  prepared; zipfian, which 1.0.20 lacks, against pysysbench.core.rand.Rand);
 * --data-size, existing tables and --force, an interrupted (killed) prepare that
   run refuses, prewarm.
 
@@ -371,10 +371,10 @@ def test_k_distribution_matches_sysbench(pg, rand_type):
 
 
 def test_k_distribution_zipfian_matches_rand(tmp_path):
-    """sysbench 1.0.20 has no zipfian: compare with pysysbench.rand.Rand (sysbench master's sampler)."""
+    """sysbench 1.0.20 has no zipfian: compare with pysysbench.core.rand.Rand (sysbench master's sampler)."""
     t = _target("sqlite", tmp_path)
     ok("oltp_read_write", *t.opts, "--tables=1", f"--table-size={K_SIZE}", "--rand-type=zipfian", "prepare")
-    from pysysbench.rand import Rand
+    from pysysbench.core.rand import Rand
     r = Rand(11, rand_type="zipfian")
     model = np.array([r.zipfian(1, K_SIZE) for _ in range(K_SIZE)])
     ours = k_values(t)

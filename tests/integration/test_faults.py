@@ -573,7 +573,7 @@ def _alive(pid: int) -> bool:
 STRAY_CANCEL_WORKLOAD = '''
 import asyncio
 
-from pysysbench.options import Option, OptType
+from pysysbench.core.options import Option, OptType
 from pysysbench.workloads.oltp import OltpPointSelect
 
 

@@ -251,8 +251,8 @@ def test_every_hostile_input_gives_a_clear_line_and_no_traceback(tmp_path, monke
 def test_a_result_file_over_a_device_is_written_in_place(tmp_path):
     """--result-file=/dev/full renamed a regular file over the device (as root): a target that
     is not a regular file is written in place, and a full one is one line."""
-    from pysysbench.errors import UsageError
-    from pysysbench.files import check_writable, write_atomic
+    from pysysbench.core.errors import UsageError
+    from pysysbench.core.files import check_writable, write_atomic
     full = full_device(tmp_path)
     if full == "/dev/full":
         pytest.skip("cannot make a device node here (not root): the test will not risk the real /dev/full")

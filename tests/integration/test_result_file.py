@@ -29,7 +29,7 @@ SQLITE = ["--tables=1", "--table-size=1000"]
 SLOW_WORKLOAD = '''
 import asyncio
 
-from pysysbench.options import Option, OptType
+from pysysbench.core.options import Option, OptType
 from pysysbench.workloads.base import Workload
 
 

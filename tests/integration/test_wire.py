@@ -153,7 +153,7 @@ def test_strand_is_resumed_by_the_wire_and_can_be_cancelled(server_db):
 
     from pysysbench.drivers.base import Counters
     from pysysbench.engine.strand import Strand
-    from pysysbench.errors import FatalSQLError
+    from pysysbench.core.errors import FatalSQLError
 
     driver, slow_sql = _driver_and_slow_sql(server_db)
 
@@ -229,7 +229,7 @@ def test_python_code_after_a_wire_response_in_the_c_loop_sees_the_strand_as_its_
     from pysysbench.drivers.base import Counters
     from pysysbench.engine.strand import Strand
     from pysysbench.engine.worker import Limits
-    from pysysbench.rand import Rand
+    from pysysbench.core.rand import Rand
     from pysysbench.workloads.base import ID, native_step
 
     if not native.ENABLED:

@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 from pysysbench import results
 from pysysbench.cli.compat import base_registry, parse
 from pysysbench.cli.main import main
-from pysysbench.errors import PySysbenchError
-from pysysbench.options import read_config_file
+from pysysbench.core.errors import PySysbenchError
+from pysysbench.core.options import read_config_file
 from pysysbench.workloads import REGISTRY
 
 # everything except the network drivers' options (the property must not touch shared servers)
@@ -191,7 +191,7 @@ def re_escape(text: str) -> str:
 def test_every_declared_bound_rejects_just_outside_and_accepts_the_edge():
     """All options of every workload: a value one step outside a bound is refused
     with the option's name, the bound itself (when inclusive) is accepted."""
-    from pysysbench.options import OptType
+    from pysysbench.core.options import OptType
     for cls in sorted(REGISTRY.values(), key=lambda c: c.name):
         for opt in [*base_registry(), *cls.options]:
             b = opt.bounds
@@ -226,7 +226,7 @@ def test_long_lists_in_messages_are_capped(tmp_path):
 
 
 def test_listing_helper():
-    from pysysbench.errors import listing
+    from pysysbench.core.errors import listing
     assert listing([]) == "" and listing(["a", "b"]) == "a, b"
     assert listing(range(100_000), 3) == "0, 1, 2 (and 99997 more)"
 

@@ -12,7 +12,7 @@ import pytest
 
 from pysysbench import results
 from pysysbench.cli.main import main
-from pysysbench.errors import UsageError
+from pysysbench.core.errors import UsageError
 from pysysbench.report import compare as cmp
 from pysysbench.report import export
 from pysysbench.report.model import METRICS, load_runs, run_of

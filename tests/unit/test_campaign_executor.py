@@ -18,7 +18,7 @@ import pytest
 from pysysbench import results
 from pysysbench.campaign import executor, spec
 from pysysbench.campaign.executor import CommandOutcome, Events
-from pysysbench.errors import ConnectError, InvalidOption, RunAborted, UsageError
+from pysysbench.core.errors import ConnectError, InvalidOption, RunAborted, UsageError
 
 CAMPAIGN = """
 name = "unit"

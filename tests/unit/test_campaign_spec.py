@@ -12,7 +12,7 @@ import pytest
 from pysysbench.campaign import spec
 from pysysbench.campaign.plan import Planner, fingerprint, redact
 from pysysbench.cli.main import main
-from pysysbench.errors import UsageError
+from pysysbench.core.errors import UsageError
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 CAMPAIGNS = sorted(p.name for p in EXAMPLES.glob("*.toml"))

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from pysysbench.cli.compat import choose_driver, parse
-from pysysbench.errors import InvalidOption, UsageError
-from pysysbench.options import read_config_file
+from pysysbench.core.errors import InvalidOption, UsageError
+from pysysbench.core.options import read_config_file
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -18,8 +18,8 @@ from pysysbench.cli.compat import parse
 from pysysbench.drivers.base import Counters, substitute
 from pysysbench.engine.worker import Limits
 from pysysbench.stats.recorder import make_recorder
-from pysysbench.errors import IgnorableError
-from pysysbench.rand import Rand
+from pysysbench.core.errors import IgnorableError
+from pysysbench.core.rand import Rand
 from pysysbench.workloads import find_workload
 from pysysbench.workloads.base import ID, ThreadContext, native_step, plus, string
 from pysysbench.workloads.oltp import OltpPointSelect, OltpReadOnly, OltpUpdateIndex

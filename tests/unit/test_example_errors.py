@@ -22,7 +22,7 @@ from pysysbench.cli.compat import choose_driver
 from pysysbench.cli.library import parse_request
 from pysysbench.cli.main import main
 from pysysbench.drivers.dryrun.session import FAULTS_ENV
-from pysysbench.errors import IgnorableError
+from pysysbench.core.errors import IgnorableError
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 # what every MySQL-protocol server raises under contention: sysbench's default ignore list

@@ -1,4 +1,4 @@
-"""pysysbench.files: the one save path of result files, manifests, reports and exports."""
+"""pysysbench.core.files: the one save path of result files, manifests, reports and exports."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import stat
 import pytest
 
 from pysysbench import results
-from pysysbench.errors import UsageError
-from pysysbench.files import check_writable, write_atomic
+from pysysbench.core.errors import UsageError
+from pysysbench.core.files import check_writable, write_atomic
 
 
 def mode(path) -> int:

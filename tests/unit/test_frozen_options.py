@@ -14,7 +14,7 @@ import pysysbench
 from pysysbench.cli.compat import parse
 from pysysbench.cli.main import configure, main
 from pysysbench.engine.spec import RunSpec
-from pysysbench.options import FrozenOptionsError
+from pysysbench.core.options import FrozenOptionsError
 
 
 def _configured(*args):

@@ -14,7 +14,7 @@ from hypothesis import given, settings, strategies as st
 
 from pysysbench.stats.recorder import PyRecorder, make_recorder
 from pysysbench.drivers.base import Counters
-from pysysbench.rand import Rand
+from pysysbench.core.rand import Rand
 
 from pysysbench import native
 
@@ -118,7 +118,7 @@ def test_strings_equal_python(seed, ts):
 def test_mersenne_twister_read_directly_equals_random():
     """The C draws step random.Random's own state (no call per draw) and stay in
     step with random() across many state refills and setstate()."""
-    import pysysbench.rand as rand_module
+    import pysysbench.core.rand as rand_module
     assert rand_module._MT_DIRECT
     c, py = Rand(99), Rand(99)
     for _ in range(20000):

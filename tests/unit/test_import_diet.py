@@ -112,7 +112,7 @@ def test_asyncmy_starts_without_package_metadata():
 
 
 # what a plain run compiles at run time: regular expressions (0.8 M instructions each) and
-# dataclass methods (one exec each, 1-6 M a record: pysysbench/record.py compiles none)
+# dataclass methods (one exec each, 1-6 M a record: pysysbench/core/record.py compiles none)
 COMPILES = """
 import atexit, dataclasses, os, re._compiler, runpy, sys
 package = os.path.dirname(os.path.abspath(sys.argv[1]))

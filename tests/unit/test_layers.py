@@ -8,7 +8,7 @@ its C files have layers of their own (``C_LAYERS``): includes and calls point do
 circle among them, and the module init (_native.c) only wires.
 The order:
 
-    errors, record, options, native, switches, memory, handoff, version, files, childenv, aio  <  rand, stats, results  <  drivers  <
+    core, native, memory, handoff, version, childenv, aio  <  stats, results  <  drivers  <
     workloads, lua, load  <  engine, output  <  campaign  <  report  <  cli
 
 Rules beyond the order: report reads result files only (it imports no
@@ -32,8 +32,8 @@ import pytest
 PKG = Path(__file__).resolve().parents[2] / "pysysbench"
 
 LAYERS = [
-    ("errors", "record", "options", "native", "switches", "memory", "handoff", "version", "files", "childenv", "aio"),
-    ("rand", "rand_compat", "stats", "results"),
+    ("core", "native", "memory", "handoff", "version", "childenv", "aio"),
+    ("stats", "results"),
     ("drivers",),
     ("workloads", "lua", "load"),
     ("engine", "output"),
@@ -321,7 +321,7 @@ def test_a_driver_folder_is_its_own():
 # defined in C files of its own layer or below, and the C files have no circle between them.
 # The module init is the top: it wires every file's *_init and defines nothing else.
 C_LAYERS = [
-    ("native_core.h", "rand.c", "memory.c"),                             # core: needs only Python
+    ("core/native_core.h", "core/rand.c", "memory.c"),                   # core: needs only Python
     ("native_runtime.h", "native_util.c", "handoff.c"),                  # the shared helpers, event sources, the hand-off
     ("native_stats.h", "stats/recorder.c"),                              # the latency recorder
     ("native_drivers.h", "drivers/wire.c", "drivers/mysql/wire.c", "drivers/pgsql/wire.c"),  # wire core, protocols
@@ -343,11 +343,13 @@ def c_files() -> dict[str, str]:
 
 
 def c_includes(name: str, text: str) -> set[str]:
-    """The package's headers ``name`` includes (``#include "x"``: beside it first, then pysysbench/)."""
+    """The package's headers ``name`` includes (``#include "x"``: beside it first, then the
+    layers' folders, which setup.py's include_dirs lists: each header's name is its own)."""
     out = set()
     for inc in re.findall(r'^\s*#\s*include\s+"([^"]+)"', text, flags=re.M):
         beside = (PKG / name).parent / inc
-        out.add((beside if beside.exists() else PKG / inc).resolve().relative_to(PKG).as_posix())
+        found = [beside] if beside.exists() else sorted(PKG.rglob(inc)) or [PKG / inc]
+        out.add(found[0].resolve().relative_to(PKG).as_posix())
     return out
 
 

@@ -10,10 +10,10 @@ import pytest
 from pysysbench.cli.compat import choose_driver, parse
 from pysysbench.cli.glued import known_options, split_body, unglue
 from pysysbench.drivers import REGISTRY as DRIVERS
-from pysysbench.errors import ConfigError, InvalidOption, WorkloadError
-from pysysbench.options import RawOption
+from pysysbench.core.errors import ConfigError, InvalidOption, WorkloadError
+from pysysbench.core.options import RawOption
 from pysysbench.output.legacy_text import Format05, report_format
-from pysysbench.rand import Rand
+from pysysbench.core.rand import Rand
 from pysysbench.stats.records import IntervalStat, Summary
 from pysysbench.workloads import REGISTRY, find_workload
 from pysysbench.workloads import legacy

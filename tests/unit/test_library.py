@@ -7,7 +7,7 @@ import pytest
 
 import pysysbench
 from pysysbench.cli.main import main
-from pysysbench.errors import InvalidOption, MissingTableError
+from pysysbench.core.errors import InvalidOption, MissingTableError
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import re
 import pytest
 
 from pysysbench.drivers.base import Dialect, DriverCaps
-from pysysbench.errors import BulkLoadRefused, ConfigError
+from pysysbench.core.errors import BulkLoadRefused, ConfigError
 from pysysbench.load.prepare import Loader
 from pysysbench.workloads.base import Env
 
@@ -43,7 +43,7 @@ class Driver:
 
 def make_env(method: str, said: list[str]) -> Env:
     from pysysbench.cli.compat import base_registry
-    from pysysbench.options import Values
+    from pysysbench.core.options import Values
     from pysysbench.workloads.oltp_common import OLTP_OPTIONS
     reg = base_registry()
     reg.extend(OLTP_OPTIONS)

@@ -11,12 +11,12 @@ import re
 import numpy as np
 import pytest
 
-from pysysbench.errors import ConfigError
+from pysysbench.core.errors import ConfigError
 from pysysbench.load.layout import BLOCK_ROWS, Layout, RandParams, block_range
 from pysysbench.load.rows import RowGenerator, VectorRand, digit_bytes
 from pysysbench.load.sizing import derived_options, table_size_for
 from pysysbench.load.source import ranges
-from pysysbench.rand import DISTRIBUTIONS
+from pysysbench.core.rand import DISTRIBUTIONS
 
 ROWS = 4000
 BOUNDS = [(1, 1), (1, 7), (1, 1000), (1, 1_000_000), (5, 50_000)]
@@ -191,7 +191,7 @@ def fake_row_bytes(monkeypatch):
 
 def values(**kw):
     from pysysbench.cli.compat import base_registry
-    from pysysbench.options import Values
+    from pysysbench.core.options import Values
     from pysysbench.workloads.oltp_common import OLTP_OPTIONS
     reg = base_registry()
     reg.extend(OLTP_OPTIONS)

@@ -16,7 +16,7 @@ from pysysbench.drivers.wire import TextResult
 from pysysbench.lua import state as lua_state
 from pysysbench.lua.log import Log
 from pysysbench.lua.options import convert, strtod
-from pysysbench.options import OptType
+from pysysbench.core.options import OptType
 
 pytest.importorskip("lupa")
 

@@ -16,8 +16,8 @@ import pytest
 from pysysbench.cli.main import main
 from pysysbench.engine.spec import RunSpec
 from pysysbench.lua import state as lua_state
-from pysysbench.rand import Rand
-from pysysbench.rand_compat import GlibcRandom, Xoroshiro128Plus
+from pysysbench.core.rand import Rand
+from pysysbench.core.rand_compat import GlibcRandom, Xoroshiro128Plus
 
 pytest.importorskip("lupa")
 

@@ -12,7 +12,7 @@ import pytest
 
 from pysysbench.engine import metrics
 from pysysbench.engine.group import Sample
-from pysysbench.errors import ConfigError
+from pysysbench.core.errors import ConfigError
 from pysysbench.stats.records import Snapshot
 
 

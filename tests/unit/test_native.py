@@ -20,7 +20,7 @@ PKG = Path(__file__).resolve().parents[2] / "pysysbench"
 IN_USE = """
 import json
 from pysysbench import native
-from pysysbench.rand import Rand
+from pysysbench.core.rand import Rand
 from pysysbench.drivers import wire
 from pysysbench.drivers.mysql import scan as myscan
 from pysysbench.drivers.pgsql import scan as pgscan, wire as pgwire

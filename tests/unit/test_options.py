@@ -1,4 +1,4 @@
-"""Option parsing (spec 1.1, 1.2): ``pysysbench.options`` and ``pysysbench.cli.compat.parse``.
+"""Option parsing (spec 1.1, 1.2): ``pysysbench.core.options`` and ``pysysbench.cli.compat.parse``.
 
 Deliberate deviation tested as intended: numeric options reject garbage with
 ``Invalid value for the 'X' option: 'v' (...)`` instead of silently reading 0.
@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from pysysbench.cli.compat import base_registry, choose_driver, parse
-from pysysbench.errors import ConfigError, InvalidOption, PySysbenchError, UsageError, WorkloadError
-from pysysbench.options import (
+from pysysbench.core.errors import ConfigError, InvalidOption, PySysbenchError, UsageError, WorkloadError
+from pysysbench.core.options import (
     Option,
     OptType,
     Registry,
@@ -468,7 +468,7 @@ _OPTION_PATTERN = r"^--([A-Za-z0-9][A-Za-z0-9_\-.]*)(?:=(.*))?$"
     "--é=1", "--xé", "--x\t", " --x", "--x==", "--X1=on"])
 def test_option_words_read_as_the_pattern_did(arg):
     import re
-    from pysysbench.options import is_option_name, option_word
+    from pysysbench.core.options import is_option_name, option_word
     m = re.match(_OPTION_PATTERN, arg, re.S)
     assert option_word(arg) == (None if m is None else (m.group(1), m.group(2)))
     name = arg[2:].partition("=")[0]

@@ -20,8 +20,8 @@ from pysysbench.drivers import REGISTRY
 from pysysbench.drivers.base import Connection, Counters, Dialect, Driver, DriverCaps, register
 from pysysbench.drivers.dryrun import DryRunConnection
 from pysysbench.engine.raygroup import pass_env
-from pysysbench.errors import ConfigError
-from pysysbench.options import Option, OptType
+from pysysbench.core.errors import ConfigError
+from pysysbench.core.options import Option, OptType
 
 SENT: list[tuple[str, tuple]] = []      # (sql, parameters) of every execution, in order
 

@@ -1,4 +1,4 @@
-"""Unit tests for pysysbench.rand (spec 4.4, 4.5, 4.7)."""
+"""Unit tests for pysysbench.core.rand (spec 4.4, 4.5, 4.7)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import statistics
 
 import pytest
 
-from pysysbench.rand import (
+from pysysbench.core.rand import (
     C_TEMPLATE,
     DISTRIBUTIONS,
     PAD_TEMPLATE,
@@ -392,8 +392,8 @@ def test_thread_shares_of_the_run_permutation_are_disjoint_and_complete():
     processes receive), thread t of T takes indexes t, t + T, ...: together the
     threads draw exactly the run's one permutation, so ids never collide."""
     import pickle
-    from pysysbench.options import Registry, Values
-    from pysysbench.rand import thread_unique
+    from pysysbench.core.options import Registry, Values
+    from pysysbench.core.rand import thread_unique
 
     values = Values(Registry()).freeze()
     seed = values.unique_seed                                    # picked once, when parsed
@@ -411,7 +411,7 @@ def test_the_default_summer_is_what_the_generator_makes():
     """rand._SUMMERS holds the default --rand-spec-iter's summer written out (no eval at start-up):
     the same function as the one _summer generates for any other count, draw for draw."""
     import random as _random
-    from pysysbench import rand
+    from pysysbench.core import rand
     assert rand.DEFAULT_SPEC_ITER in rand._SUMMERS
     written = rand._SUMMERS[rand.DEFAULT_SPEC_ITER]
     generated = eval("lambda u: " + " + ".join(["u()"] * rand.DEFAULT_SPEC_ITER))  # noqa: S307

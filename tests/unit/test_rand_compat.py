@@ -10,9 +10,9 @@ import asyncio
 import pytest
 
 from pysysbench.drivers.base import Counters, substitute
-from pysysbench.options import Registry, Values
-from pysysbench.rand import C_TEMPLATE, PAD_TEMPLATE, Rand, Unique
-from pysysbench.rand_compat import (CompatStreams, GlibcRandom, Xoroshiro128Plus, compat_streams,
+from pysysbench.core.options import Registry, Values
+from pysysbench.core.rand import C_TEMPLATE, PAD_TEMPLATE, Rand, Unique
+from pysysbench.core.rand_compat import (CompatStreams, GlibcRandom, Xoroshiro128Plus, compat_streams,
                                     compat_warnings, thread_state)
 from pysysbench.cli.compat import parse
 
@@ -197,7 +197,7 @@ def test_warnings():
 
 
 def test_bad_choice_is_rejected():
-    from pysysbench.errors import InvalidOption
+    from pysysbench.core.errors import InvalidOption
     with pytest.raises(InvalidOption, match="rand-compat"):
         parse(["oltp_read_write", "--rand-compat=lua", "run"])
 

@@ -1,4 +1,4 @@
-"""pysysbench.record: a record behaves as the dataclass it stands for (repr, ==, hash, frozen,
+"""pysysbench.core.record: a record behaves as the dataclass it stands for (repr, ==, hash, frozen,
 slots, field options, inheritance, pickling, replace), class shape by class shape, and is
 cheaper to create (fewer generated methods)."""
 
@@ -11,7 +11,7 @@ from typing import ClassVar
 
 import pytest
 
-from pysysbench.record import record
+from pysysbench.core.record import record
 
 
 def shapes(deco):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pysysbench import native, results
-from pysysbench.errors import DamagedResultFile
+from pysysbench.core.errors import DamagedResultFile
 from pysysbench.report.model import load_runs
 from pysysbench.report.tables import environment_rows
 

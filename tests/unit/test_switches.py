@@ -1,4 +1,4 @@
-"""pysysbench/switches.py is the one module that reads PYSYSBENCH_* environment variables.
+"""pysysbench/core/switches.py is the one module that reads PYSYSBENCH_* environment variables.
 
 The scan (ast, every module of the package but switches.py):
 * no string constant outside a docstring is a PYSYSBENCH_ name: the names are declared
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from pysysbench import switches
+from pysysbench.core import switches
 
 PKG = Path(__file__).resolve().parents[2] / "pysysbench"
 NAME = re.compile(r"PYSYSBENCH_[A-Z0-9_]+")
@@ -97,7 +97,7 @@ def test_the_scan_catches_a_read(tmp_path):
     for code in ('import os\nX = os.environ.get("PYSYSBENCH_NATIVE", "")\n',
                  'import os\nX = os.getenv("PYSYSBENCH_LUA")\n',
                  'import os\nENV = "PYSYSBENCH_FACE"\n',
-                 'import os\nfrom pysysbench.switches import NATIVE\nX = os.environ[NATIVE.name]\n',
+                 'import os\nfrom pysysbench.core.switches import NATIVE\nX = os.environ[NATIVE.name]\n',
                  'import os\nX = dict(os.environ)\n'):
         path = PKG / "_scan_probe.py"
         try:

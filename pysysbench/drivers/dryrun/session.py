@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Callable
 
-from ...switches import DRY_RUN_ERRORS
+from ...core.switches import DRY_RUN_ERRORS
 from ..base import Connection, Counters, Dialect
 
 FAULTS_ENV = DRY_RUN_ERRORS.name

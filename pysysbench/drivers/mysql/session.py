@@ -12,10 +12,10 @@ import socket
 import sys
 from typing import Any
 
-from ...errors import (BulkLoadRefused, ConfigError, ConnectError, FatalSQLError, IgnorableError, MissingTableError,
+from ...core.errors import (BulkLoadRefused, ConfigError, ConnectError, FatalSQLError, IgnorableError, MissingTableError,
                       PySysbenchError, ReconnectError, TableExistsError, listing)
-from ... import switches
-from ...options import PORT, Option, OptType
+from ...core import switches
+from ...core.options import PORT, Option, OptType
 from .. import tls
 from ..base import (TOO_MANY_CONNECTIONS, Connection, Counters, Dialect, Driver, DriverCaps, StatementFailure,
                    register, split_placeholders, substitute, text_rows)

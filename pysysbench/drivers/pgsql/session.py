@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...errors import (ConnectError, FatalSQLError, IgnorableError, MissingTableError, PySysbenchError,
+from ...core.errors import (ConnectError, FatalSQLError, IgnorableError, MissingTableError, PySysbenchError,
                       ReconnectError, TableExistsError, listing)
-from ... import switches
-from ...options import PORT, Option, OptType
+from ...core import switches
+from ...core.options import PORT, Option, OptType
 from .. import tls
 from . import libpq
 from ..base import (TOO_MANY_CONNECTIONS, Connection, Counters, Dialect, Driver, DriverCaps, StatementFailure,

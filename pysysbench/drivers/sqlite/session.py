@@ -24,8 +24,8 @@ import threading
 from collections import deque
 from typing import Any, Callable
 
-from ...errors import ConnectError, FatalSQLError, IgnorableError, MissingTableError, TableExistsError
-from ...options import Option, OptType
+from ...core.errors import ConnectError, FatalSQLError, IgnorableError, MissingTableError, TableExistsError
+from ...core.options import Option, OptType
 from ..base import Connection, Counters, Dialect, Driver, DriverCaps, register, split_placeholders, substitute, text_rows
 
 GROUP = "sqlite options"

@@ -4,7 +4,7 @@ Role: with this option every benchmark connection draws its uniform doubles
 from the generator sysbench itself uses, seeded the way sysbench seeds it, so
 that the ids, ``k`` values and ``c``/``pad`` strings -- and therefore the SQL
 text -- of a run are the real binary's, statement for statement.  The
-distribution formulas are :class:`pysysbench.rand.Rand`'s (already written in
+distribution formulas are :class:`pysysbench.core.rand.Rand`'s (already written in
 the C code's operation order); this module only replaces ``Rand._u`` (``Rand.set_source``).
 
 The pieces, as sysbench 1.0.20 has them:
