@@ -3,11 +3,11 @@
 ``pysysbench._native`` holds the C twins of the hot path -- the random draws, the
 latency recorder, the event loop of the bundled OLTP events, the lean wire's core,
 each protocol's scanner and requests, the strand's core -- built from one source per
-layer, each beside the Python twin it stands for (pysysbench/native_runtime.h lists the
+layer, each beside the Python twin it stands for (pysysbench/runtime/native_runtime.h lists the
 C layers and their headers; _native.c, the module init, only wires).
 When no compiler is available the build goes on and pysysbench runs the Python twins,
 only slower; ``PYSYSBENCH_NATIVE=off`` does the same where it is built
-(pysysbench/native.py decides).
+(pysysbench/runtime/native.py decides).
 """
 
 from setuptools import Extension, setup
@@ -20,9 +20,9 @@ FLAGS = ["-O2", "-ffp-contract=off", "-fvisibility=hidden", "-flto"]
 LINK_FLAGS = ["-flto", "-O2"]
 
 SOURCES = [
-    "pysysbench/_native.c",
-    "pysysbench/native_util.c",
-    "pysysbench/handoff.c",
+    "pysysbench/runtime/_native.c",
+    "pysysbench/runtime/native_util.c",
+    "pysysbench/runtime/handoff.c",
     "pysysbench/core/rand.c",
     "pysysbench/stats/recorder.c",
     "pysysbench/drivers/wire.c",
@@ -31,11 +31,11 @@ SOURCES = [
     "pysysbench/engine/strand.c",
     "pysysbench/engine/event_loop.c",
     "pysysbench/lua/bridge.c",
-    "pysysbench/memory.c",
+    "pysysbench/runtime/memory.c",
     "pysysbench/workloads/builtin.c",
 ]
 # the private interface between the pieces: one header per C layer, lowest first
-HEADERS = ["pysysbench/core/native_core.h", "pysysbench/native_runtime.h", "pysysbench/native_stats.h",
+HEADERS = ["pysysbench/core/native_core.h", "pysysbench/runtime/native_runtime.h", "pysysbench/native_stats.h",
            "pysysbench/native_drivers.h", "pysysbench/native_workloads.h", "pysysbench/native_engine.h"]
 
 # each header lives in its layer's folder; the pieces include it by name

@@ -175,7 +175,7 @@ def implementation_dict(extra: dict[str, str] | None = None) -> dict[str, Any]:
     """Which code ran the hot path in this process: the C extension or the Python twins
     (``PYSYSBENCH_NATIVE=off``, or not built), and what the workload adds (a Lua script:
     ``lua``, the Lua runtime; ``lua_events``, who ran its events)."""
-    from . import native
+    from .runtime import native
     return {"c_extension": native.ENABLED, "hot_path": native.describe(), **(extra or {})}
 
 

@@ -12,7 +12,7 @@ import sys
 import traceback
 from typing import Any, Callable, Coroutine
 
-from .. import native
+from ..runtime import native
 from ..version import __version__
 from ..drivers import REGISTRY as DRIVERS
 from ..core.errors import ConfigError, InvalidOption, PySysbenchError, UsageError, WorkloadError

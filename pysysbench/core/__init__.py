@@ -6,5 +6,5 @@ The one exception tree (``errors``), the option registry whose values freeze onc
 with (``record``), the one module that reads the ``PYSYSBENCH_*`` environment switches
 (``switches``) and the one way a produced file is written (``files``, atomic and durable).
 Nothing here imports a higher layer, save that ``rand`` takes its C draws from
-``native``, where the C-or-Python decision is taken once.
+``runtime.native``, where the C-or-Python decision is taken once.
 """

@@ -73,8 +73,8 @@ _SUMMERS: dict[int, Callable[[Callable[[], float]], float]] = {
     12: lambda u: u() + u() + u() + u() + u() + u() + u() + u() + u() + u() + u() + u(),
 }
 
-from ..native import SPECIAL as _C_SPECIAL, STRING as _C_STRING, UNIFORM as _C_UNIFORM, Draw as _CDraw
-from ..native import mt_selftest as _mt_selftest
+from ..runtime.native import SPECIAL as _C_SPECIAL, STRING as _C_STRING, UNIFORM as _C_UNIFORM, Draw as _CDraw
+from ..runtime.native import mt_selftest as _mt_selftest
 
 
 def _mt_direct() -> bool:

@@ -28,8 +28,8 @@ import types
 from contextlib import contextmanager
 from typing import Any, Callable
 
-from ..handoff import here
-from ..native import Statement, WireCore
+from ..runtime.handoff import here
+from ..runtime.native import Statement, WireCore
 
 _log = logging.getLogger(__name__)
 

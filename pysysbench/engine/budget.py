@@ -31,7 +31,7 @@ import struct
 import threading
 from typing import Any
 
-from ..native import Budget as _CBudget
+from ..runtime.native import Budget as _CBudget
 
 SIZE = 8                      # one native-order int64: the events handed out so far
 _CELL = struct.Struct("=q")

@@ -20,7 +20,7 @@ from ..drivers.base import Driver
 from ..core.record import record
 from ..stats.records import Snapshot
 from ..workloads.base import Workload
-from ..memory import pin_mmap_threshold
+from ..runtime.memory import pin_mmap_threshold
 from .budget import EventBudget
 from .spec import RunSpec
 from .worker import Worker

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 
-from ..native import lua_watch
+from ..runtime.native import lua_watch
 
 MARGIN_S = 0.1      # past the engine's own bound: a loop that is not held acts first
 

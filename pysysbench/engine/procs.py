@@ -40,7 +40,7 @@ from dataclasses import field
 from typing import Any
 
 from ..core import switches
-from ..childenv import PausedThreads, parent_import_path, restore_environment
+from ..runtime.childenv import PausedThreads, parent_import_path, restore_environment
 from ..core.errors import PySysbenchError, RunAborted
 from ..core.record import record
 from .budget import budget_for

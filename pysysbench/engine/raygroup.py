@@ -46,7 +46,7 @@ from dataclasses import field
 from time import perf_counter_ns
 from typing import Any
 
-from .. import native
+from ..runtime import native
 from ..core import switches
 from ..core.record import record
 from ..version import __version__

@@ -22,8 +22,8 @@ from asyncio.tasks import _enter_task, _leave_task
 from typing import Any, Coroutine
 
 from ..drivers.wire import Wire
-from ..handoff import here as _here
-from ..native import StrandCore as _CStrandCore, strand_setup as _strand_setup
+from ..runtime.handoff import here as _here
+from ..runtime.native import StrandCore as _CStrandCore, strand_setup as _strand_setup
 
 
 class _PyStrandCore:

@@ -20,7 +20,7 @@ import threading
 from typing import Any, Coroutine
 from time import perf_counter_ns
 
-from ..aio import all_or_nothing, close_quietly
+from ..runtime.aio import all_or_nothing, close_quietly
 from ..drivers.base import Counters, Driver
 from ..core.errors import DatabaseError, IgnorableError, PySysbenchError, ReconnectError, RunAborted, SQLError
 from ..core.record import record
@@ -57,7 +57,7 @@ BATCH_BUDGET_NS = 5_000_000       # a built-in test's batch of C events (_batch_
 BATCH_EVENTS = 1 << 40
 
 
-from ..native import EventLoop as _CEventLoop, WirePoll as _WirePoll
+from ..runtime.native import EventLoop as _CEventLoop, WirePoll as _WirePoll
 from ..core.switches import WIRE_POLL as _WIRE_POLL_SWITCH
 
 # PYSYSBENCH_WIRE_POLL=off: the event loop reads the threads' sockets (WirePump's twin); read at import

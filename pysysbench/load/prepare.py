@@ -32,7 +32,7 @@ import os
 from time import perf_counter
 from typing import Any, Callable
 
-from ..aio import all_or_nothing
+from ..runtime.aio import all_or_nothing
 from ..core.errors import BulkLoadRefused, ConfigError, FatalSQLError, TableExistsError
 from ..core.record import record
 from .layout import RandParams

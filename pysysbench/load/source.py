@@ -32,7 +32,7 @@ from multiprocessing import forkserver
 from multiprocessing.reduction import recv_handle, send_handle
 from typing import AsyncIterator
 
-from ..childenv import parent_import_path, restore_environment
+from ..runtime.childenv import parent_import_path, restore_environment
 from ..core.errors import PySysbenchError
 from ..core.record import record
 from .layout import BLOCK_ROWS, Layout, RandParams, block_range

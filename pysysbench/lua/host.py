@@ -13,7 +13,7 @@ import time
 from typing import Any, Callable
 
 from ..drivers import REGISTRY as DRIVERS
-from ..childenv import not_pausable, pausable_for_fork
+from ..runtime.childenv import not_pausable, pausable_for_fork
 from ..core.options import Values
 from ..core.rand_compat import background_threads
 from .log import Log

@@ -28,15 +28,15 @@ import weakref
 from typing import Any, Callable
 
 from ..core import switches
-from ..aio import close_quietly
+from ..runtime.aio import close_quietly
 from ..drivers.base import Connection, Counters, Driver
 from ..core.errors import ConnectError, DatabaseError, IgnorableError, ReconnectError, SQLError
 from .log import ALERT, DEBUG, FATAL, Log
 from ..core.rand_compat import Xoroshiro128Plus
-from ..native import FILE as NATIVE_PATH, LuaEvents, lua_bind, lua_watch
+from ..runtime.native import FILE as NATIVE_PATH, LuaEvents, lua_bind, lua_watch
 from ..workloads.held import is_interrupt, park
 from .runtime import loaded_module, runtime_module
-from ..memory import huge_heap
+from ..runtime.memory import huge_heap
 from ..workloads.stock import package_path
 
 OP_DONE, OP_EXEC, OP_QUERY, OP_PREPARE, OP_CONNECT, OP_DISCONNECT, OP_RECONNECT, OP_SLEEP, OP_CLOSE_STMT, \

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..native import Recorder as _CRecorderCore
+from ..runtime.native import Recorder as _CRecorderCore
 from .histogram import LN_MIN_MS, M, N_BUCKETS
 from .records import Snapshot
 

@@ -1,7 +1,7 @@
 """The inner loops of sysbench's built-in tests: the Python twin of workloads/builtin.c.
 
 ``make(kind, params, fds, ratio)`` gives the test's shared state: the C ``Builtin`` when
-the extension is used (pysysbench/native.py), else :class:`PyBuiltin`, which is its
+the extension is used (pysysbench/runtime/native.py), else :class:`PyBuiltin`, which is its
 contract: the same events, the same request generator, the same random stream
 (splitmix64-seeded xoroshiro128+) and the same interface::
 
@@ -26,7 +26,7 @@ import threading
 from time import perf_counter_ns
 from typing import Any, Callable
 
-from .. import native
+from ..runtime import native
 
 CPU, MEMORY, THREADS, MUTEX, FILEIO = range(5)
 SEQWR, SEQREWR, SEQRD, RNDRD, RNDWR, RNDRW = range(6)

@@ -2,8 +2,8 @@
 
 Lua that computes without yielding holds the event loop; past a stop bound the watchdog
 interrupts it.  The call that took the interrupt -- its Lua error value is
-:data:`~pysysbench.native.LUA_INTERRUPT_MARKER` (:func:`is_interrupt`), or the C event
-loop's :class:`~pysysbench.native.LuaInterrupted` -- waits for the engine's cancel
+:data:`~pysysbench.runtime.native.LUA_INTERRUPT_MARKER` (:func:`is_interrupt`), or the C event
+loop's :class:`~pysysbench.runtime.native.LuaInterrupted` -- waits for the engine's cancel
 (:func:`park`), as an event waiting on a hung server does.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 
-from ..native import LUA_INTERRUPT_MARKER, LuaInterrupted, lua_watch
+from ..runtime.native import LUA_INTERRUPT_MARKER, LuaInterrupted, lua_watch
 
 
 def is_interrupt(value: object) -> bool:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pysysbench import native
+from pysysbench.runtime import native
 from pysysbench.cli.main import main
 from pysysbench.lua import state as lua_state
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
-from pysysbench import native
+from pysysbench.runtime import native
 
 pytestmark = pytest.mark.skipif(native.lua_watch is None, reason="the C extension is not built (no watchdog)")
 

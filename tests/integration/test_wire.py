@@ -225,7 +225,7 @@ def test_python_code_after_a_wire_response_in_the_c_loop_sees_the_strand_as_its_
 
     import uvloop
 
-    from pysysbench import native
+    from pysysbench.runtime import native
     from pysysbench.drivers.base import Counters
     from pysysbench.engine.strand import Strand
     from pysysbench.engine.worker import Limits

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from pysysbench import native
+from pysysbench.runtime import native
 from pysysbench.cli.main import main
 from pysysbench.engine import worker
 

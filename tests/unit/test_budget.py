@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-from pysysbench import native
+from pysysbench.runtime import native
 from pysysbench.engine import budget as budget_mod
 from pysysbench.engine.budget import EventBudget, PyBudgetCore
 from pysysbench.engine.group import shares

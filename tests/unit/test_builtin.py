@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pysysbench import native
+from pysysbench.runtime import native
 from pysysbench.workloads import builtin_core as core
 from pysysbench.workloads.builtin import print_size, sysbench_size
 

@@ -1,12 +1,12 @@
 """Child processes start with the parent's import path and hand the user's environment
-on (pysysbench.childenv, issue 16 point 8)."""
+on (pysysbench.runtime.childenv, issue 16 point 8)."""
 
 from __future__ import annotations
 
 import multiprocessing as mp
 import os
 
-from pysysbench.childenv import parent_import_path, restore_environment
+from pysysbench.runtime.childenv import parent_import_path, restore_environment
 
 
 def _child(conn) -> None:

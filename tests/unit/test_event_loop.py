@@ -24,7 +24,7 @@ from pysysbench.workloads import find_workload
 from pysysbench.workloads.base import ID, ThreadContext, native_step, plus, string
 from pysysbench.workloads.oltp import OltpPointSelect, OltpReadOnly, OltpUpdateIndex
 
-from pysysbench import native
+from pysysbench.runtime import native
 
 if not native.ENABLED:
     pytest.skip(f"the C extension is not in use: {native.describe()}", allow_module_level=True)

@@ -16,7 +16,7 @@ from pysysbench.stats.recorder import PyRecorder, make_recorder
 from pysysbench.drivers.base import Counters
 from pysysbench.core.rand import Rand
 
-from pysysbench import native
+from pysysbench.runtime import native
 
 if not native.ENABLED:
     pytest.skip(f"the C extension is not in use: {native.describe()}", allow_module_level=True)

@@ -62,7 +62,7 @@ NEVER_WITH_C = ("ctypes",)
 
 
 def _c_used() -> bool:
-    from pysysbench import native
+    from pysysbench.runtime import native
     return native.ENABLED
 
 

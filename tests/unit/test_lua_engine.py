@@ -200,7 +200,7 @@ def test_the_main_host_stops_for_the_worker_forks():
     everything in each (about 0.5 s of client CPU per run)."""
     import threading
 
-    from pysysbench.childenv import PausedThreads
+    from pysysbench.runtime.childenv import PausedThreads
     from pysysbench.engine.procs import start_method
     from pysysbench.lua.host import MainHost
 

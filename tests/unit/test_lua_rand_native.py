@@ -8,7 +8,7 @@ import pytest
 
 from pysysbench.cli.main import main
 from pysysbench.lua import state as lua_state
-from pysysbench.native import FILE as NATIVE_PATH
+from pysysbench.runtime.native import FILE as NATIVE_PATH
 
 pytest.importorskip("lupa")
 

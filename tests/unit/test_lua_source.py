@@ -13,7 +13,7 @@ import asyncio
 
 import pytest
 
-from pysysbench import native
+from pysysbench.runtime import native
 from pysysbench.engine.worker import Limits
 from pysysbench.lua.log import Log
 from pysysbench.lua.runtime import Seeds, Unique, runtime_module

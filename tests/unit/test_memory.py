@@ -10,7 +10,7 @@ import pytest
 
 STORM = """
 import sys
-from pysysbench.memory import pin_mmap_threshold
+from pysysbench.runtime.memory import pin_mmap_threshold
 def rss_mb():
     return int(open("/proc/self/statm").read().split()[1]) * 4096 / 2 ** 20
 if sys.argv[1] == "pin":
@@ -48,8 +48,8 @@ def test_the_pin_is_one_call_with_or_without_the_c_extension(native):
     is then never imported), the same call through ctypes when it is not."""
     import os
     code = ("import sys\n"
-            "from pysysbench import native\n"
-            "from pysysbench.memory import pin_mmap_threshold\n"
+            "from pysysbench.runtime import native\n"
+            "from pysysbench.runtime.memory import pin_mmap_threshold\n"
             "print(pin_mmap_threshold(), native.ENABLED, 'ctypes' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYSYSBENCH_NATIVE": native}).stdout.split()
@@ -73,7 +73,7 @@ end
 
 
 def _thp_madvise() -> bool:
-    from pysysbench.memory import _thp_mode
+    from pysysbench.runtime.memory import _thp_mode
     return _thp_mode() == "madvise"
 
 
@@ -95,7 +95,7 @@ def test_many_lua_states_take_huge_pages_for_their_heap_and_few_do_not(tmp_path)
     """memory.py's huge_heap: a worker holding 40 Lua states asks the kernel for huge pages
     on the heap its states grew (the process's /proc/self/smaps, read by the script itself); 8
     states do not (HUGE_PAGE_STATES); nor 40 when the user set GLIBC_TUNABLES."""
-    from pysysbench.native import heap_hugepages
+    from pysysbench.runtime.native import heap_hugepages
     if heap_hugepages is None or not _thp_madvise():
         pytest.skip("needs the C extension and the kernel's transparent huge pages in madvise mode")
     assert _advised_heap_areas(tmp_path, 40) >= 1
@@ -104,7 +104,7 @@ def test_many_lua_states_take_huge_pages_for_their_heap_and_few_do_not(tmp_path)
 
 
 def test_thp_mode_reads_the_bracketed_setting(tmp_path, monkeypatch):
-    from pysysbench import memory
+    from pysysbench.runtime import memory
     setting = tmp_path / "enabled"
     setting.write_text("always [madvise] never\n")
     monkeypatch.setattr(memory, "THP_ENABLED", str(setting))

@@ -1,4 +1,4 @@
-"""The one native switch (pysysbench/native.py): ``PYSYSBENCH_NATIVE=off`` puts every
+"""The one native switch (pysysbench/runtime/native.py): ``PYSYSBENCH_NATIVE=off`` puts every
 C twin out of use at once -- draws, recorder, event loop, wire core, statement,
 scanners, Bind, strand core, the built-in tests' loops -- and nothing but native.py imports the C extension,
 so no module can keep using C behind the switch's back."""
@@ -19,7 +19,7 @@ PKG = Path(__file__).resolve().parents[2] / "pysysbench"
 # each twin as the module that uses it sees it: True = the C object is in use
 IN_USE = """
 import json
-from pysysbench import native
+from pysysbench.runtime import native
 from pysysbench.core.rand import Rand
 from pysysbench.drivers import wire
 from pysysbench.drivers.mysql import scan as myscan
@@ -102,4 +102,4 @@ def test_only_native_imports_the_c_extension():
     assert _EXTENSIONS, "no C extension source found"
     bad = {str(p.relative_to(PKG)): lines for p in PKG.rglob("*.py")
            if p.name != "native.py" and (lines := _imports_extension(p))}
-    assert not bad, f"C extension imported outside pysysbench/native.py: {bad}"
+    assert not bad, f"C extension imported outside pysysbench/runtime/native.py: {bad}"

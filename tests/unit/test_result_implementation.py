@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pysysbench import native, results
+from pysysbench.runtime import native
+from pysysbench import results
 from pysysbench.core.errors import DamagedResultFile
 from pysysbench.report.model import load_runs
 from pysysbench.report.tables import environment_rows

@@ -11,7 +11,7 @@ import pytest
 import uvloop
 
 from pysysbench.engine import strand as strand_module
-from pysysbench.handoff import here
+from pysysbench.runtime.handoff import here
 
 _OWN = ("__slots__", "__dict__", "__weakref__", "__module__", "__qualname__", "__doc__", "name", "finished",
         "_cancelling")

@@ -25,7 +25,7 @@ NAME = re.compile(r"PYSYSBENCH_[A-Z0-9_]+")
 # module -> why its read of a computed key is no PYSYSBENCH_ switch
 COMPUTED_READS = {
     "drivers/tls.py": "libpq's PGSSLCERT / PGSSLKEY / PGSSLROOTCERT / PGSSLCRL (libpq_file's env)",
-    "childenv.py": "PYTHONPATH and PYTHONSAFEPATH, saved around a child's start",
+    "runtime/childenv.py": "PYTHONPATH and PYTHONSAFEPATH, saved around a child's start",
     "workloads/stock.py": "HOME, LUA_PATH, LUA_CPATH (sysbench's package.path), from a mapping it is given",
 }
 

@@ -14,7 +14,7 @@ import time
 import pytest
 
 from pysysbench.drivers import wire
-from pysysbench.native import WirePoll
+from pysysbench.runtime.native import WirePoll
 
 if WirePoll is None:
     pytest.skip("the C extension is not built", allow_module_level=True)

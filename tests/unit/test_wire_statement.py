@@ -19,7 +19,7 @@ from pysysbench.drivers import wire
 from pysysbench.drivers.mysql import wire as mywire
 from pysysbench.drivers.pgsql import wire as pgwire
 from pysysbench.drivers.base import Counters
-from pysysbench.handoff import Here
+from pysysbench.runtime.handoff import Here
 
 if wire._CStatement is None:
     pytest.skip("the C extension is not built", allow_module_level=True)

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pysysbench import native
+from pysysbench.runtime import native
 from pysysbench.drivers.mysql import scan as myscan
 from pysysbench.drivers.pgsql import scan as pgscan
 

@@ -7,7 +7,7 @@ complete, what kind it was (rows / affected rows) and the error, if any.
 :func:`mysql_scan` answers exactly that for a buffer holding the bytes received so
 far.  The C twin (``mysql_scan`` of this folder's wire.c) does the same (the unit
 tests check both against each other); this module is its reference and the fallback
-when the C is not used (pysysbench/native.py).
+when the C is not used (pysysbench/runtime/native.py).
 
 ``mysql_scan(buf, deprecate_eof, cache_metadata=False)`` -> ``None`` while incomplete, else
 ``(end, field_count, affected_rows, errno, message)``: the response to one
@@ -23,7 +23,7 @@ as text (the Lua API's ``con:query``, through the Python function only).
 
 from __future__ import annotations
 
-from ...native import mysql_scan as mysql_scan_c
+from ...runtime.native import mysql_scan as mysql_scan_c
 from ..wire import TextResult
 
 MORE_RESULTS = 0x0008
@@ -152,5 +152,5 @@ def mysql_scan(buf, deprecate_eof: bool, cache_metadata: bool = False, sink: Tex
             return pos, field_count, affected, 0, b""
 
 
-# the same function in C, when the C extension is used (pysysbench/native.py)
+# the same function in C, when the C extension is used (pysysbench/runtime/native.py)
 mysql_scan_fast = mysql_scan_c or mysql_scan

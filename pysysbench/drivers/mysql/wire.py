@@ -13,7 +13,7 @@ import struct
 from functools import partial
 from typing import Any, Callable
 
-from ...handoff import here
+from ...runtime.handoff import here
 from ..wire import LostConnection, SlowStatement, TextResult, Wire, WireError, _CStatement, count_result
 from .scan import mysql_error, mysql_packet, mysql_scan, mysql_scan_fast
 

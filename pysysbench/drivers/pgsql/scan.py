@@ -4,7 +4,7 @@ As for MySQL (drivers/mysql/scan.py), the lean wire client (:mod:`.wire`) never
 decodes rows: :func:`pg_scan` only finds where a response ends, its command tag and
 its error.  The C twin (``pg_scan`` of this folder's wire.c) does the same (the unit
 tests check both against each other); this module is its reference and the fallback
-when the C is not used (pysysbench/native.py).
+when the C is not used (pysysbench/runtime/native.py).
 
 ``pg_scan(buf)`` -> ``None`` while incomplete, else ``(end, tag, error, described)``:
 everything up to and including ReadyForQuery; ``tag`` the last CommandComplete
@@ -16,7 +16,7 @@ set's rows as text (the Lua API's ``con:query``, through the Python function onl
 
 from __future__ import annotations
 
-from ...native import pg_scan as pg_scan_c
+from ...runtime.native import pg_scan as pg_scan_c
 from ..wire import TextResult
 
 def _pg_row(buf, at: int) -> tuple:
@@ -63,5 +63,5 @@ def pg_scan(buf, sink: TextResult | None = None):
         pos = end
 
 
-# the same function in C, when the C extension is used (pysysbench/native.py)
+# the same function in C, when the C extension is used (pysysbench/runtime/native.py)
 pg_scan_fast = pg_scan_c or pg_scan

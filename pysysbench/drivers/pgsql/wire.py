@@ -14,8 +14,8 @@ import struct
 from functools import partial
 from typing import Any, Callable
 
-from ...handoff import here
-from ...native import pg_bind
+from ...runtime.handoff import here
+from ...runtime.native import pg_bind
 from ..wire import LostConnection, SlowStatement, TextResult, Wire, WireError, _CStatement
 from .libpq import fields_of
 from .scan import pg_scan, pg_scan_fast

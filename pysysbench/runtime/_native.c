@@ -1,6 +1,6 @@
 /* pysysbench._native: the C twins of pysysbench's hot path as one extension module, built
  * from one source per layer.  This file only wires: it readies every file, lowest layer first
- * (the C layers and their headers: native_runtime.h).  pysysbench/native.py is its only
+ * (the C layers and their headers: native_runtime.h).  pysysbench/runtime/native.py is its only
  * importer and decides whether it is used at all (PYSYSBENCH_NATIVE=off: never).  Optional:
  * without a compiler pysysbench uses the Python twins. */
 

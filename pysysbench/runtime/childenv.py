@@ -24,7 +24,7 @@ import sys
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from .core.switches import CHILD_SAVED_ENV
+from ..core.switches import CHILD_SAVED_ENV
 
 _KEYS = ("PYTHONSAFEPATH", "PYTHONPATH")
 _SAVED = CHILD_SAVED_ENV     # the user's values of _KEYS, for restore_environment

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .core.switches import NATIVE as _SWITCH, OFF, ON
+from ..core.switches import NATIVE as _SWITCH, OFF, ON
 
 ENV = _SWITCH.name
 
@@ -40,7 +40,7 @@ def _load(wanted: bool) -> Any:
     if not wanted:
         return None
     try:
-        from . import _native
+        from .. import _native
     except ImportError:   # pragma: no cover - depends on the build
         return None
     return _native
@@ -56,7 +56,7 @@ def check() -> None:
     """Raise ConfigError for an unusable value of ``PYSYSBENCH_NATIVE`` (the CLI asks
     first thing; the C is then used, as with ``on``)."""
     if PROBLEM is not None:
-        from .core.errors import ConfigError
+        from ..core.errors import ConfigError
         raise ConfigError(PROBLEM)
 
 
