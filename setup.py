@@ -35,8 +35,8 @@ SOURCES = [
     "pysysbench/workloads/builtin.c",
 ]
 # the private interface between the pieces: one header per C layer, lowest first
-HEADERS = ["pysysbench/core/native_core.h", "pysysbench/runtime/native_runtime.h", "pysysbench/native_stats.h",
-           "pysysbench/native_drivers.h", "pysysbench/native_workloads.h", "pysysbench/native_engine.h"]
+HEADERS = ["pysysbench/core/native_core.h", "pysysbench/runtime/native_runtime.h", "pysysbench/stats/native_stats.h",
+           "pysysbench/drivers/native_drivers.h", "pysysbench/workloads/native_workloads.h", "pysysbench/engine/native_engine.h"]
 
 # each header lives in its layer's folder; the pieces include it by name
 INCLUDE_DIRS = sorted({h.rpartition("/")[0] for h in HEADERS})

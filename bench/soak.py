@@ -361,7 +361,7 @@ class Soak:
 
         doc, doc_problem = None, None
         try:
-            from pysysbench import results
+            from pysysbench.stats import results
             doc = results.load(str(self.result_file))
         except Exception as exc:     # noqa: BLE001 -- reported as the check's finding
             doc_problem = f"{type(exc).__name__}: {exc}"

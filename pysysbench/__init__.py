@@ -30,6 +30,6 @@ def __getattr__(name):
         from .core import options
         return getattr(options, name)
     if name == "RunOutcome":
-        from .results import RunOutcome
+        from .stats.results import RunOutcome
         return RunOutcome
     raise AttributeError(f"module 'pysysbench' has no attribute {name!r}")

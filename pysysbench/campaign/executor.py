@@ -24,7 +24,7 @@ import signal
 import time
 from typing import Any, Callable, Protocol
 
-from .. import results
+from ..stats import results
 from ..core.errors import PySysbenchError, RunAborted, UsageError
 from . import manifest as mf
 from ..core.record import record

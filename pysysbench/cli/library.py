@@ -4,7 +4,7 @@ Role: ``pysysbench.run(test, options, hooks=None)`` parses ``options`` with the
 CLI's rules (a mapping ``{"threads": 4, "time": 10}`` or ``--name=value`` items;
 config files, aliases and the driver's prefixed options work as on the command
 line), freezes them into a :class:`~pysysbench.engine.spec.RunSpec` and runs it
-through ``engine.run``; it returns the :class:`~pysysbench.results.RunOutcome`
+through ``engine.run``; it returns the :class:`~pysysbench.stats.results.RunOutcome`
 (``results.from_outcome`` makes the result document of it).  Nothing is printed
 unless ``hooks.say`` prints; errors are raised as :class:`PySysbenchError`.
 The campaign executor comes through :func:`parse_request` too.
@@ -19,7 +19,7 @@ from ..engine.local import Hooks
 from ..engine.spec import RunSpec
 from ..drivers import REGISTRY as DRIVERS
 from ..core.errors import UsageError, WorkloadError
-from ..results import RunOutcome
+from ..stats.results import RunOutcome
 from ..workloads.base import user_code
 from .compat import COMMANDS, Invocation, choose_driver, parse, validate
 

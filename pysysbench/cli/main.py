@@ -19,7 +19,7 @@ from ..core.errors import ConfigError, InvalidOption, PySysbenchError, UsageErro
 from ..engine.local import CLIENT_BUSY_FRACTION, CLIENT_BUSY_MIN_S, Hooks, LocalRun
 from ..engine.run import run_async as run_engine
 from ..engine.spec import RunSpec
-from ..results import RunOutcome, client_busy
+from ..stats.results import RunOutcome, client_busy
 from ..core.files import check_writable
 from ..core.options import help_block, shown
 from ..output import text
@@ -589,7 +589,7 @@ def _measure(spec: RunSpec, workload: Workload, driver, hooks: Hooks, out: Print
 def _save_result(v, argv: list[str], workload: Workload, driver, outcome: RunOutcome | None, *, exit_code: int,
                  error: str | None, interrupted: str | None) -> None:
     """The run's result file: what was measured (``outcome``; None when the run never started)."""
-    from .. import results
+    from ..stats import results
     results.save(v.result_file, results.from_outcome(outcome, values=v, argv=argv, test=workload.name,
                                                      driver=driver.name, exit_code=exit_code, error=error,
                                                      interrupted=interrupted, version=__version__,

@@ -23,7 +23,7 @@ from typing import Callable
 from ..drivers.base import Driver
 from ..core.errors import ConfigError, DatabaseError, PySysbenchError, RunAborted
 from ..core.record import record
-from ..results import RunOutcome
+from ..stats.results import RunOutcome
 from ..stats import host
 from ..stats.records import IntervalStat, Snapshot, Summary, interval_from, summary_from
 from ..workloads.base import Workload, user_code

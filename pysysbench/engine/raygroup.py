@@ -46,8 +46,8 @@ from dataclasses import field
 from time import perf_counter_ns
 from typing import Any
 
-from ..runtime import native
 from ..core import switches
+from ..runtime import native
 from ..core.record import record
 from ..version import __version__
 from ..drivers.base import password_envs

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 
-from ..results import RunOutcome
+from ..stats.results import RunOutcome
 from .local import Hooks, LocalRun
 from .spec import RunSpec
 

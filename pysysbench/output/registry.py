@@ -9,7 +9,7 @@ what it returns and knows nothing of the formats.  Registered:
 * ``0.5`` -- sysbench 0.5's text (:mod:`.legacy_text`);
 * ``json`` -- one JSON document a line: ``{"interval": ...}`` per report interval,
   ``{"checkpoint": t, "summary": ...}``, ``{"summary": ...}`` at the end (the
-  result file's field names, :mod:`pysysbench.results`).
+  result file's field names, :mod:`pysysbench.stats.results`).
 
 A format is a class with the methods of :class:`Text10`, registered under its
 name with :func:`register`; a Lua script's report hooks are applied by the CLI
@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..core.options import Option, OptType
-from ..results import interval_dict, summary_dict
+from ..stats.results import interval_dict, summary_dict
 from ..stats.records import IntervalStat, Summary
 from . import text
 from .legacy_text import Format05

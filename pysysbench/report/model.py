@@ -14,7 +14,7 @@ import os
 from dataclasses import field
 from typing import Any, Iterable
 
-from .. import results
+from ..stats import results
 from ..core.record import record
 from ..stats.noise import Sample, sample
 from ..core.errors import DamagedResultFile, UsageError

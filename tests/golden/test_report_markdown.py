@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from pysysbench import results
+from pysysbench.stats import results
 from pysysbench.cli.main import main
 from pysysbench.report import document, markdown
 from pysysbench.report.model import load_runs

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pysysbench import results
+from pysysbench.stats import results
 from pysysbench.cli.campaign_backend import InProcessBackend
 from pysysbench.cli.main import main
 

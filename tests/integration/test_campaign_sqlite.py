@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from pysysbench import results
+from pysysbench.stats import results
 from pysysbench.cli.main import main
 
 REPO = Path(__file__).resolve().parents[2]

@@ -77,7 +77,7 @@ def test_mariadb_deltas_count_the_selects_this_test_sent(mariadb, tmp_path):
     else:   # 700 point selects can take under 5 ticks of a fast server's CPU: said, not shown as 0
         assert "server_cpu_us_per_query" not in ctx["derived"]
         assert len(ctx["notes"]) == 1 and "no server CPU per query" in ctx["notes"][0], ctx["notes"]
-    from pysysbench import results
+    from pysysbench.stats import results
     results.load(str(tmp_path / "r.json"))       # the reader's check knows the new fields
 
 

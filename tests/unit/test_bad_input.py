@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pysysbench import results
+from pysysbench.stats import results
 from pysysbench.cli.compat import base_registry, parse
 from pysysbench.cli.main import main
 from pysysbench.core.errors import PySysbenchError

@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from pysysbench import results
+from pysysbench.stats import results
 from pysysbench.cli.main import main
 from pysysbench.core.errors import UsageError
 from pysysbench.report import compare as cmp

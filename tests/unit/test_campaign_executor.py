@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pysysbench import results
+from pysysbench.stats import results
 from pysysbench.campaign import executor, spec
 from pysysbench.campaign.executor import CommandOutcome, Events
 from pysysbench.core.errors import ConnectError, InvalidOption, RunAborted, UsageError

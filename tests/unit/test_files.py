@@ -8,7 +8,7 @@ import stat
 
 import pytest
 
-from pysysbench import results
+from pysysbench.stats import results
 from pysysbench.core.errors import UsageError
 from pysysbench.core.files import check_writable, write_atomic
 

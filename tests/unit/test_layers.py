@@ -6,9 +6,9 @@ a lazy import hides an arrow, it does not remove it).  The C extension (one modu
 built from a C source per layer, pysysbench/runtime/native_runtime.h) belongs to the runtime
 layer; its C files have layers of their own (``C_LAYERS``): includes and calls point down, no
 circle among them, and the module init (runtime/_native.c) only wires.
-The order:
+The order (the package root holds __init__, __main__ and version only):
 
-    core, version  <  runtime  <  stats, results  <  drivers  <
+    core, version  <  runtime  <  stats (results.py among them)  <  drivers  <
     workloads, lua, load  <  engine, output  <  campaign  <  report  <  cli
 
 One arrow goes up, by name (``ALLOWED_UP``): core/rand.py takes its C draws from
@@ -36,7 +36,7 @@ PKG = Path(__file__).resolve().parents[2] / "pysysbench"
 LAYERS = [
     ("core", "version"),
     ("runtime", "native"),   # native: the C extension pysysbench._native (its init is runtime/_native.c)
-    ("stats", "results"),
+    ("stats",),
     ("drivers",),
     ("workloads", "lua", "load"),
     ("engine", "output"),
@@ -50,6 +50,7 @@ EXTRA_FORBIDDEN = {"report": ("campaign", "engine", "drivers", "workloads", "lua
 # the named exceptions to the order: (importer, imported).  rand is core (options and records
 # use it) but its C twin is chosen where every C symbol is: the C-or-Python decision.
 ALLOWED_UP = {("pysysbench.core.rand", "pysysbench.runtime.native")}
+ROOT_MODULES = {"__init__.py", "__main__.py", "version.py"}
 
 
 def extensions() -> dict[str, Path]:
@@ -332,10 +333,10 @@ C_LAYERS = [
     ("core/native_core.h", "core/rand.c"),                               # core: needs only Python
     ("runtime/native_runtime.h", "runtime/native_util.c", "runtime/handoff.c",
      "runtime/memory.c"),                                                # the shared helpers, the hand-off, glibc's heap
-    ("native_stats.h", "stats/recorder.c"),                              # the latency recorder
-    ("native_drivers.h", "drivers/wire.c", "drivers/mysql/wire.c", "drivers/pgsql/wire.c"),  # wire core, protocols
-    ("native_workloads.h", "workloads/builtin.c", "lua/bridge.c"),       # built-in tests' loops, a Lua state's events
-    ("native_engine.h", "engine/strand.c", "engine/event_loop.c"),       # the strand, the event loop
+    ("stats/native_stats.h", "stats/recorder.c"),                        # the latency recorder
+    ("drivers/native_drivers.h", "drivers/wire.c", "drivers/mysql/wire.c", "drivers/pgsql/wire.c"),  # wire core, protocols
+    ("workloads/native_workloads.h", "workloads/builtin.c", "lua/bridge.c"),  # built-in tests' loops, a Lua state's events
+    ("engine/native_engine.h", "engine/strand.c", "engine/event_loop.c"),  # the strand, the event loop
     ("runtime/_native.c",),                                              # the module init: wiring only
 ]
 C_RANK = {name: i for i, names in enumerate(C_LAYERS) for name in names}
@@ -430,3 +431,16 @@ def test_the_module_init_only_wires():
     defs = re.findall(r"^(\w+)\(", text, flags=re.M)
     assert defs == ["PyInit__native"], f"{C_INIT} defines {defs}: move them to the layer of their users"
     assert C_INIT not in {d for ds in c_uses().values() for d in ds}
+
+
+def test_the_root_holds_three_modules():
+    """The layout is the architecture: the package root holds __init__, __main__ and the version;
+    every other module lives in its layer's folder (core/, runtime/, stats/, ...)."""
+    root = {p.name for p in PKG.iterdir() if p.suffix in (".py", ".c", ".h")}
+    assert root <= ROOT_MODULES, f"modules at the package root (move them to their layer's folder): {sorted(root - ROOT_MODULES)}"
+
+
+def test_each_layer_folder_says_what_it_is():
+    """Each folder of the package opens with a docstring saying what it holds."""
+    bare = [p.parent.name for p in PKG.glob("*/__init__.py") if not ast.get_docstring(ast.parse(p.read_text()))]
+    assert not bare, f"package folders without a docstring in __init__.py: {bare}"

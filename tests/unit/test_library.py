@@ -33,7 +33,7 @@ def test_run_returns_the_outcome_with_its_counts(db, capsys):
 
 
 def test_options_as_items_and_the_result_document(db):
-    from pysysbench import results
+    from pysysbench.stats import results
     outcome = pysysbench.run("oltp_point_select", [f"--sqlite-db={db}", "--table-size=500", "--events=50",
                                                    "--time=0"])
     assert outcome.summary.events == 50

@@ -144,7 +144,7 @@ def _on_host(d, *, cpus=2, load=0.3, steal=0.0, cpu_s=5.0, workers=1):
 
 
 def test_a_run_started_on_a_busy_host_or_under_steal_is_flagged(tmp_path, capsys):
-    from pysysbench import results
+    from pysysbench.stats import results
     from pysysbench.cli.main import main
     from test_campaign_compare import write_results
     quiet = _on_host(doc(threads=4, labels={"host": "quiet"}), load=0.8)           # 2 cores, client 0.5: 1.5 free
@@ -175,7 +175,7 @@ def test_a_run_started_on_a_busy_host_or_under_steal_is_flagged(tmp_path, capsys
 
 
 def test_a_run_records_the_host_load_steal_and_its_own_cpu(tmp_path):
-    from pysysbench import results
+    from pysysbench.stats import results
     from pysysbench.cli.main import main
     db, out = tmp_path / "x.db", tmp_path / "r.json"
     common = [f"--sqlite-db={db}", "--tables=1", "--table-size=100"]

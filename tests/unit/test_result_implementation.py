@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pysysbench.runtime import native
-from pysysbench import results
+from pysysbench.stats import results
 from pysysbench.core.errors import DamagedResultFile
 from pysysbench.report.model import load_runs
 from pysysbench.report.tables import environment_rows

@@ -4,7 +4,7 @@
 sessions on asyncpg; ``wire.py``: the lean wire client (``PgWire``: Parse, then Bind /
 Execute / Sync); ``scan.py``: where a response ends (``pg_scan``); ``wire.c``: the C
 twin of both, with the Bind message (built into ``pysysbench._native``,
-pysysbench/native_drivers.h).  The wire machinery every protocol shares is drivers/wire.py.
+pysysbench/drivers/native_drivers.h).  The wire machinery every protocol shares is drivers/wire.py.
 """
 
 from .session import PgConnection, PgDriver

@@ -19,11 +19,11 @@ import os
 from dataclasses import field
 from typing import Any, Iterable
 
-from .core.errors import DamagedResultFile, UsageError
-from .core.options import Values
-from .core.record import record
-from .stats.histogram import N_BUCKETS
-from .stats.records import IntervalStat, Summary
+from ..core.errors import DamagedResultFile, UsageError
+from ..core.options import Values
+from ..core.record import record
+from .histogram import N_BUCKETS
+from .records import IntervalStat, Summary
 
 # json, platform, files (tempfile) and stats.steadiness are imported where a document is
 # built, saved or read: a run without --result-file needs only RunOutcome and client_busy
@@ -145,7 +145,7 @@ def build(*, values: Values, argv: list[str], test: str, command: str, driver: s
           error: str | None, version: str, interrupted: str | None = None, labels: dict[str, str] | None = None,
           campaign: dict[str, Any] | None = None, implementation: dict[str, str] | None = None) -> dict[str, Any]:
     import platform
-    from .stats.steadiness import of_intervals as steadiness_of
+    from .steadiness import of_intervals as steadiness_of
     interval_dicts = [interval_dict(st) for st in intervals]
     return {
         "format": FORMAT,
@@ -175,7 +175,7 @@ def implementation_dict(extra: dict[str, str] | None = None) -> dict[str, Any]:
     """Which code ran the hot path in this process: the C extension or the Python twins
     (``PYSYSBENCH_NATIVE=off``, or not built), and what the workload adds (a Lua script:
     ``lua``, the Lua runtime; ``lua_events``, who ran its events)."""
-    from .runtime import native
+    from ..runtime import native
     return {"c_extension": native.ENABLED, "hot_path": native.describe(), **(extra or {})}
 
 
@@ -215,7 +215,7 @@ def annotate(doc: dict[str, Any], *, labels: dict[str, str], campaign: dict[str,
 def save(path: str, doc: dict[str, Any]) -> None:
     """Atomic, durable write (:func:`pysysbench.core.files.write_atomic`): a reader never sees half a file."""
     import json
-    from .core.files import write_atomic
+    from ..core.files import write_atomic
     write_atomic(path, json.dumps(doc, indent=1, sort_keys=False) + "\n", "result file")
 
 
