@@ -19,8 +19,8 @@ PyInit__native(void)
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;
-    if (rand_init(m) < 0 || memory_init(m) < 0 ||                                  /* core */
-        native_util_init(m) < 0 || handoff_init(m) < 0 ||                          /* runtime */
+    if (rand_init(m) < 0 ||                                                        /* core */
+        native_util_init(m) < 0 || handoff_init(m) < 0 || memory_init(m) < 0 ||    /* runtime */
         recorder_init(m) < 0 ||                                                    /* stats */
         wire_init(m) < 0 || mysql_init(m) < 0 || pg_init(m) < 0 ||                 /* drivers */
         builtin_init(m) < 0 || bridge_init(m) < 0 ||                               /* workloads */

@@ -7,7 +7,7 @@
  * Only where the C library is glibc: elsewhere the symbol is absent and memory.py's
  * ctypes path finds no mallopt either. */
 
-#include "native_core.h"
+#include "native_runtime.h"
 
 #ifdef __GLIBC__
 #include <errno.h>

@@ -2,9 +2,10 @@
  *
  *   native_util.c   the shared helpers (slot offsets, tuples) and the base type of event sources
  *   handoff.c       the strand running now (handoff.py's `here`), shared by wire and strand
+ *   memory.c        glibc's mallopt (the mmap threshold's pin), huge pages for the Lua states' heap
  *
  * The C layers, lowest first (a file includes and calls only its own layer or below; the module
- * init, _native.c, is the top and only wires):  native_core.h (rand.c, memory.c)  <
+ * init, _native.c, is the top and only wires):  native_core.h (rand.c)  <
  * native_runtime.h  <  native_stats.h  <  native_drivers.h  <  native_workloads.h  <
  * native_engine.h  <  _native.c.  tests/unit/test_layers.py (C_LAYERS) holds the same order.
  * Everything is one shared object, so the calls between files stay direct C calls; the one call
@@ -58,6 +59,11 @@ extern PyTypeObject EventSourceType;
 /* ------------------------------------------------------------------ handoff.c --- */
 
 int handoff_init(PyObject *module);
+
+/* ------------------------------------------------------------------- memory.c --- */
+
+/* adds mallopt and heap_hugepages (glibc only; absent elsewhere) */
+int memory_init(PyObject *module);
 /* handoff_setup(here): the object whose `strand` slot says which strand runs now */
 int handoff_setup(PyObject *here);
 /* here.strand of the hand-off object `here` (a new reference; None when none runs) */
