@@ -136,9 +136,10 @@ class PgConnection(Connection):
     async def _fail(self, exc: BaseException, sql: str, sent: str | None = None) -> None:
         """``sent``: the statement as the server got it (placeholders numbered), for
         libpq's caret under an error position."""
-        error = self.driver.failure(self.counters, _sqlstate(exc), str(exc), sql,
-                                    libpq.error_message(libpq.server_fields(exc), sent or sql))
-        if isinstance(error, IgnorableError):    # as sysbench: roll back, then the event restarts
+        error = self.driver.failure(self.counters, _sqlstate(exc), str(exc), sql)
+        if isinstance(error, FatalSQLError):     # libpq's text, only where the run ends on it
+            error.client_text = libpq.error_message(libpq.server_fields(exc), sent or sql)
+        elif isinstance(error, IgnorableError):    # as sysbench: roll back, then the event restarts
             try:
                 if self.wire is not None:
                     await self.wire.query("ROLLBACK")
@@ -281,16 +282,14 @@ class PgDriver(Driver):
         # asyncpg's ssl argument: the mode's name (disable, allow, prefer) or our context
         self._ssl: Any = self.tls.context if self.tls is not None else self.values.pgsql_sslmode
 
-    def failure(self, counters: Counters, code: str, msg: str, sql: str,
-                client_text: str = "") -> PySysbenchError:
+    def failure(self, counters: Counters, code: str, msg: str, sql: str) -> PySysbenchError:
         """What a statement's SQLSTATE ``code`` becomes, counted (spec 5.10): a reconnect (a
         connection failure, when 08006 or ``all`` is listed), an ignorable error when
-        ``--pgsql-ignore-errors`` lists it, else fatal. ``client_text``: libpq's own form of
-        the error, printed where sysbench prints it."""
+        ``--pgsql-ignore-errors`` lists it, else fatal."""
         ignore = self.ignore
         listed = "all" in ignore or code in ignore or (
             _is_connection_failure(code) and LOST_CONNECTION_CODE in ignore)
-        raw = {"errmsg": msg, "sqlstate": code, "client_text": client_text}
+        raw = {"errmsg": msg, "sqlstate": code}
         if listed and _is_connection_failure(code):
             counters.count_error(code, reconnect=True)
             return ReconnectError(f"PostgreSQL error {code}: {msg}", code, sql, **raw)
