@@ -20,7 +20,7 @@ FLAGS = ["-O2", "-ffp-contract=off", "-fvisibility=hidden", "-flto"]
 LINK_FLAGS = ["-flto", "-O2"]
 
 SOURCES = [
-    "pysysbench/runtime/_native.c",
+    "pysysbench/engine/_native.c",
     "pysysbench/runtime/native_util.c",
     "pysysbench/runtime/handoff.c",
     "pysysbench/core/rand.c",

@@ -74,8 +74,15 @@ def mariadb_lines(host: str, port: int) -> list[str]:
     what = f"MariaDB on {host}:{port}"
     # --batch escapes tabs and newlines inside values (\t, \n): one line per variable
     rows = _pairs(_run([*base, "-e", "SHOW GLOBAL VARIABLES"], what), "\t")
-    started = _run([*base, "-e", "SELECT UNIX_TIMESTAMP() - VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS "
-                                 "WHERE VARIABLE_NAME = 'UPTIME'"], what).strip()
+    started = _run(
+        [
+            *base,
+            "-e",
+            "SELECT UNIX_TIMESTAMP() - VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS "
+            "WHERE VARIABLE_NAME = 'UPTIME'",
+        ],
+        what,
+    ).strip()
     return [f"mariadb\t{n}\t{v}" for n, v in rows] + [f"mariadb\t{STARTED}\t{started}"]
 
 
@@ -94,8 +101,29 @@ SELECT '(started)', pg_postmaster_start_time()::text
 
 def postgresql_lines(host: str, port: int) -> list[str]:
     sql = f"SELECT name, replace(replace(setting, E'\\t', '\\t'), E'\\n', '\\n') FROM ({_PG_SQL}) s ORDER BY 1"
-    out = _run(["psql", "-X", "-w", "-At", "-F", "\t", "-v", "ON_ERROR_STOP=1", "-h", host, "-p", str(port),
-                "-U", "postgres", "-d", "postgres", "-c", sql], f"PostgreSQL on {host}:{port}")
+    out = _run(
+        [
+            "psql",
+            "-X",
+            "-w",
+            "-At",
+            "-F",
+            "\t",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-h",
+            host,
+            "-p",
+            str(port),
+            "-U",
+            "postgres",
+            "-d",
+            "postgres",
+            "-c",
+            sql,
+        ],
+        f"PostgreSQL on {host}:{port}",
+    )
     return [f"postgresql\t{n}\t{v}" for n, v in _pairs(out, "\t")]
 
 
@@ -152,17 +180,24 @@ def compare(before_path: Path, after_path: Path) -> int:
         return 2
     diff = differences(before, after)
     if diff:
-        print(f"{PREFIX}: ERROR: the database servers are not as they were found "
-              f"({before_path} -> {after_path}):", file=sys.stderr)
+        print(
+            f"{PREFIX}: ERROR: the database servers are not as they were found ({before_path} -> {after_path}):",
+            file=sys.stderr,
+        )
         print("\n".join(diff), file=sys.stderr)
-        print(f"{PREFIX}: tests and CI must restore every global setting they change and never restart "
-              "these servers (use a private server: tests/integration/private_servers.py)", file=sys.stderr)
+        print(
+            f"{PREFIX}: tests and CI must restore every global setting they change and never restart "
+            "these servers (use a private server: tests/integration/private_servers.py)",
+            file=sys.stderr,
+        )
         return 1
     counts = {s: sum(1 for k in before if k[0] == s and k[1] != STARTED) for s in ("mariadb", "postgresql")}
     ignored = sorted({n for s, n in IGNORED})
-    print(f"{PREFIX}: the servers are as they were found: MariaDB {counts['mariadb']} variables, "
-          f"PostgreSQL {counts['postgresql']} settings, neither restarted (ignored, they move by themselves: "
-          f"{', '.join(ignored)})")
+    print(
+        f"{PREFIX}: the servers are as they were found: MariaDB {counts['mariadb']} variables, "
+        f"PostgreSQL {counts['postgresql']} settings, neither restarted (ignored, they move by themselves: "
+        f"{', '.join(ignored)})"
+    )
     return 0
 
 

@@ -1,8 +1,8 @@
 """Campaign execution: check, SQL hooks, data set, runs, peaks, manifest, resume.
 
-Role: run a :class:`Campaign` step by step through a :class:`Backend` (the CLI
-provides one that hands each :class:`Request` to the library in-process, the
-code ``pysysbench TEST run`` calls), store every run's result file (annotated with
+Role: run a :class:`Campaign` step by step through a :class:`Backend`
+(``backend.InProcessBackend`` hands each :class:`Request` to the library in-process,
+the code ``pysysbench TEST run`` calls), store every run's result file (annotated with
 the campaign's labels and the run's identity) and keep ``manifest.json``
 current after every step.
 
@@ -22,12 +22,13 @@ import math
 import os
 import signal
 import time
-from typing import Any, Callable, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
-from ..stats import results
 from ..core.errors import PySysbenchError, RunAborted, UsageError
-from . import manifest as mf
 from ..core.record import record
+from ..stats import results
+from . import manifest as mf
 from .peak import Peak, find_peak
 from .plan import PlannedRun, Planner, Request, fingerprint
 from .spec import Campaign, MemorySizing, WorkloadSpec, option_key
@@ -45,7 +46,7 @@ class CommandOutcome:
 
 
 class Backend(Protocol):
-    """How a campaign reaches the benchmark (the CLI implements it in-process)."""
+    """How a campaign reaches the benchmark (``backend.InProcessBackend``: in-process)."""
 
     def check(self, request: Request) -> list[str]:
         """Parse and validate a request's options without connecting; raise on a bad option.
@@ -65,7 +66,7 @@ class Backend(Protocol):
 class RunRecord:
     """What the manifest keeps per run."""
 
-    status: str                     # ok | stored | failed | interrupted
+    status: str  # ok | stored | failed | interrupted
     doc: dict[str, Any] | None = None
     error: str | None = None
 
@@ -78,9 +79,9 @@ def _nothing(*args: Any) -> None:
 class Events:
     """Progress callbacks (the CLI renders them; tests collect them)."""
 
-    phase: Callable[[str], None] = _nothing                               # a step outside runs
-    plan: Callable[[int, bool], None] = _nothing                          # run count, exact?
-    run_started: Callable[[PlannedRun, int], None] = _nothing             # run, position (1-based)
+    phase: Callable[[str], None] = _nothing  # a step outside runs
+    plan: Callable[[int, bool], None] = _nothing  # run count, exact?
+    run_started: Callable[[PlannedRun, int], None] = _nothing  # run, position (1-based)
     run_finished: Callable[[PlannedRun, RunRecord], None] = _nothing
     peak: Callable[[WorkloadSpec, Peak], None] = _nothing
 
@@ -107,8 +108,15 @@ def estimate_runs(campaign: Campaign) -> tuple[int, bool]:
 class CampaignRun:
     """One invocation of ``campaign run`` (fresh or resumed)."""
 
-    def __init__(self, campaign: Campaign, results_dir: str, backend: Backend, events: Events | None = None,
-                 *, restart: bool = False):
+    def __init__(
+        self,
+        campaign: Campaign,
+        results_dir: str,
+        backend: Backend,
+        events: Events | None = None,
+        *,
+        restart: bool = False,
+    ):
         self.c = campaign
         self.dir = results_dir
         self.backend = backend
@@ -168,8 +176,9 @@ class CampaignRun:
             try:
                 found = self.backend.check(request) or []
             except PySysbenchError as exc:
-                raise UsageError(f"campaign file '{self.c.path}': {exc} (in: pysysbench "
-                                 f"{' '.join(request.command_line)})") from None
+                raise UsageError(
+                    f"campaign file '{self.c.path}': {exc} (in: pysysbench {' '.join(request.command_line)})"
+                ) from None
             warnings += [f"WARNING: {w}" for w in found if f"WARNING: {w}" not in warnings]
         for w in warnings:
             self.events.phase(w)
@@ -203,13 +212,14 @@ class CampaignRun:
         if not isinstance(size, MemorySizing):
             return size
         if self.manifest.get("table_size"):
-            return int(self.manifest["table_size"])     # decided when the campaign started
+            return int(self.manifest["table_size"])  # decided when the campaign started
         memory, source = self._memory(size)
         tables = int(next((v for k, v in self.c.data.items() if option_key(k) == "tables"), 1))
         rows = max(1, int(memory * size.factor / (tables * size.row_bytes)))
         self.manifest["table_size"] = rows
-        self.manifest["table_size_source"] = (f"{source} = {memory} bytes x {size.factor:g} / "
-                                              f"({tables} tables x {size.row_bytes} bytes per row)")
+        self.manifest["table_size_source"] = (
+            f"{source} = {memory} bytes x {size.factor:g} / ({tables} tables x {size.row_bytes} bytes per row)"
+        )
         self.events.phase(f"data set sized from memory: {tables} tables x {rows} rows")
         return rows
 
@@ -220,8 +230,9 @@ class CampaignRun:
             rows = self.backend.rows(self._connection(), size.memory_query)
             return int(float(rows[0][0])), size.memory_query
         except (PySysbenchError, IndexError, TypeError, ValueError) as exc:
-            raise RunAborted(f"[data] table-size: memory-query '{size.memory_query}' did not return a number "
-                             f"of bytes ({exc})") from None
+            raise RunAborted(
+                f"[data] table-size: memory-query '{size.memory_query}' did not return a number of bytes ({exc})"
+            ) from None
 
     def _prepare(self) -> None:
         if self.c.prepare is None:
@@ -239,8 +250,11 @@ class CampaignRun:
         else:
             for request in requests:
                 self._prepare_step(request)
-            self.manifest["prepare"] = {"status": "done", "fingerprint": fp,
-                                        "commands": [r.command_line for r in requests]}
+            self.manifest["prepare"] = {
+                "status": "done",
+                "fingerprint": fp,
+                "commands": [r.command_line for r in requests],
+            }
             mf.save(self.dir, self.manifest)
         self._sql("after-prepare", self.c.sql.after_prepare)
 
@@ -251,8 +265,9 @@ class CampaignRun:
         outcome = self.backend.command(request, log)
         if outcome.exit_code != 0:
             self.manifest["prepare"] = {"status": "failed", "error": outcome.error}
-            raise RunAborted(f"{command} failed: {outcome.error or f'exit code {outcome.exit_code}'} "
-                             f"(see {log})", outcome.exit_code)
+            raise RunAborted(
+                f"{command} failed: {outcome.error or f'exit code {outcome.exit_code}'} (see {log})", outcome.exit_code
+            )
 
     def _capture(self) -> None:
         settings: dict[str, str] = {}
@@ -261,7 +276,7 @@ class CampaignRun:
                 for row in self.backend.rows(self._connection(), query):
                     if len(row) >= 2:
                         settings[str(row[0])] = str(row[1])
-                    elif len(row) == 1:         # a bare value: named by its query
+                    elif len(row) == 1:  # a bare value: named by its query
                         settings[query] = str(row[0])
             except PySysbenchError as exc:
                 raise RunAborted(f"[sql] capture query '{query}' failed: {exc}") from None
@@ -292,11 +307,15 @@ class CampaignRun:
         self._remember(run, record)
         self.events.run_finished(run, record)
         if record.status == "interrupted":
-            raise RunAborted(f"interrupted during {run.key.stem}; rerun the same command to resume",
-                             (record.doc or {}).get("exit_code") or EXIT_INTERRUPTED)
+            raise RunAborted(
+                f"interrupted during {run.key.stem}; rerun the same command to resume",
+                (record.doc or {}).get("exit_code") or EXIT_INTERRUPTED,
+            )
         if record.status == "failed" and self.c.run.on_error == "stop":
-            raise RunAborted(f"run {run.key.stem} failed: {record.error} (log: {run.log_path}); fix the cause "
-                             "and rerun the same command to resume, or set on-error = \"continue\" in [run]")
+            raise RunAborted(
+                f"run {run.key.stem} failed: {record.error} (log: {run.log_path}); fix the cause "
+                'and rerun the same command to resume, or set on-error = "continue" in [run]'
+            )
         return record.doc if record.status in ("ok", "stored") else None
 
     def _stored(self, run: PlannedRun) -> dict[str, Any] | None:
@@ -319,7 +338,7 @@ class CampaignRun:
         if run.variant is not None and run.variant.sql:
             self._switch(run)
         if os.path.exists(run.result_path):
-            os.remove(run.result_path)      # a stale file must not pass for this run's result
+            os.remove(run.result_path)  # a stale file must not pass for this run's result
         outcome = self.backend.command(run.request, run.log_path)
         doc = self._annotate(run, w)
         error = outcome.error or (doc or {}).get("error") or f"exit code {outcome.exit_code}"
@@ -343,18 +362,27 @@ class CampaignRun:
 
     def _identity(self, run: PlannedRun, w: WorkloadSpec) -> dict[str, Any]:
         prep = self.manifest.get("prepare") or {}
-        return {"name": self.c.name, "file": os.path.basename(self.c.path), "sha256": self.c.sha256,
-                "run_id": run.key.stem, "workload": w.name, "threads": run.key.threads,
-                "repeat": run.key.repeat, "repeats": w.repeats, "phase": run.phase,
-                "auto": w.auto is not None, "fingerprint": run.fingerprint,
-                "table_size": self.manifest.get("table_size"),
-                "table_size_source": self.manifest.get("table_size_source"),
-                "prepare_commands": prep.get("commands") or [],
-                "sql_before_run": list(self.c.sql.before_run),
-                "variant": run.variant.name if run.variant else None,
-                "variant_sql": list(run.variant.sql) if run.variant else [],
-                "interleaved": [v.name for v in self.c.variants],
-                "server_settings": dict(self.manifest.get("server_settings") or {})}
+        return {
+            "name": self.c.name,
+            "file": os.path.basename(self.c.path),
+            "sha256": self.c.sha256,
+            "run_id": run.key.stem,
+            "workload": w.name,
+            "threads": run.key.threads,
+            "repeat": run.key.repeat,
+            "repeats": w.repeats,
+            "phase": run.phase,
+            "auto": w.auto is not None,
+            "fingerprint": run.fingerprint,
+            "table_size": self.manifest.get("table_size"),
+            "table_size_source": self.manifest.get("table_size_source"),
+            "prepare_commands": prep.get("commands") or [],
+            "sql_before_run": list(self.c.sql.before_run),
+            "variant": run.variant.name if run.variant else None,
+            "variant_sql": list(run.variant.sql) if run.variant else [],
+            "interleaved": [v.name for v in self.c.variants],
+            "server_settings": dict(self.manifest.get("server_settings") or {}),
+        }
 
     def _retire_stale(self) -> None:
         """Result files of this campaign that the finished plan no longer contains (an
@@ -375,25 +403,38 @@ class CampaignRun:
                 retired.append(name)
         if retired:
             self.manifest["superseded"] = retired
-            self.events.phase(f"{len(retired)} result file(s) of earlier invocations with other options renamed "
-                              f"to *{SUPERSEDED} (not part of this campaign's results any more)")
+            self.events.phase(
+                f"{len(retired)} result file(s) of earlier invocations with other options renamed "
+                f"to *{SUPERSEDED} (not part of this campaign's results any more)"
+            )
 
     def _remember(self, run: PlannedRun, record: RunRecord) -> None:
         summary = (record.doc or {}).get("summary") or {}
         lat = summary.get("latency_ms") or {}
         self.manifest["runs"][run.key.stem] = {
-            "workload": run.key.workload, "variant": run.key.variant, "test": run.test, "threads": run.key.threads,
-            "repeat": run.key.repeat, "phase": run.phase, "status": record.status,
-            "file": os.path.basename(run.result_path), "log": os.path.relpath(run.log_path, self.dir),
-            "command": run.command_line, "tps": summary.get("tps"), "qps": summary.get("qps"),
-            "p95_ms": lat.get("p95"), "p99_ms": lat.get("p99"), "errors_per_s": summary.get("errors_per_s"),
+            "workload": run.key.workload,
+            "variant": run.key.variant,
+            "test": run.test,
+            "threads": run.key.threads,
+            "repeat": run.key.repeat,
+            "phase": run.phase,
+            "status": record.status,
+            "file": os.path.basename(run.result_path),
+            "log": os.path.relpath(run.log_path, self.dir),
+            "command": run.command_line,
+            "tps": summary.get("tps"),
+            "qps": summary.get("qps"),
+            "p95_ms": lat.get("p95"),
+            "p99_ms": lat.get("p99"),
+            "errors_per_s": summary.get("errors_per_s"),
             "error": record.error,
         }
         mf.save(self.dir, self.manifest)
 
 
-def run_campaign(campaign: Campaign, results_dir: str, backend: Backend, events: Events | None = None,
-                 *, restart: bool = False) -> dict[str, Any]:
+def run_campaign(
+    campaign: Campaign, results_dir: str, backend: Backend, events: Events | None = None, *, restart: bool = False
+) -> dict[str, Any]:
     return CampaignRun(campaign, results_dir, backend, events, restart=restart).execute()
 
 

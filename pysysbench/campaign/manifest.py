@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from ..core.files import write_atomic
@@ -25,7 +25,7 @@ FILE_NAME = "manifest.json"
 
 
 def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def path_in(results_dir: str) -> str:
@@ -38,8 +38,12 @@ def new(campaign: Campaign, results_dir: str, prior: dict[str, Any] | None) -> d
     return {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
-        "campaign": {"name": campaign.name, "description": campaign.description, "file": campaign.path,
-                     "sha256": campaign.sha256},
+        "campaign": {
+            "name": campaign.name,
+            "description": campaign.description,
+            "file": campaign.path,
+            "sha256": campaign.sha256,
+        },
         "labels": dict(campaign.labels),
         "results_dir": os.path.abspath(results_dir),
         "status": "running",

@@ -22,7 +22,7 @@ replays the same decisions from the stored results.
 from __future__ import annotations
 
 import math
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from ..core.record import record
 from ..stats.noise import Sample, margin, sample, welch_margin
@@ -46,7 +46,7 @@ class Peak:
     value: float
     saturation_threads: int
     points: tuple[Point, ...]
-    stopped: str            # why the search ended
+    stopped: str  # why the search ended
     # the two facts saturation_threads combines, kept apart (issue 20): the fewest threads
     # within min_gain of the peak, and the fewest not told apart from it by the noise
     # (None: single runs, noise unknown)
@@ -54,11 +54,19 @@ class Peak:
     within_noise_threads: int | None = None
 
     def as_dict(self) -> dict:
-        return {"metric": self.metric, "threads": self.threads, "value": self.value,
-                "saturation_threads": self.saturation_threads, "within_gain_threads": self.within_gain_threads,
-                "within_noise_threads": self.within_noise_threads, "stopped": self.stopped,
-                "tested": [{"threads": p.threads, "phase": p.phase, "mean": p.sample.mean, "sd": p.sample.sd,
-                            "n": p.sample.n} for p in sorted(self.points, key=lambda p: p.threads)]}
+        return {
+            "metric": self.metric,
+            "threads": self.threads,
+            "value": self.value,
+            "saturation_threads": self.saturation_threads,
+            "within_gain_threads": self.within_gain_threads,
+            "within_noise_threads": self.within_noise_threads,
+            "stopped": self.stopped,
+            "tested": [
+                {"threads": p.threads, "phase": p.phase, "mean": p.sample.mean, "sd": p.sample.sd, "n": p.sample.n}
+                for p in sorted(self.points, key=lambda p: p.threads)
+            ],
+        }
 
 
 def improves(new: Sample, best: Sample, min_gain: float) -> bool:
@@ -121,13 +129,27 @@ class PeakSearch:
     def result(self, stopped: str) -> Peak:
         pts = tuple(self.points.values())
         top = max(pts, key=lambda p: p.sample.mean)
-        saturation = min(p.threads for p in pts
-                         if top.sample.mean - p.sample.mean <= margin(p.sample, top.sample, self.auto.min_gain))
+        saturation = min(
+            p.threads
+            for p in pts
+            if top.sample.mean - p.sample.mean <= margin(p.sample, top.sample, self.auto.min_gain)
+        )
         gain = min(p.threads for p in pts if p.sample.mean >= top.sample.mean * (1 - self.auto.min_gain))
-        noisy = [p.threads for p in pts if (m := welch_margin(p.sample, top.sample)) is not None
-                 and top.sample.mean - p.sample.mean <= m]
-        return Peak(self.auto.metric, top.threads, top.sample.mean, saturation, pts, stopped,
-                    within_gain_threads=gain, within_noise_threads=min(noisy) if noisy else None)
+        noisy = [
+            p.threads
+            for p in pts
+            if (m := welch_margin(p.sample, top.sample)) is not None and top.sample.mean - p.sample.mean <= m
+        ]
+        return Peak(
+            self.auto.metric,
+            top.threads,
+            top.sample.mean,
+            saturation,
+            pts,
+            stopped,
+            within_gain_threads=gain,
+            within_noise_threads=min(noisy) if noisy else None,
+        )
 
 
 def find_peak(auto: AutoThreads, measure: Measure) -> Peak:

@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import hashlib
 import os
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
+from ..core.options import format_value
 from ..core.record import record
 from .spec import Campaign, Variant, WorkloadSpec, option_key
 
 MASK = "***"
-PATH_OPTIONS = ("config_file",)       # relative paths are resolved against the campaign file
-CONFIG_FIRST = ("config_file",)       # put first on a command line, so that every other option wins over it
+PATH_OPTIONS = ("config_file",)  # relative paths are resolved against the campaign file
+CONFIG_FIRST = ("config_file",)  # put first on a command line, so that every other option wins over it
 RESULTS_DIR_TOKEN = "{results_dir}"
 CAMPAIGN_DIR_TOKEN = "{campaign_dir}"
 
@@ -30,6 +32,7 @@ def secret_keys() -> set[str]:
     """Option keys declared secret by any driver (passwords).  Imported here, not at
     module level, so that reading results (reports) never loads a database library."""
     from ..drivers import REGISTRY as DRIVERS
+
     return {o.key for drv in DRIVERS.values() for o in drv.options if o.secret}
 
 
@@ -42,16 +45,6 @@ def redact(words: Iterable[str]) -> list[str]:
             arg = f"--{arg[2:].split('=', 1)[0]}={MASK}"
         out.append(arg)
     return out
-
-
-def format_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "on" if value else "off"
-    if isinstance(value, list):
-        return ",".join(format_value(v) for v in value)
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
 
 
 def merge(*maps: Mapping[str, Any]) -> dict[str, Any]:
@@ -107,8 +100,8 @@ class PlannedRun:
     result_path: str
     log_path: str
     fingerprint: str
-    phase: str              # "list" | "search" | "refine"
-    expected_s: float       # warm-up + measured time
+    phase: str  # "list" | "search" | "refine"
+    expected_s: float  # warm-up + measured time
     variant: Variant | None = None
 
     @property
@@ -130,8 +123,7 @@ class Planner:
         out = {}
         for name, value in options.items():
             if isinstance(value, str):
-                value = value.replace(RESULTS_DIR_TOKEN, self.results_dir).replace(CAMPAIGN_DIR_TOKEN,
-                                                                                   self.c.directory)
+                value = value.replace(RESULTS_DIR_TOKEN, self.results_dir).replace(CAMPAIGN_DIR_TOKEN, self.c.directory)
                 if option_key(name) in PATH_OPTIONS and value and not os.path.isabs(value):
                     value = self._from_campaign_dir(value)
             out[name] = value
@@ -169,23 +161,39 @@ class Planner:
     def prepare_request(self, command: str) -> Request:
         p = self.c.prepare
         assert p is not None
-        return Request(self.test_path(p.test), command,
-                       (*self._args(self.c.connection, self.data_options(), p.options), f"--threads={p.threads}"))
+        return Request(
+            self.test_path(p.test),
+            command,
+            (*self._args(self.c.connection, self.data_options(), p.options), f"--threads={p.threads}"),
+        )
 
-    def run(self, w: WorkloadSpec, threads: int, repeat: int, phase: str,
-            variant: Variant | None = None) -> PlannedRun:
+    def run(self, w: WorkloadSpec, threads: int, repeat: int, phase: str, variant: Variant | None = None) -> PlannedRun:
         key = RunKey(w.name, threads, repeat, variant.name if variant else None)
         result_path = os.path.join(self.results_dir, key.stem + ".json")
         v_conn, v_opts = (variant.connection, variant.options) if variant else ({}, {})
-        request = Request(self.test_path(w.test), "run",
-                          (*self._args(self.c.connection, v_conn, self.data_options(), self.c.run.options, w.options,
-                                       v_opts),
-                           f"--threads={threads}", f"--time={w.time_s}", f"--warmup-time={w.warmup_s}",
-                           f"--report-interval={self.c.run.report_interval_s}", f"--result-file={result_path}"))
-        return PlannedRun(key=key, test=w.test, request=request, result_path=result_path,
-                          log_path=os.path.join(self.results_dir, "logs", key.stem + ".log"),
-                          fingerprint=fingerprint(request.words() + list(variant.sql if variant else ())),
-                          phase=phase, expected_s=w.time_s + w.warmup_s, variant=variant)
+        request = Request(
+            self.test_path(w.test),
+            "run",
+            (
+                *self._args(self.c.connection, v_conn, self.data_options(), self.c.run.options, w.options, v_opts),
+                f"--threads={threads}",
+                f"--time={w.time_s}",
+                f"--warmup-time={w.warmup_s}",
+                f"--report-interval={self.c.run.report_interval_s}",
+                f"--result-file={result_path}",
+            ),
+        )
+        return PlannedRun(
+            key=key,
+            test=w.test,
+            request=request,
+            result_path=result_path,
+            log_path=os.path.join(self.results_dir, "logs", key.stem + ".log"),
+            fingerprint=fingerprint(request.words() + list(variant.sql if variant else ())),
+            phase=phase,
+            expected_s=w.time_s + w.warmup_s,
+            variant=variant,
+        )
 
     def fixed_runs(self, w: WorkloadSpec) -> list[PlannedRun]:
         """Repeats are whole sweeps (r1: all thread counts, then r2, ...), so slow drift
@@ -198,6 +206,5 @@ class Planner:
 
 def fingerprint(words: Iterable[str]) -> str:
     """Identity of a run's options (result-file excluded, secrets masked)."""
-    kept = [a for a in redact(words) if option_key(a[2:].split("=", 1)[0]) != "result_file"
-            or not a.startswith("--")]
+    kept = [a for a in redact(words) if option_key(a[2:].split("=", 1)[0]) != "result_file" or not a.startswith("--")]
     return hashlib.sha256("\0".join(kept).encode()).hexdigest()[:16]

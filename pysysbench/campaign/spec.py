@@ -15,8 +15,9 @@ import hashlib
 import os
 import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import field
-from typing import Any, Mapping
+from typing import Any, Literal, overload
 
 from ..core.errors import UsageError, listing
 from ..core.options import THREADS
@@ -44,8 +45,8 @@ RESERVED_OPTIONS = {
 TOP_KEYS = ("name", "description", "labels", "connection", "data", "prepare", "run", "sql", "workload", "variant")
 VARIANT_KEYS = ("name", "labels", "connection", "options", "sql")
 WORKLOAD_KEYS = ("test", "name", "threads", "auto", "options", "time", "warmup", "repeats")
-DEFAULT_ROW_BYTES = 250     # one sbtest row on disk incl. primary and secondary index (InnoDB, approx.)
-MAX_REPEATS = 1000          # runs of one thread count (each at least a second)
+DEFAULT_ROW_BYTES = 250  # one sbtest row on disk incl. primary and secondary index (InnoDB, approx.)
+MAX_REPEATS = 1000  # runs of one thread count (each at least a second)
 
 
 # --- the model ----------------------------------------------------------------------
@@ -58,17 +59,17 @@ class AutoThreads:
     start: int = 1
     factor: float = 2.0
     max: int = 256
-    min_gain: float = 0.05      # an improvement must exceed this fraction (and the noise)
-    patience: int = 1           # non-improving steps in a row before the search stops
-    refine: int = 1             # rounds of midpoints tested around the best point
+    min_gain: float = 0.05  # an improvement must exceed this fraction (and the noise)
+    patience: int = 1  # non-improving steps in a row before the search stops
+    refine: int = 1  # rounds of midpoints tested around the best point
     metric: str = "tps"
 
 
 @record(frozen=True)
 class WorkloadSpec:
-    name: str                   # unique id: file names, report sections
+    name: str  # unique id: file names, report sections
     test: str
-    threads: tuple[int, ...]    # empty when auto
+    threads: tuple[int, ...]  # empty when auto
     auto: AutoThreads | None
     options: dict[str, Any]
     time_s: int
@@ -111,7 +112,7 @@ class SqlHooks:
     before_campaign: tuple[str, ...] = ()
     after_prepare: tuple[str, ...] = ()
     before_run: tuple[str, ...] = ()
-    capture: tuple[str, ...] = ()       # queries returning (name, value) rows: server settings
+    capture: tuple[str, ...] = ()  # queries returning (name, value) rows: server settings
 
 
 @record(frozen=True)
@@ -159,19 +160,19 @@ def option_key(name: str) -> str:
 class Table:
     """One TOML table being validated: take keys, then complain about leftovers."""
 
-    def __init__(self, data: Any, where: str, ctx: "Reader", keys: tuple[str, ...] | None = None):
+    def __init__(self, data: Any, where: str, ctx: Reader, keys: tuple[str, ...] | None = None):
         self.ctx = ctx
         self.where = where
         if not isinstance(data, dict):
             raise ctx.error(f"{where} must be a table")
-        self.items = {}
+        self.items: dict[str, Any] = {}
         for key, value in data.items():
             ck = canonical(key)
             if ck in self.items:
                 raise ctx.error(f"{where}: key '{key}' is given twice (spelled with '-' and '_')")
             self.items[ck] = value
         self.taken: set[str] = set()
-        if keys is not None:        # typos first: a misspelt key explains the errors that follow
+        if keys is not None:  # typos first: a misspelt key explains the errors that follow
             self._unknown(set(keys))
 
     def has(self, key: str) -> bool:
@@ -183,6 +184,13 @@ class Table:
 
     def fail(self, key: str, what: str) -> UsageError:
         return self.ctx.error(f"{self.where}: '{key}' {what}")
+
+    @overload
+    def text(self, key: str, default: str, *, required: bool = False) -> str: ...
+    @overload
+    def text(self, key: str, default: None = None, *, required: Literal[True]) -> str: ...
+    @overload
+    def text(self, key: str, default: None = None, *, required: bool = False) -> str | None: ...
 
     def text(self, key: str, default: str | None = None, *, required: bool = False) -> str | None:
         value = self.raw(key, default)
@@ -203,7 +211,7 @@ class Table:
         return value
 
     def thread_count(self, key: str, default: int) -> int:
-        return self.integer(key, default, minimum=int(THREADS.min), maximum=int(THREADS.max))
+        return self.integer(key, default, minimum=int(THREADS.min), maximum=int(THREADS.max))  # type: ignore[arg-type]  # THREADS has both bounds
 
     def number(self, key: str, default: float, *, minimum: float = 0.0) -> float:
         value = self.raw(key, default)
@@ -233,7 +241,7 @@ class Table:
             raise self.fail(key, f"must be one of {', '.join(choices)}, got {_show(value)}")
         return value
 
-    def table(self, key: str) -> "Table | None":
+    def table(self, key: str) -> Table | None:
         value = self.raw(key)
         if value is None:
             return None
@@ -369,13 +377,28 @@ def parse(data: dict, path: str, sha256: str = "") -> Campaign:
     if variants:
         auto = next((w for w in workloads if w.auto is not None), None)
         if auto is not None:
-            raise ctx.error(f"[[workload]] '{auto.name}': threads = \"auto\" cannot be combined with [[variant]]s "
-                            "(interleaved rounds need the same thread counts for every variant): give a list")
+            raise ctx.error(
+                f"[[workload]] '{auto.name}': threads = \"auto\" cannot be combined with [[variant]]s "
+                "(interleaved rounds need the same thread counts for every variant): give a list"
+            )
     for where, opts in (("[connection]", connection), ("[data]", data_opts)):
         _check_reserved(opts, where, ctx)
-    return Campaign(name=name, description=description, path=os.path.abspath(path), directory=directory,
-                    sha256=sha256, labels=labels, connection=connection, data=data_opts, table_size=table_size,
-                    prepare=prepare, run=run, sql=sql, workloads=workloads, variants=variants)
+    return Campaign(
+        name=name,
+        description=description,
+        path=os.path.abspath(path),
+        directory=directory,
+        sha256=sha256,
+        labels=labels,
+        connection=connection,
+        data=data_opts,
+        table_size=table_size,
+        prepare=prepare,
+        run=run,
+        sql=sql,
+        workloads=workloads,
+        variants=variants,
+    )
 
 
 def _check_reserved(options: Mapping[str, Any], where: str, ctx: Reader) -> None:
@@ -408,13 +431,15 @@ def _data(t: Table | None, ctx: Reader) -> tuple[dict[str, Any], int | MemorySiz
             size = _memory_sizing(Table(value, "[data] table-size", ctx))
         elif key == "table-size":
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise t.fail(key, f"must be a positive integer or a table {{memory = \"256M\", factor = 1.2}}, "
-                                  f"got {_show(value)}")
+                raise t.fail(
+                    key, f'must be a positive integer or a table {{memory = "256M", factor = 1.2}}, got {_show(value)}'
+                )
             size = value
         else:
             opts.update(ctx.options({key: value}, "[data]"))
-    if "tables" in t.items and (isinstance(t.items["tables"], bool) or not isinstance(t.items["tables"], int)
-                                or t.items["tables"] < 1):
+    if "tables" in t.items and (
+        isinstance(t.items["tables"], bool) or not isinstance(t.items["tables"], int) or t.items["tables"] < 1
+    ):
         raise t.fail("tables", f"must be a positive integer, got {_show(t.items['tables'])}")
     return opts, size
 
@@ -426,14 +451,21 @@ def _memory_sizing(t: Table) -> MemorySizing:
     row_bytes = t.integer("row-bytes", DEFAULT_ROW_BYTES, minimum=1)
     t.done()
     if (memory is None) == (query is None):
-        raise t.ctx.error(f"{t.where}: give exactly one of 'memory' (e.g. \"256M\") or 'memory-query' "
-                          "(SQL returning bytes, e.g. \"SELECT @@innodb_buffer_pool_size\")")
+        raise t.ctx.error(
+            f"{t.where}: give exactly one of 'memory' (e.g. \"256M\") or 'memory-query' "
+            '(SQL returning bytes, e.g. "SELECT @@innodb_buffer_pool_size")'
+        )
     memory_bytes = None
     if memory is not None:
-        memory_bytes = memory if isinstance(memory, int) and not isinstance(memory, bool) else \
-            parse_size(memory) if isinstance(memory, str) else None
+        memory_bytes = (
+            memory
+            if isinstance(memory, int) and not isinstance(memory, bool)
+            else parse_size(memory)
+            if isinstance(memory, str)
+            else None
+        )
         if not memory_bytes:
-            raise t.fail("memory", f"must be a size such as \"256M\" or \"4G\", got {_show(memory)}")
+            raise t.fail("memory", f'must be a size such as "256M" or "4G", got {_show(memory)}')
     if factor <= 0:
         raise t.fail("factor", "must be > 0")
     return MemorySizing(memory_bytes, query, factor, row_bytes)
@@ -449,9 +481,13 @@ def _prepare(top: Table, ctx: Reader) -> PrepareSpec | None:
     if not t.flag("enabled", True):
         t.taken.update(t.items)
         return None
-    spec = PrepareSpec(test=t.text("test", "oltp_common"), threads=t.thread_count("threads", 1),
-                       cleanup=t.flag("cleanup", True), prewarm=t.flag("prewarm", False),
-                       options=t.options("options"))
+    spec = PrepareSpec(
+        test=t.text("test", "oltp_common"),
+        threads=t.thread_count("threads", 1),
+        cleanup=t.flag("cleanup", True),
+        prewarm=t.flag("prewarm", False),
+        options=t.options("options"),
+    )
     t.done()
     _check_reserved(spec.options, "[prepare] options", ctx)
     return spec
@@ -460,10 +496,15 @@ def _prepare(top: Table, ctx: Reader) -> PrepareSpec | None:
 def _run_defaults(t: Table | None, ctx: Reader) -> RunDefaults:
     if t is None:
         return RunDefaults()
-    run = RunDefaults(time_s=t.integer("time", 10, minimum=1), warmup_s=t.integer("warmup", 0),
-                      repeats=t.integer("repeats", 1, minimum=1, maximum=MAX_REPEATS), pause_s=t.number("pause", 0.0),
-                      report_interval_s=t.integer("report-interval", 1, minimum=1),
-                      on_error=t.choice("on-error", "stop", ON_ERROR), options=t.options("options"))
+    run = RunDefaults(
+        time_s=t.integer("time", 10, minimum=1),
+        warmup_s=t.integer("warmup", 0),
+        repeats=t.integer("repeats", 1, minimum=1, maximum=MAX_REPEATS),
+        pause_s=t.number("pause", 0.0),
+        report_interval_s=t.integer("report-interval", 1, minimum=1),
+        on_error=t.choice("on-error", "stop", ON_ERROR),
+        options=t.options("options"),
+    )
     t.done()
     _check_reserved(run.options, "[run] options", ctx)
     return run
@@ -472,8 +513,12 @@ def _run_defaults(t: Table | None, ctx: Reader) -> RunDefaults:
 def _sql(t: Table | None, ctx: Reader) -> SqlHooks:
     if t is None:
         return SqlHooks()
-    hooks = SqlHooks(before_campaign=t.strings("before-campaign"), after_prepare=t.strings("after-prepare"),
-                     before_run=t.strings("before-run"), capture=t.strings("capture"))
+    hooks = SqlHooks(
+        before_campaign=t.strings("before-campaign"),
+        after_prepare=t.strings("after-prepare"),
+        before_run=t.strings("before-run"),
+        capture=t.strings("capture"),
+    )
     t.done()
     return hooks
 
@@ -492,8 +537,13 @@ def _variants(value: Any, ctx: Reader) -> tuple[Variant, ...]:
         if any(v.name == name for v in out):
             raise ctx.error(f"[[variant]] #{i}: name '{name}' is used twice")
         labels = _labels(t.table("labels"), ctx)
-        v = Variant(name=name, labels=labels, connection=t.options("connection"), options=t.options("options"),
-                    sql=t.strings("sql"))
+        v = Variant(
+            name=name,
+            labels=labels,
+            connection=t.options("connection"),
+            options=t.options("options"),
+            sql=t.strings("sql"),
+        )
         t.done()
         for where, opts in (("connection", v.connection), ("options", v.options)):
             _check_reserved(opts, f"[[variant]] '{name}' {where}", ctx)
@@ -510,8 +560,10 @@ def _workloads(value: Any, run: RunDefaults, ctx: Reader) -> tuple[WorkloadSpec,
     for i, item in enumerate(value, 1):
         w = _workload(Table(item, f"[[workload]] #{i}", ctx, WORKLOAD_KEYS), run, ctx)
         if any(o.name == w.name for o in out):
-            raise ctx.error(f"[[workload]] #{i}: name '{w.name}' is used twice; give each workload of the "
-                            "same test a distinct 'name'")
+            raise ctx.error(
+                f"[[workload]] #{i}: name '{w.name}' is used twice; give each workload of the "
+                "same test a distinct 'name'"
+            )
         out.append(w)
     return tuple(out)
 
@@ -523,9 +575,16 @@ def _workload(t: Table, run: RunDefaults, ctx: Reader) -> WorkloadSpec:
     if not NAME_RE.match(name):
         raise t.fail("name", f"must be letters, digits, '.', '_', '+' or '-' (it names files), got {_show(name)}")
     threads, auto = _threads(t, ctx)
-    spec = WorkloadSpec(name=name, test=test, threads=threads, auto=auto, options=t.options("options"),
-                        time_s=t.integer("time", run.time_s, minimum=1), warmup_s=t.integer("warmup", run.warmup_s),
-                        repeats=t.integer("repeats", run.repeats, minimum=1, maximum=MAX_REPEATS))
+    spec = WorkloadSpec(
+        name=name,
+        test=test,
+        threads=threads,
+        auto=auto,
+        options=t.options("options"),
+        time_s=t.integer("time", run.time_s, minimum=1),
+        warmup_s=t.integer("warmup", run.warmup_s),
+        repeats=t.integer("repeats", run.repeats, minimum=1, maximum=MAX_REPEATS),
+    )
     t.done()
     _check_reserved(spec.options, f"{t.where} options", ctx)
     return spec
@@ -537,26 +596,32 @@ def _threads(t: Table, ctx: Reader) -> tuple[tuple[int, ...], AutoThreads | None
     if value == AUTO:
         return (), _auto(auto_table) if auto_table else AutoThreads()
     if auto_table is not None:
-        raise t.fail("auto", "is only used with threads = \"auto\"")
+        raise t.fail("auto", 'is only used with threads = "auto"')
     if isinstance(value, int) and not isinstance(value, bool):
         value = [value]
     if not isinstance(value, list) or not value:
-        raise t.fail("threads", f"must be a list of thread counts or \"auto\", got "
-                                f"{_show(value) if value is not None else 'nothing'}")
+        raise t.fail(
+            "threads",
+            f'must be a list of thread counts or "auto", got {_show(value) if value is not None else "nothing"}',
+        )
     for i, v in enumerate(value, 1):
         if isinstance(v, bool) or not isinstance(v, int) or not THREADS.holds(v):
-            raise t.fail("threads", f"element {i} is {_show(v)}: a thread count is an integer "
-                                    f"{THREADS.describe()}")
+            raise t.fail("threads", f"element {i} is {_show(v)}: a thread count is an integer {THREADS.describe()}")
     if len(set(value)) != len(value):
         raise t.fail("threads", "lists a thread count twice (use repeats for repeated runs)")
     return tuple(value), None
 
 
 def _auto(t: Table) -> AutoThreads:
-    a = AutoThreads(start=t.thread_count("start", 1), factor=t.number("factor", 2.0, minimum=1.0),
-                    max=t.thread_count("max", 256), min_gain=t.number("min-gain", 0.05),
-                    patience=t.integer("patience", 1, minimum=1), refine=t.integer("refine", 1),
-                    metric=t.choice("metric", "tps", METRICS))
+    a = AutoThreads(
+        start=t.thread_count("start", 1),
+        factor=t.number("factor", 2.0, minimum=1.0),
+        max=t.thread_count("max", 256),
+        min_gain=t.number("min-gain", 0.05),
+        patience=t.integer("patience", 1, minimum=1),
+        refine=t.integer("refine", 1),
+        metric=t.choice("metric", "tps", METRICS),
+    )
     t.done()
     if a.factor <= 1.0:
         raise t.fail("factor", "must be > 1 (the thread count is multiplied by it)")

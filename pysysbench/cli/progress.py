@@ -28,8 +28,10 @@ def run_line(run: PlannedRun, record: RunRecord) -> str:
     if record.status in ("ok", "stored"):
         s = (record.doc or {}).get("summary") or {}
         lat = s.get("latency_ms") or {}
-        figures = (f"tps {s.get('tps', 0):,.2f}  qps {s.get('qps', 0):,.2f}  p95 {lat.get('p95', 0):.2f} ms  "
-                   f"err/s {s.get('errors_per_s', 0):.2f}")
+        figures = (
+            f"tps {s.get('tps', 0):,.2f}  qps {s.get('qps', 0):,.2f}  p95 {lat.get('p95', 0):.2f} ms  "
+            f"err/s {s.get('errors_per_s', 0):.2f}"
+        )
         return f"{head}: {figures}" + ("  (stored earlier, skipped)" if record.status == "stored" else "")
     return f"{head}: {record.status.upper()}: {record.error}"
 
@@ -40,13 +42,23 @@ def _threads(n: int) -> str:
 
 def peak_line(w: WorkloadSpec, peak: Peak) -> str:
     gain, noise = peak.within_gain_threads, peak.within_noise_threads
-    sat = (f", within {w.auto.min_gain:.0%} of it from {_threads(gain)}" if w.auto and gain is not None
-           and gain != peak.threads else "")
-    sat += (f", within noise of it from {_threads(noise)}" if noise is not None and noise != peak.threads
-            else ", noise unknown (no repeats)" if noise is None else "")
-    return (f"{w.name}: peak {peak.metric.upper()} {peak.value:,.2f} at {_threads(peak.threads)}{sat} "
-            f"(tested {', '.join(str(p.threads) for p in sorted(peak.points, key=lambda p: p.threads))}; "
-            f"search stopped: {peak.stopped})")
+    sat = (
+        f", within {w.auto.min_gain:.0%} of it from {_threads(gain)}"
+        if w.auto and gain is not None and gain != peak.threads
+        else ""
+    )
+    sat += (
+        f", within noise of it from {_threads(noise)}"
+        if noise is not None and noise != peak.threads
+        else ", noise unknown (no repeats)"
+        if noise is None
+        else ""
+    )
+    return (
+        f"{w.name}: peak {peak.metric.upper()} {peak.value:,.2f} at {_threads(peak.threads)}{sat} "
+        f"(tested {', '.join(str(p.threads) for p in sorted(peak.points, key=lambda p: p.threads))}; "
+        f"search stopped: {peak.stopped})"
+    )
 
 
 class PlainDisplay:
@@ -56,7 +68,7 @@ class PlainDisplay:
         self.say = say
         self.total = "?"
 
-    def __enter__(self) -> "PlainDisplay":
+    def __enter__(self) -> PlainDisplay:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -66,9 +78,13 @@ class PlainDisplay:
         """Benchmark output: kept in the run's log file only."""
 
     def events(self) -> Events:
-        return Events(phase=lambda text: self.say(f"campaign: {text}"), plan=self._plan,
-                      run_started=self._started, run_finished=self._finished,
-                      peak=lambda w, p: self.say(f"campaign: {peak_line(w, p)}"))
+        return Events(
+            phase=lambda text: self.say(f"campaign: {text}"),
+            plan=self._plan,
+            run_started=self._started,
+            run_finished=self._finished,
+            peak=lambda w, p: self.say(f"campaign: {peak_line(w, p)}"),
+        )
 
     def _plan(self, total: int, exact: bool) -> None:
         self.total = str(total) if exact else f"~{total}"
@@ -76,8 +92,10 @@ class PlainDisplay:
 
     def _started(self, run: PlannedRun, position: int) -> None:
         self.position = position
-        self.say(f"[{position}/{self.total}] {run.key.workload} threads={run.key.threads} r{run.key.repeat}: "
-                 f"{run.expected_s:g} s")
+        self.say(
+            f"[{position}/{self.total}] {run.key.workload} threads={run.key.threads} r{run.key.repeat}: "
+            f"{run.expected_s:g} s"
+        )
 
     def _finished(self, run: PlannedRun, record: RunRecord) -> None:
         self.say(f"[{self.position}/{self.total}] {run_line(run, record)}")
@@ -98,20 +116,25 @@ class RichDisplay:
 
     def __init__(self, console: Console | None = None):
         self.console = console or Console()
-        self.progress = TimedProgress(TextColumn("{task.description}"), BarColumn(bar_width=30),
-                                      TextColumn("{task.completed:>5.0f}/{task.total:.0f}"),
-                                      TimeElapsedColumn(), TextColumn("{task.fields[last]}", markup=False, style="dim"),
-                                      console=self.console, transient=False)
+        self.progress = TimedProgress(
+            TextColumn("{task.description}"),
+            BarColumn(bar_width=30),
+            TextColumn("{task.completed:>5.0f}/{task.total:.0f}"),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[last]}", markup=False, style="dim"),
+            console=self.console,
+            transient=False,
+        )
         self.overall = None
         self.current = None
         self.exact = True
 
-    def __enter__(self) -> "RichDisplay":
+    def __enter__(self) -> RichDisplay:
         self.progress.start()
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        if self.overall is not None:        # peak finding: the estimate becomes the real count
+        if self.overall is not None:  # peak finding: the estimate becomes the real count
             task = next(t for t in self.progress.tasks if t.id == self.overall)
             self.progress.update(self.overall, total=task.completed)
         self.progress.stop()
@@ -121,14 +144,17 @@ class RichDisplay:
             self.progress.update(self.current, last=text.strip()[:90])
 
     def events(self) -> Events:
-        return Events(phase=lambda text: self.console.print(Text(f"campaign: {text}", style="bold")),
-                      plan=self._plan, run_started=self._started, run_finished=self._finished,
-                      peak=lambda w, p: self.console.print(Text(f"peak: {peak_line(w, p)}", style="bold green")))
+        return Events(
+            phase=lambda text: self.console.print(Text(f"campaign: {text}", style="bold")),
+            plan=self._plan,
+            run_started=self._started,
+            run_finished=self._finished,
+            peak=lambda w, p: self.console.print(Text(f"peak: {peak_line(w, p)}", style="bold green")),
+        )
 
     def _plan(self, total: int, exact: bool) -> None:
         self.exact = exact
-        self.overall = self.progress.add_task("campaign runs" + ("" if exact else " (about)"), total=total,
-                                              last="")
+        self.overall = self.progress.add_task("campaign runs" + ("" if exact else " (about)"), total=total, last="")
 
     def _started(self, run: PlannedRun, position: int) -> None:
         if self.current is not None:

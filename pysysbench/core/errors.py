@@ -26,7 +26,7 @@ stays one readable line whatever the list's length.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 LISTING_LIMIT = 10
 
@@ -69,6 +69,11 @@ class DamagedResultFile(UsageError):
     where files that are not result files are skipped (a directory of results)."""
 
 
+class NotAResultFile(UsageError):
+    """A file that is no pysysbench result file at all (not JSON, not UTF-8, another JSON
+    document): skipped where a directory is walked, unlike a damaged or newer one."""
+
+
 class ConfigError(PySysbenchError):
     """Options parse, but their combination is not usable."""
 
@@ -102,8 +107,15 @@ class SQLError(DatabaseError):
     """A statement failed.  ``code`` is the server's error code as a string
     (MySQL errno, PostgreSQL SQLSTATE, SQLite result name)."""
 
-    def __init__(self, message: str, code: str = "", sql: str = "", errmsg: str | None = None,
-                 sqlstate: str = "", client_text: str = ""):
+    def __init__(
+        self,
+        message: str,
+        code: str = "",
+        sql: str = "",
+        errmsg: str | None = None,
+        sqlstate: str = "",
+        client_text: str = "",
+    ):
         super().__init__(message)
         self.code = code
         self.sql = sql

@@ -31,7 +31,7 @@ _PROBLEMS = {
     errno.ENOTDIR: "a parent in the path is not a directory",
     errno.ENAMETOOLONG: "the name is too long",
 }
-_IN_DIRECTORY = {   # problems of the directory the file goes into
+_IN_DIRECTORY = {  # problems of the directory the file goes into
     errno.EROFS: "'{dir}' is on a read-only file system",
     errno.EACCES: "no permission to create files in '{dir}'",
     errno.EPERM: "no permission to create files in '{dir}'",
@@ -45,7 +45,7 @@ def problem(exc: OSError, directory: str = "") -> str:
         return _PROBLEMS[exc.errno]
     if exc.errno in _IN_DIRECTORY:
         directory = directory or os.path.dirname(exc.filename or "") or "."
-        if exc.errno == errno.ENOENT and os.path.isdir(directory):   # /proc: there, but takes no new file
+        if exc.errno == errno.ENOENT and os.path.isdir(directory):  # /proc: there, but takes no new file
             return f"files cannot be created in '{directory}'"
         return _IN_DIRECTORY[exc.errno].format(dir=directory)
     text = exc.strerror or str(exc)
@@ -64,11 +64,15 @@ def _directory(what: str, path: str) -> tuple[str, str]:
     directory = os.path.dirname(target)
     try:
         os.makedirs(directory, exist_ok=True)
-    except (FileExistsError, NotADirectoryError):   # a file where a directory should be
+    except (FileExistsError, NotADirectoryError):  # a file where a directory should be
         raise _error(what, path, _PROBLEMS[errno.ENOTDIR]) from None
     except OSError as exc:
-        raise _error(what, path, f"its directory '{directory}' does not exist and cannot be created: "
-                                 f"{problem(exc, os.path.dirname(exc.filename or directory))}") from None
+        raise _error(
+            what,
+            path,
+            f"its directory '{directory}' does not exist and cannot be created: "
+            f"{problem(exc, os.path.dirname(exc.filename or directory))}",
+        ) from None
     return target, directory
 
 
@@ -80,7 +84,8 @@ def check_writable(path: str, what: str = "result file") -> None:
         if not os.access(target, os.W_OK):
             raise _error(what, path, "no permission to write it")
         return
-    import tempfile   # (shutil, random, ...): imported where a file is written or probed
+    import tempfile  # (shutil, random, ...): imported where a file is written or probed
+
     try:
         fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, suffix=TMP_SUFFIX, dir=directory)
     except OSError as exc:
@@ -104,7 +109,7 @@ def _fsync_directory(directory: str) -> None:
     try:
         fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
     except OSError:
-        return   # some file systems do not open directories; the rename is done either way
+        return  # some file systems do not open directories; the rename is done either way
     try:
         os.fsync(fd)
     except OSError:
@@ -138,7 +143,8 @@ def write_atomic(path: str, data: str | bytes, what: str = "result file") -> Non
         _write_in_place(target, path, raw, what)
         return
     tmp = None
-    import tempfile   # (shutil, random, ...): imported where a file is written or probed
+    import tempfile  # (shutil, random, ...): imported where a file is written or probed
+
     try:
         fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, suffix=TMP_SUFFIX, dir=directory)
         with os.fdopen(fd, "wb") as fh:
@@ -151,7 +157,7 @@ def write_atomic(path: str, data: str | bytes, what: str = "result file") -> Non
     except OSError as exc:
         raise _error(what, path, problem(exc, directory)) from None
     finally:
-        if tmp is not None:   # failed, or interrupted (KeyboardInterrupt) half-way
+        if tmp is not None:  # failed, or interrupted (KeyboardInterrupt) half-way
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
     _fsync_directory(directory)

@@ -20,21 +20,23 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import field
 from enum import Enum
 from types import MappingProxyType
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any
 
 from .errors import ConfigError, InvalidOption, UsageError
 from .record import record
 
 BOOL_TRUE = ("on", "true", "yes", "1")
 BOOL_FALSE = ("off", "false", "no", "0")
+FLAG_OFF = (*BOOL_FALSE, "disabled")  # a mode option's words that leave its sysbench flag off
 SIZE_SUFFIXES = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 INT_MAX = 2**63 - 1
-INT32_MAX = 2**31 - 1        # C int: sysbench's integer options, the sbtest id and k columns (INTEGER)
-INT32_MIN = -2**31
-MAX_THREADS = 1_000_000      # --threads (and a campaign's thread counts); servers cap sessions far lower
+INT32_MAX = 2**31 - 1  # C int: sysbench's integer options, the sbtest id and k columns (INTEGER)
+INT32_MIN = -(2**31)
+MAX_THREADS = 1_000_000  # --threads (and a campaign's thread counts); servers cap sessions far lower
 
 
 class OptType(Enum):
@@ -67,14 +69,18 @@ class Bounds:
 
     def holds(self, value: float) -> bool:
         lo, hi = self.min, self.max
-        return ((lo is None or (value > lo if self.open_min else value >= lo))
-                and (hi is None or (value < hi if self.open_max else value <= hi)))
+        return (lo is None or (value > lo if self.open_min else value >= lo)) and (
+            hi is None or (value < hi if self.open_max else value <= hi)
+        )
 
     def describe(self) -> str:
         lo, hi = _number_text(self.min), _number_text(self.max)
         if self.min is not None and self.max is not None:
-            text = (f"between {lo} and {hi}" if not (self.open_min or self.open_max) else
-                    f"{'>' if self.open_min else '>='} {lo} and {'<' if self.open_max else '<='} {hi}")
+            text = (
+                f"between {lo} and {hi}"
+                if not (self.open_min or self.open_max)
+                else f"{'>' if self.open_min else '>='} {lo} and {'<' if self.open_max else '<='} {hi}"
+            )
         elif self.min is not None:
             text = f"{'>' if self.open_min else '>='} {lo}"
         else:
@@ -88,7 +94,7 @@ def _number_text(value: float | None) -> str:
 
 THREADS = Bounds(1, MAX_THREADS)
 NON_NEGATIVE = Bounds(0)
-COUNT = Bounds(0, INT32_MAX)          # statements per transaction and other counts
+COUNT = Bounds(0, INT32_MAX)  # statements per transaction and other counts
 PERCENT = Bounds(0.0, 100.0)
 PORT = Bounds(1, 65535)
 
@@ -102,14 +108,24 @@ class Option:
     default: Any
     help: str
     group: str = "General options"
-    secret: bool = False          # never printed, logged or written to result files
+    secret: bool = False  # never printed, logged or written to result files
     show_default: bool = True
     alias_for: str | None = None  # deprecated alias: value goes to this option
     choices: tuple[str, ...] | None = None
     bounds: Bounds | None = None  # checked after parsing (check_bounds)
-    extra: bool = False           # not sysbench 1.0.20's: works, but unlisted in the sysbench face's help
-    c_int: bool = False           # sysbench reads it as a C int: a value beyond one is refused while parsing
-    fold_case: bool = False       # ``choices`` match in any case (a client's REQUIRED for required)
+    extra: bool = False  # not sysbench 1.0.20's: works, but unlisted in the sysbench face's help
+    # an extra option of a later sysbench release ("1.1"): a workload's is listed in that face's
+    # help; a general or driver option exists only under that release
+    since: str = ""
+    gone_in: str = ""  # the sysbench release without it ("1.1"): read, but not an option given under it
+    c_int: bool = False  # sysbench reads it as a C int: a value beyond one is refused while parsing
+    fold_case: bool = False  # ``choices`` match in any case (a client's REQUIRED for required)
+    # the type sysbench declares it with where pysysbench's is wider (a LIST of hosts for its
+    # STRING, a mode for its BOOL): what a Lua script sees (sysbench_value), and a BOOL's words
+    sysbench_type: OptType | None = None
+    # the sysbench release whose face takes any value, as it does: ``choices`` unchecked (its
+    # client library refuses a bad one when it connects, in its words: the driver's connect)
+    unchecked_in: str = ""
 
     @property
     def key(self) -> str:
@@ -130,7 +146,7 @@ def format_default(opt: Option) -> str:
     if value is None:
         return ""
     if isinstance(value, float):
-        return f"{value:g}"   # sysbench prints doubles with %g: [1], [75], [0.2]
+        return f"{value:g}"  # sysbench prints doubles with %g: [1], [75], [0.2]
     return str(value)
 
 
@@ -145,6 +161,17 @@ def shown(text: str) -> str:
     return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
 
 
+def format_value(value: Any) -> str:
+    """A value as an option's word on a command line (bools as on/off, lists joined by commas)."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, list):
+        return ",".join(format_value(v) for v in value)
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
 def option_text(name: str, value: str | None) -> str:
     """``--name=value`` (``--name`` when bare), as sysbench echoes an argument it refuses."""
     return shown(f"--{name}" if value is None else f"--{name}={value}")
@@ -156,6 +183,9 @@ def parse_value(opt: Option, raw: str | None, *, origin: str = "") -> Any:
     Messages follow sysbench's wording so existing wrappers see familiar text.
     """
     t = opt.type
+    flag = opt.sysbench_type is OptType.BOOL and t is OptType.STRING
+    if flag and raw is None:
+        return "on"  # sysbench's bare flag
     if t is OptType.BOOL:
         if raw is None or raw == "":
             return True
@@ -164,8 +194,9 @@ def parse_value(opt: Option, raw: str | None, *, origin: str = "") -> Any:
             return True
         if low in BOOL_FALSE:
             return False
-        raise InvalidOption(f"invalid option: {option_text(opt.name, raw)}{origin}"
-                            " (expected on/off, true/false or 1/0)")
+        raise InvalidOption(
+            f"invalid option: {option_text(opt.name, raw)}{origin} (expected on/off, true/false or 1/0)"
+        )
     if raw is None:
         if t is OptType.STRING or t is OptType.LIST:
             return "" if t is OptType.STRING else []
@@ -178,23 +209,40 @@ def parse_value(opt: Option, raw: str | None, *, origin: str = "") -> Any:
         return _parse_size(opt, raw, origin)
     if t is OptType.LIST:
         return [v.strip() for v in raw.split(",") if v.strip() != ""]
-    if opt.choices is not None and raw not in opt.choices and raw != "":
+    if opt.choices is not None and raw not in opt.choices and (raw != "" or flag):
         if opt.fold_case and raw.lower() in opt.choices:
             return raw.lower()
-        raise InvalidOption(f"Invalid value for the '{opt.name}' option: '{shown(raw)}'"
-                            f" (choose one of: {', '.join(opt.choices)}){origin}")
+        raise InvalidOption(
+            f"Invalid value for the '{opt.name}' option: '{shown(raw)}'"
+            f" (choose one of: {', '.join(opt.choices)}){origin}"
+        )
     return raw
+
+
+def sysbench_value(opt: Option, value: Any) -> Any:
+    """``value`` as sysbench's type of the option (``sysbench_type``) has it, for a Lua script:
+    a mode as its flag (on unless :data:`FLAG_OFF`), a list of one item as that string or
+    number; a list of several stays a list (pysysbench's extension)."""
+    kind = opt.sysbench_type
+    if kind is OptType.BOOL:
+        return str(value).lower() not in FLAG_OFF
+    if kind in (OptType.STRING, OptType.INT) and isinstance(value, list) and len(value) == 1:
+        item = str(value[0])
+        return int(item) if kind is OptType.INT and item.isdigit() else item
+    return value
 
 
 def _bad(opt: Option, raw: str, origin: str, what: str) -> InvalidOption:
     # sysbench names the option by its key (report_interval) and says no more
-    return InvalidOption(f"Invalid value for the '{opt.name}' option: '{shown(raw)}' ({what}){origin}",
-                         f"Invalid value for the '{canonical(opt.name)}' option: '{shown(raw)}'")
+    return InvalidOption(
+        f"Invalid value for the '{opt.name}' option: '{shown(raw)}' ({what}){origin}",
+        f"Invalid value for the '{canonical(opt.name)}' option: '{shown(raw)}'",
+    )
 
 
 def _parse_int(opt: Option, raw: str, origin: str) -> int:
     value = _int_value(opt, raw, origin)
-    if opt.c_int and not INT32_MIN <= value <= INT32_MAX:   # sysbench: strtol, then "fits an int"
+    if opt.c_int and not INT32_MIN <= value <= INT32_MAX:  # sysbench: strtol, then "fits an int"
         raise _bad(opt, raw, origin, f"expected an integer between {INT32_MIN} and {INT32_MAX}")
     return value
 
@@ -232,7 +280,7 @@ def _parse_size(opt: Option, raw: str, origin: str) -> int:
     return int(float(m.group(1)) * SIZE_SUFFIXES[m.group(2).lower()])
 
 
-def check_bounds(values: "Values") -> None:
+def check_bounds(values: Values) -> None:
     """Every option declaring :class:`Bounds` holds a value inside them; otherwise
     sysbench's post-parse wording (``Invalid value for --threads: 0``) and the range.
     Deprecated aliases are checked through the option they set."""
@@ -240,7 +288,7 @@ def check_bounds(values: "Values") -> None:
         if opt.bounds is None or opt.alias_for:
             continue
         value = values.get(opt.key)
-        for item in (value if opt.type is OptType.LIST else [value]):
+        for item in value if opt.type is OptType.LIST else [value]:
             number = _list_number(item) if opt.type is OptType.LIST else item
             if number is None or not opt.bounds.holds(number):
                 text = f"'{shown(str(item))}'" if number is None else _number_text(number)
@@ -372,7 +420,7 @@ class Values:
         self.data.pop(canonical(name), None)
         self.explicit.discard(canonical(name))
 
-    def freeze(self, derived: Mapping[str, Any] | None = None) -> "Values":
+    def freeze(self, derived: Mapping[str, Any] | None = None) -> Values:
         """End of parsing: the values become read-only (``data`` a read-only mapping,
         ``explicit`` a frozenset, :meth:`set` and attribute writes raise
         :class:`FrozenOptionsError`).  ``derived`` are values computed once from the
@@ -392,8 +440,10 @@ class Values:
 
     def __reduce__(self):
         """Pickled as plain state (worker processes, Ray actors) and frozen again there."""
-        return (_rebuild_values, (self.registry, dict(self.data), set(self.explicit), self.unique_seed,
-                                  self.frozen, dict(self.script)))
+        return (
+            _rebuild_values,
+            (self.registry, dict(self.data), set(self.explicit), self.unique_seed, self.frozen, dict(self.script)),
+        )
 
     def public(self) -> dict[str, Any]:
         """Effective options with secrets removed, for result files."""
@@ -402,14 +452,15 @@ class Values:
             if opt.secret or opt.alias_for:
                 continue
             out[opt.name] = self.get(opt.key)
-        for key, value in self.script.items():    # a Lua script's own options, where no built-in has the name
+        for key, value in self.script.items():  # a Lua script's own options, where no built-in has the name
             if self.registry.get(key) is None:
                 out[key] = value
         return out
 
 
-def _rebuild_values(registry: Registry, data: dict, explicit: set, unique_seed: int, frozen: bool,
-                    script: dict | None = None) -> Values:
+def _rebuild_values(
+    registry: Registry, data: dict, explicit: set, unique_seed: int, frozen: bool, script: dict | None = None
+) -> Values:
     values = Values(registry, data, explicit, unique_seed, script=script or {})
     return values.freeze() if frozen else values
 
@@ -445,7 +496,7 @@ class RawOption:
 
     name: str
     value: str | None
-    origin: str = ""     # " (in FILE line N)" for config-file entries
+    origin: str = ""  # " (in FILE line N)" for config-file entries
 
 
 def split_argv(argv: list[str]) -> tuple[list[RawOption], list[str]]:
@@ -484,13 +535,14 @@ def read_config_file(path: str) -> list[RawOption]:
         raise UsageError(f"cannot read config file '{path}': {exc.strerror}") from None
     except UnicodeDecodeError:
         raise UsageError(f"cannot read config file '{path}': it is not UTF-8 text") from None
-    import shlex     # config files only: with the regular expression it compiles, 1.5 M instructions of a run
+    import shlex  # config files only: with the regular expression it compiles, 1.5 M instructions of a run
+
     out: list[RawOption] = []
     for lineno, line in enumerate(lines, 1):
         origin = f" (in {os.path.basename(path)} line {lineno})"
         lexer = shlex.shlex(line, posix=True)
         lexer.whitespace_split = True
-        lexer.escape = ""   # values are literal, as in sysbench: a backslash in a password stays
+        lexer.escape = ""  # values are literal, as in sysbench: a backslash in a password stays
         try:
             tokens = list(lexer)
         except ValueError:
@@ -535,8 +587,10 @@ def apply_options(values: Values, raw: list[RawOption], *, strict: bool) -> list
         opt = values.registry.get(item.name)
         if opt is None:
             if strict:
-                raise InvalidOption(f"invalid option: {option_text(item.name, item.value)}{item.origin}"
-                                    " (see 'pysysbench --help' and 'pysysbench TESTNAME help')")
+                raise InvalidOption(
+                    f"invalid option: {option_text(item.name, item.value)}{item.origin}"
+                    " (see 'pysysbench --help' and 'pysysbench TESTNAME help')"
+                )
             unknown.append(item)
             continue
         values.set(opt, parse_value(opt, item.value, origin=item.origin))

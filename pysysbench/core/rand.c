@@ -1,7 +1,9 @@
 /* sysbench's 'uniform', 'special' and 'string' draws in C: the twin of rand.py's
  * Rand._py_uniform / _py_special / _py_string.  The Python code is the contract: the
  * same double operations in the same order, so a seeded run draws the same numbers
- * with or without the C (tests/unit/test_hotpath.py runs both side by side). */
+ * with or without the C (tests/unit/test_hotpath.py runs both side by side).
+ * Also the C's one xoroshiro128+ (native_core.h), the twin of rand.py's Xoroshiro128Plus
+ * (tests/unit/test_xoroshiro.py). */
 
 #include "native_core.h"
 #include <math.h>
@@ -9,6 +11,87 @@
 #include <stdint.h>
 
 #define SMALL (1LL << 52)   /* integers that convert to double exactly, with room */
+
+/* ---------------------------------------------------------- xoroshiro128+ --- */
+
+static inline uint64_t
+rotl64(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+uint64_t
+xoro_next(uint64_t *s, XoroParams p)
+{
+    uint64_t s0 = s[0], s1 = s[1], r = s0 + s1;
+    s1 ^= s0;
+    s[0] = rotl64(s0, p.a) ^ s1 ^ (s1 << p.b);
+    s[1] = rotl64(s1, p.c);
+    return r;
+}
+
+double
+xoro_double(uint64_t *s, XoroParams p)
+{
+    /* times 2^-bits: exact, so the one rounding is the conversion's, as in rand.py */
+    return (double)(xoro_next(s, p) >> (64 - p.double_bits)) * (1.0 / (double)(1ULL << p.double_bits));
+}
+
+static uint64_t
+splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+void
+xoro_seed_splitmix64(uint64_t *s, uint64_t seed)
+{
+    s[0] = splitmix64(&seed);
+    s[1] = splitmix64(&seed);
+}
+
+/* xoro_draws(s0, s1, (a, b, c, double_bits), n, doubles=False): the next n outputs (or doubles)
+ * from the state (s0, s1), for the twin test */
+static PyObject *
+xoro_draws(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    unsigned long long s0, s1;
+    XoroParams p;
+    Py_ssize_t n;
+    int doubles = 0;
+    if (!PyArg_ParseTuple(args, "KK(iiii)n|p", &s0, &s1, &p.a, &p.b, &p.c, &p.double_bits, &n, &doubles))
+        return NULL;
+    if (p.a < 1 || p.a > 63 || p.b < 0 || p.b > 63 || p.c < 1 || p.c > 63 || p.double_bits < 1 ||
+        p.double_bits > 53 || n < 0) {
+        PyErr_SetString(PyExc_ValueError, "xoro_draws: rotations in 1..63, a shift in 0..63, double bits in 1..53");
+        return NULL;
+    }
+    uint64_t s[2] = {s0, s1};
+    PyObject *out = PyList_New(n);
+    for (Py_ssize_t i = 0; out != NULL && i < n; i++) {
+        PyObject *x = doubles ? PyFloat_FromDouble(xoro_double(s, p)) : PyLong_FromUnsignedLongLong(xoro_next(s, p));
+        if (x == NULL)
+            Py_CLEAR(out);
+        else
+            PyList_SET_ITEM(out, i, x);
+    }
+    return out;
+}
+
+/* splitmix64_state(seed) -> (s0, s1): the state xoro_seed_splitmix64 fills */
+static PyObject *
+splitmix64_state(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    unsigned long long seed;
+    uint64_t s[2];
+    if (!PyArg_ParseTuple(args, "K", &seed))
+        return NULL;
+    xoro_seed_splitmix64(s, seed);
+    return Py_BuildValue("(KK)", (unsigned long long)s[0], (unsigned long long)s[1]);
+}
 
 /* ------------------------------------------------------- Mersenne Twister --- *
  * random.Random().random() without a Python call per draw: the MT19937 state
@@ -64,7 +147,7 @@ mt_double(MTObject *o)
 /* mt_selftest(rng_a, rng_b, n): draw n doubles from rng_a's state directly and n from
  * rng_b.random() (two generators seeded alike); True when all are equal */
 static PyObject *
-mt_selftest(PyObject *self, PyObject *args)
+mt_selftest(PyObject *Py_UNUSED(self), PyObject *args)
 {
     PyObject *a, *b, *random_b;
     Py_ssize_t n;
@@ -305,9 +388,44 @@ static PyTypeObject DrawType = {
     .tp_vectorcall_offset = offsetof(Draw, vectorcall),
 };
 
+/* mt_state(rng, buf, save): save (1) the MT state of rng (index, then the 624 words) into the
+ * bytearray buf, or load (0) it from there: rand.Rand's getstate / setstate where the draws read
+ * the state directly (mt_selftest passed), a copy instead of random.Random's 625-int tuple */
+static PyObject *
+mt_state(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyObject *rng;
+    PyByteArrayObject *buf;
+    int save;
+    MTObject *o;
+    char *at;
+    if (!PyArg_ParseTuple(args, "OYp", &rng, &buf, &save))
+        return NULL;
+    if (Py_TYPE(rng)->tp_basicsize < (Py_ssize_t)sizeof(MTObject) ||
+        PyByteArray_GET_SIZE(buf) != (Py_ssize_t)(sizeof(int) + sizeof(uint32_t) * MT_N)) {
+        PyErr_SetString(PyExc_ValueError, "mt_state: not a random.Random and a bytearray of its state's size");
+        return NULL;
+    }
+    o = (MTObject *)rng;
+    at = PyByteArray_AS_STRING(buf);
+    if (save) {
+        memcpy(at, &o->index, sizeof(int));
+        memcpy(at + sizeof(int), o->state, sizeof o->state);
+    } else {
+        memcpy(&o->index, at, sizeof(int));
+        memcpy(o->state, at + sizeof(int), sizeof o->state);
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef rand_methods[] = {
     {"mt_selftest", mt_selftest, METH_VARARGS,
      "mt_selftest(a, b, n): n draws read from a's state equal n calls of b.random() (a, b seeded alike)"},
+    {"mt_state", mt_state, METH_VARARGS, "mt_state(rng, buf, save): rng's MT state saved into (or loaded from) buf"},
+    {"xoro_draws", xoro_draws, METH_VARARGS,
+     "xoro_draws(s0, s1, (a, b, c, double_bits), n, doubles=False): n xoroshiro128+ outputs (or doubles)"},
+    {"splitmix64_state", splitmix64_state, METH_VARARGS,
+     "splitmix64_state(seed) -> (s0, s1): the xoroshiro128+ state splitmix64 fills from seed"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -13,8 +13,13 @@ through the single attribute ``Rand._u`` (a zero-argument callable returning
 a float in [0, 1)); ``Rand.set_source`` swaps the generator for every method
 at once, which is the seam for a bit-exact xoroshiro128+ source.
 
+:class:`Xoroshiro128Plus` is the one xoroshiro128+ of the Python code, parameterised by
+its users (:class:`XoroParams`): sysbench's stream (``XORO_SYSBENCH``: ``--rand-compat``,
+sysbench.rand without LuaJIT) and the built-in tests' (``XORO_2018``, seeded by
+splitmix64).  Its C twin is core/rand.c's ``xoro_*`` (tests/unit/test_xoroshiro.py).
+
 ``uniform`` and ``special`` (the default distribution, drawn several times per
-event) are computed in C when :mod:`.native` says the C extension is used, with the same double operations in the same order as the Python
+event) are computed in C when runtime/native.py hands the C draws down (:func:`use_c`), with the same double operations in the same order as the Python
 methods here (``_py_uniform`` / ``_py_special``, the fallback).
 
 Bounds are integers with ``a <= b`` that fit in uint32, as in sysbench.
@@ -27,7 +32,7 @@ import math
 import random
 import struct
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = [
     "C_TEMPLATE",
@@ -36,6 +41,10 @@ __all__ = [
     "PAD_TEMPLATE",
     "Rand",
     "Unique",
+    "XORO_2018",
+    "XORO_SYSBENCH",
+    "XoroParams",
+    "Xoroshiro128Plus",
 ]
 
 DISTRIBUTIONS = ("uniform", "gaussian", "special", "pareto", "zipfian")
@@ -73,8 +82,30 @@ _SUMMERS: dict[int, Callable[[Callable[[], float]], float]] = {
     12: lambda u: u() + u() + u() + u() + u() + u() + u() + u() + u() + u() + u() + u(),
 }
 
-from ..runtime.native import SPECIAL as _C_SPECIAL, STRING as _C_STRING, UNIFORM as _C_UNIFORM, Draw as _CDraw
-from ..runtime.native import mt_selftest as _mt_selftest
+
+class CDraws(NamedTuple):
+    """The C twins of the draws (core/rand.c), handed down by runtime/native.py -- the one
+    module that decides whether the C is used -- when it is imported (pysysbench/__init__
+    imports it first thing, so every entry point has them before a generator is made)."""
+
+    draw: type  # _native.Draw
+    uniform: int
+    special: int
+    string: int
+    mt_selftest: Callable[[random.Random, random.Random, int], bool]
+    mt_state: Callable[[random.Random, bytearray, bool], None]
+
+
+MT_STATE_BYTES = 4 + 4 * 624  # rand.c's mt_state: MT19937's index (a C int) and its 624 words
+_C: CDraws | None = None  # None: the Python methods below (PYSYSBENCH_NATIVE=off, no build)
+_MT_DIRECT = False
+
+
+def use_c(draws: CDraws | None) -> None:
+    """Compute the draws of generators made from now on with ``draws`` (None: in Python)."""
+    global _C, _MT_DIRECT
+    _C = draws
+    _MT_DIRECT = _mt_direct()
 
 
 def _mt_direct() -> bool:
@@ -82,16 +113,13 @@ def _mt_direct() -> bool:
     same doubles as random(), without a Python call per draw)?  Checked once, on
     two generators seeded alike, over several state refills: 1,000 doubles are 2,000 words,
     four refills of 624 (5,000 doubles were 1.75 M instructions of every run's start-up)."""
-    if _CDraw is None:
+    if _C is None:
         return False
     seed = 0x5EED
     try:
-        return bool(_mt_selftest(random.Random(seed), random.Random(seed), 1000))
-    except Exception:   # pragma: no cover - another interpreter's layout
+        return bool(_C.mt_selftest(random.Random(seed), random.Random(seed), 1000))
+    except Exception:  # pragma: no cover - another interpreter's layout
         return False
-
-
-_MT_DIRECT = _mt_direct()
 
 
 def _summer(n: int) -> Callable[[Callable[[], float]], float]:
@@ -104,17 +132,20 @@ def _summer(n: int) -> Callable[[Callable[[], float]], float]:
             # generated from an int, nothing else: "lambda u: u() + u() + ... + u()"
             f = eval("lambda u: " + " + ".join(["u()"] * n))  # noqa: S307
         else:
+
             def f(u: Callable[[], float], _r: range = range(n)) -> float:
                 total = 0.0
                 for _ in _r:
                     total += u()
                 return total
+
         _SUMMERS[n] = f
     return f
 
 
 class Rand:
-    """Per-connection random source with sysbench 1.0.20 distributions.
+    """Per-connection random source with sysbench 1.0.20 distributions (``release`` "1.1":
+    1.1.0's gaussian, :meth:`_gaussian_11`).
 
     ``default(a, b)`` is the distribution selected by ``rand_type`` (bound
     once here, so there is no per-call dispatch). Instances are not
@@ -138,6 +169,7 @@ class Rand:
         "_zipf_cache",
         "rand_type",
         "default",
+        "gaussian",
         "uniform",
         "special",
         "string",
@@ -153,6 +185,7 @@ class Rand:
         spec_res: float = DEFAULT_SPEC_RES,
         pareto_h: float = DEFAULT_PARETO_H,
         zipf_exp: float = DEFAULT_ZIPF_EXP,
+        release: str = "1.0",
     ) -> None:
         if rand_type not in DISTRIBUTIONS:
             raise ValueError(f"Invalid random numbers distribution: {rand_type}.")
@@ -161,14 +194,22 @@ class Rand:
         self._init_pareto(pareto_h)
         self._init_zipfian(zipf_exp)
         self.rand_type = rand_type
+        self.gaussian: Callable[[int, int], int] = self._gaussian_11 if release == "1.1" else self._py_gaussian
         self.set_source(self._rng.random)
 
     @classmethod
-    def from_options(cls, values: Any, seed: int | None) -> "Rand":
+    def from_options(cls, values: Any, seed: int | None) -> Rand:
         """A generator with the ``--rand-*`` options' distribution (``values``: parsed options)."""
-        return cls(seed, rand_type=values.rand_type, spec_iter=values.rand_spec_iter,
-                   spec_pct=values.rand_spec_pct, spec_res=values.rand_spec_res,
-                   pareto_h=values.rand_pareto_h, zipf_exp=values.rand_zipfian_exp)
+        return cls(
+            seed,
+            rand_type=values.rand_type,
+            spec_iter=values.rand_spec_iter,
+            spec_pct=values.rand_spec_pct,
+            spec_res=values.rand_spec_res,
+            pareto_h=values.rand_pareto_h,
+            zipf_exp=values.rand_zipfian_exp,
+            release=values.get("sysbench_compat", "1.0"),
+        )
 
     @property
     def _u(self) -> Callable[[], float]:
@@ -182,15 +223,31 @@ class Rand:
         """Draw every number from ``u`` (uniform doubles in [0, 1)) from now on."""
         # The single source of uniform doubles in [0, 1); see module docstring.
         self._src: Callable[[], float] = u
-        if _CDraw is not None:
+        self.uniform: Callable[[int, int], int]
+        self.special: Callable[[int, int], int]
+        self.string: Callable[[str], str]
+        c = _C
+        if c is not None:
             owner = getattr(u, "__self__", None)
             # random.Random().random itself: the C draws step its state without calling it
-            rng = owner if (_MT_DIRECT and type(owner) is random.Random
-                            and getattr(u, "__name__", "") == "random") else None
-            self.uniform = _CDraw(_C_UNIFORM, u, self._py_uniform, rng=rng)
-            self.special = _CDraw(_C_SPECIAL, u, self._py_special, len(self._iter_range), self._iter_mult,
-                                  self._pct_mult, self._pct_2_mult, self._res_mult, rng=rng)
-            self.string = _CDraw(_C_STRING, u, self._py_string, rng=rng)
+            rng = (
+                owner
+                if (_MT_DIRECT and type(owner) is random.Random and getattr(u, "__name__", "") == "random")
+                else None
+            )
+            self.uniform = c.draw(c.uniform, u, self._py_uniform, rng=rng)
+            self.special = c.draw(
+                c.special,
+                u,
+                self._py_special,
+                len(self._iter_range),
+                self._iter_mult,
+                self._pct_mult,
+                self._pct_2_mult,
+                self._res_mult,
+                rng=rng,
+            )
+            self.string = c.draw(c.string, u, self._py_string, rng=rng)
         else:
             self.uniform = self._py_uniform
             self.special = self._py_special
@@ -230,6 +287,28 @@ class Rand:
         # n -> (H(n + 1/2), X1 - H(n + 1/2)); bounds repeat, so compute once.
         self._zipf_cache: dict[int, tuple[float, float]] = {}
 
+    def getstate(self) -> Any:
+        """Where the draws' source stands (``random.Random``'s state, or a stream's with
+        ``getstate``): ``setstate`` of it makes the draws since then again, the same
+        (a transaction retried with --max-retries)."""
+        owner = getattr(self._src, "__self__", None)
+        if owner is None or not hasattr(owner, "getstate"):
+            raise TypeError("this generator's source has no state to save (set_source with a bound method)")
+        c = _C
+        if c is not None and _MT_DIRECT and type(owner) is random.Random:  # a copy in C, not 625 ints
+            buf = bytearray(MT_STATE_BYTES)
+            c.mt_state(owner, buf, True)
+            return buf
+        return owner.getstate()
+
+    def setstate(self, state: Any) -> None:
+        owner: Any = self._src.__self__  # type: ignore[attr-defined]
+        if type(state) is bytearray:
+            assert _C is not None  # getstate made it in C
+            _C.mt_state(owner, state, False)
+        else:
+            owner.setstate(state)
+
     # -- distributions ----------------------------------------------------
 
     def uniform_double(self) -> float:
@@ -240,7 +319,7 @@ class Rand:
         """Uniform integer in [a, b]: a + u*(b-a+1), all in double."""
         return int(a + self._src() * (b - a + 1))
 
-    def gaussian(self, a: int, b: int) -> int:
+    def _py_gaussian(self, a: int, b: int) -> int:
         """Mean of spec_iter uniform draws over [a, b] (approximately normal)."""
         u = self._src
         t = b - a + 1
@@ -250,6 +329,12 @@ class Rand:
         for _ in self._iter_range:
             total += u() * t
         return a + int(total * self._iter_mult)
+
+    def _gaussian_11(self, a: int, b: int) -> int:
+        """sysbench 1.1.0's gaussian: it still sums ``--rand-spec-iter`` draws, an option 1.1.0
+        no longer has (read as 0), so it draws nothing; the mean, 0 * (1.0 / 0), is NaN, which
+        x86-64 converts to 0: ``a``, whatever ``b``."""
+        return a
 
     def _py_special(self, a: int, b: int) -> int:
         """sysbench's 'special': res% of draws in a pct%-wide band near the middle.
@@ -419,6 +504,82 @@ def _compile_generic_template(template: str) -> Callable[[Callable[[], float]], 
     return render
 
 
+# -- xoroshiro128+ ------------------------------------------------------------
+
+_M64 = 0xFFFFFFFFFFFFFFFF
+_SPLITMIX_GAMMA = 0x9E3779B97F4A7C15
+_SPLITMIX_MUL1, _SPLITMIX_MUL2 = 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
+
+
+class XoroParams(NamedTuple):
+    """What the users of xoroshiro128+ choose: the rotation ``a``, shift ``b`` and rotation
+    ``c`` of a step, and how many top bits of an output make a double in [0, 1)."""
+
+    a: int
+    b: int
+    c: int
+    double_bits: int
+
+
+# sysbench 1.0.20's constants and uniform_double (sysbench.rand, --rand-compat=sysbench)
+XORO_SYSBENCH = XoroParams(55, 14, 36, 52)
+# the authors' 2018 constants and the usual 53-bit double (the built-in tests: cpu, memory, ...)
+XORO_2018 = XoroParams(24, 16, 37, 53)
+
+
+def splitmix64(x: int) -> tuple[int, int]:
+    """One step of splitmix64 from state ``x``: (the next state, the output)."""
+    x = (x + _SPLITMIX_GAMMA) & _M64
+    z = ((x ^ (x >> 30)) * _SPLITMIX_MUL1) & _M64
+    z = ((z ^ (z >> 27)) * _SPLITMIX_MUL2) & _M64
+    return x, z ^ (z >> 31)
+
+
+class Xoroshiro128Plus:
+    """xoroshiro128+ on the state (s0, s1) with a user's :class:`XoroParams`."""
+
+    __slots__ = ("s0", "s1", "_k", "_shift", "_scale")
+
+    def __init__(self, s0: int, s1: int, params: XoroParams = XORO_SYSBENCH) -> None:
+        self.s0 = s0 & _M64
+        self.s1 = s1 & _M64
+        a, b, c, bits = params
+        self._k = (a, 64 - a, b, c, 64 - c)
+        self._shift = 64 - bits
+        self._scale = 2.0**-bits  # exact: (x >> shift) * scale rounds once, as the C
+
+    @classmethod
+    def from_splitmix64(cls, seed: int, params: XoroParams) -> Xoroshiro128Plus:
+        """The state splitmix64 fills from ``seed`` (the built-in tests' seeding)."""
+        x, s0 = splitmix64(seed & _M64)
+        _, s1 = splitmix64(x)
+        return cls(s0, s1, params)
+
+    def next(self) -> int:
+        """One raw 64-bit output (sysbench's uniform_uint64)."""
+        a, ra, b, c, rc = self._k
+        s0, s1 = self.s0, self.s1
+        result = (s0 + s1) & _M64
+        s1 ^= s0
+        self.s0 = (((s0 << a) | (s0 >> ra)) & _M64) ^ s1 ^ ((s1 << b) & _M64)
+        self.s1 = ((s1 << c) | (s1 >> rc)) & _M64
+        return result
+
+    def double(self) -> float:
+        """A double in [0, 1) from the output's top bits (sysbench's uniform_double with XORO_SYSBENCH)."""
+        return (self.next() >> self._shift) * self._scale
+
+    def skip(self) -> None:
+        """Consume one output (sysbench's histogram shard draw)."""
+        self.next()
+
+    def getstate(self) -> tuple[int, int]:
+        return self.s0, self.s1
+
+    def setstate(self, state: tuple[int, int]) -> None:
+        self.s0, self.s1 = state
+
+
 # -- unique numbers -----------------------------------------------------------
 
 # Largest prime below 2**32; x -> x**2 mod p is a bijection on [0, p) when
@@ -468,5 +629,5 @@ class Unique:
 def thread_unique(values, tid: int, threads: int) -> Unique:
     """Thread ``tid``'s share of the run's permutation (indexes tid, tid + threads, ...):
     ids never collide across threads, worker processes or client machines."""
-    seed = values.unique_seed   # picked once per parsed command line (options.Values)
+    seed = values.unique_seed  # picked once per parsed command line (options.Values)
     return Unique(seed >> 32, seed & _UINT32_MASK, start=tid, step=max(1, threads))

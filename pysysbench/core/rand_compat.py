@@ -11,8 +11,8 @@ The pieces, as sysbench 1.0.20 has them:
 
 * :class:`GlibcRandom`: glibc's ``srandom()``/``random()`` (the TYPE_3 additive
   feedback generator, 34-word seed expansion, 310 discarded outputs).
-* :class:`Xoroshiro128Plus`: each thread's generator; a double is the top 52
-  bits of an output scaled to [0, 1).
+* :class:`~pysysbench.core.rand.Xoroshiro128Plus` with ``XORO_SYSBENCH``: each thread's
+  generator; a double is the top 52 bits of an output scaled to [0, 1).
 * Seeding: when ``run`` starts sysbench calls ``srandom(--rand-seed)`` (the
   current time when 0); every thread started afterwards fills its state from
   four ``random()`` calls, ``s0 = r1 << 32 | r2``, ``s1 = r3 << 32 | r4``.
@@ -32,33 +32,46 @@ MySQL), and ``prepare`` data (sysbench does not seed ``prepare`` at all).
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .options import Option, OptType
+from .rand import XORO_SYSBENCH, Xoroshiro128Plus
 
-__all__ = ["COMPAT_OPTIONS", "CompatStreams", "GlibcRandom", "Xoroshiro128Plus", "compat_streams",
-           "compat_warnings"]
+__all__ = [
+    "COMPAT_OPTIONS",
+    "CompatStreams",
+    "GlibcRandom",
+    "compat_streams",
+    "compat_warnings",
+    "thread_state",
+    "thread_words",
+    "words_state",
+]
 
 RAND_GROUP = "Pseudo-Random Numbers Generator options"
 COMPAT_CHOICES = ("off", "sysbench")
 
 COMPAT_OPTIONS = [
-    Option("rand-compat", OptType.STRING, "off",
-           "random stream: 'off' (pysysbench's own, per-thread seeded) or 'sysbench' (bit-exact sysbench 1.0.20 "
-           "stream: with --threads=1 --rand-seed=N and no --report-interval the SQL text equals the binary's)",
-           RAND_GROUP, choices=COMPAT_CHOICES),
+    Option(
+        "rand-compat",
+        OptType.STRING,
+        "off",
+        "random stream: 'off' (pysysbench's own, per-thread seeded) or 'sysbench' (bit-exact sysbench 1.0.20 "
+        "stream: with --threads=1 --rand-seed=N and no --report-interval the SQL text equals the binary's)",
+        RAND_GROUP,
+        choices=COMPAT_CHOICES,
+    ),
 ]
 
 _M32 = 0xFFFFFFFF
-_M64 = 0xFFFFFFFFFFFFFFFF
-_INT31_MAX = 2147483647          # 2**31 - 1, the modulus of the seed expansion
-_SCHRAGE_Q, _SCHRAGE_R = 127773, 2836   # 2**31-1 = 16807*Q + R
+_INT31_MAX = 2147483647  # 2**31 - 1, the modulus of the seed expansion
+_SCHRAGE_Q, _SCHRAGE_R = 127773, 2836  # 2**31-1 = 16807*Q + R
 _LCG_A = 16807
-_DEG = 31                        # TYPE_3: x**31 + x**3 + 1
+_DEG = 31  # TYPE_3: x**31 + x**3 + 1
 _SEP = 3
-_DISCARD = 310                   # 10 * degree outputs thrown away after seeding
-_DOUBLE_SCALE = 2.0 ** -52       # (x >> 12) * 2**-52 is exact
-_WORDS_PER_THREAD = 4            # random() calls that seed one thread
+_DISCARD = 310  # 10 * degree outputs thrown away after seeding
+_WORDS_PER_THREAD = 4  # random() calls that seed one thread
 
 
 class GlibcRandom:
@@ -72,8 +85,8 @@ class GlibcRandom:
     def srandom(self, seed: int) -> None:
         seed &= _M32
         if seed == 0:
-            seed = 1                 # glibc treats 0 as 1
-        word = seed - (1 << 32) if seed >= 1 << 31 else seed   # the state is int32_t
+            seed = 1  # glibc treats 0 as 1
+        word = seed - (1 << 32) if seed >= 1 << 31 else seed  # the state is int32_t
         r = [word]
         for _ in range(1, _DEG):
             # Schrage's method on signed values, C division truncating towards 0
@@ -84,7 +97,7 @@ class GlibcRandom:
                 word += _INT31_MAX
             r.append(word)
         self._r = [x & _M32 for x in r]
-        self._i = _SEP              # glibc: fptr = &state[3], rptr = &state[0]
+        self._i = _SEP  # glibc: fptr = &state[3], rptr = &state[0]
         for _ in range(_DISCARD):
             self._step()
 
@@ -102,37 +115,21 @@ class GlibcRandom:
         return self._step() >> 1
 
 
-def thread_state(libc: GlibcRandom) -> tuple[int, int]:
-    """sysbench's per-thread seeding: four random() calls, high half first."""
+def thread_words(libc: GlibcRandom) -> tuple[int, int, int, int]:
+    """sysbench's per-thread seeding: four random() calls (s0's high and low half, then s1's)."""
     r1, r2, r3, r4 = (libc.random() for _ in range(_WORDS_PER_THREAD))
+    return r1, r2, r3, r4
+
+
+def words_state(words: tuple[int, int, int, int]) -> tuple[int, int]:
+    """The generator's state (s0, s1) from a thread's four words."""
+    r1, r2, r3, r4 = words
     return (r1 << 32) | r2, (r3 << 32) | r4
 
 
-class Xoroshiro128Plus:
-    """xoroshiro128+ with sysbench's constants (55, 14, 36)."""
-
-    __slots__ = ("s0", "s1")
-
-    def __init__(self, s0: int, s1: int) -> None:
-        self.s0 = s0 & _M64
-        self.s1 = s1 & _M64
-
-    def next(self) -> int:
-        """One raw 64-bit output (sysbench's uniform_uint64)."""
-        s0, s1 = self.s0, self.s1
-        result = (s0 + s1) & _M64
-        s1 ^= s0
-        self.s0 = (((s0 << 55) | (s0 >> 9)) & _M64) ^ s1 ^ ((s1 << 14) & _M64)
-        self.s1 = ((s1 << 36) | (s1 >> 28)) & _M64
-        return result
-
-    def double(self) -> float:
-        """A double in [0, 1) from the output's top 52 bits (sysbench's uniform_double)."""
-        return (self.next() >> 12) * _DOUBLE_SCALE
-
-    def skip(self) -> None:
-        """Consume one output (the histogram shard draw)."""
-        self.next()
+def thread_state(libc: GlibcRandom) -> tuple[int, int]:
+    """The next thread's state (s0, s1): :func:`thread_words` joined."""
+    return words_state(thread_words(libc))
 
 
 class CompatStreams:
@@ -147,7 +144,7 @@ class CompatStreams:
         self.histogram_draw = histogram_draw
 
     def source(self, tid: int) -> Xoroshiro128Plus:
-        return Xoroshiro128Plus(*self.states[tid])
+        return Xoroshiro128Plus(*self.states[tid], XORO_SYSBENCH)
 
     def attach(self, ctx: Any) -> None:
         """Make ``ctx.rand`` draw from thread ``ctx.tid``'s sysbench stream and
@@ -160,8 +157,11 @@ class CompatStreams:
 
 def background_threads(values: Any) -> int:
     """Threads sysbench starts before the workers (each takes four random() calls)."""
-    return sum(1 for on in (values.get("report_interval", 0), values.get("rate", 0),
-                            values.get("report_checkpoints", [])) if on)
+    return sum(
+        1
+        for on in (values.get("report_interval", 0), values.get("rate", 0), values.get("report_checkpoints", []))
+        if on
+    )
 
 
 def compat_streams(values: Any, threads: int) -> CompatStreams | None:
@@ -178,10 +178,14 @@ def compat_warnings(values: Any) -> list[str]:
         return []
     out = []
     if values.get("threads", 1) > 1 or background_threads(values):
-        out.append("WARNING: --rand-compat=sysbench: with more than one thread, --report-interval, --rate or "
-                   "--report-checkpoints sysbench's threads take their seeds in a nondeterministic order, so the "
-                   "stream matches the binary's only by chance; use --threads=1 and none of those options")
+        out.append(
+            "WARNING: --rand-compat=sysbench: with more than one thread, --report-interval, --rate or "
+            "--report-checkpoints sysbench's threads take their seeds in a nondeterministic order, so the "
+            "stream matches the binary's only by chance; use --threads=1 and none of those options"
+        )
     if not values.get("rand_seed", 0):
-        out.append("WARNING: --rand-compat=sysbench without --rand-seed seeds from the current time, like "
-                   "sysbench: the run is not reproducible; pass --rand-seed=N")
+        out.append(
+            "WARNING: --rand-compat=sysbench without --rand-seed seeds from the current time, like "
+            "sysbench: the run is not reproducible; pass --rand-seed=N"
+        )
     return out

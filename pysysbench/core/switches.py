@@ -51,45 +51,110 @@ class Switch:
 
 
 NATIVE = Switch(
-    "PYSYSBENCH_NATIVE", "on | off (also 1/0, yes/no, true/false, auto)", "on",
+    "PYSYSBENCH_NATIVE",
+    "on | off (also 1/0, yes/no, true/false, auto)",
+    "on",
     "off runs every C hot-path piece's Python twin: the twins are the C's contract, CI runs both ways, "
-    "and a suspected C bug can be ruled out without rebuilding", users=True)
+    "and a suspected C bug can be ruled out without rebuilding",
+    users=True,
+)
 FACE = Switch(
-    "PYSYSBENCH_FACE", "sysbench | pysysbench", "by the program's name (sysbench -> sysbench)",
+    "PYSYSBENCH_FACE",
+    "sysbench | pysysbench",
+    "by the program's name (sysbench -> sysbench)",
     "lets a script or a test get sysbench 1.0.20's exact face (or pysysbench's) whatever the command is named",
-    users=True)
+    users=True,
+)
+COMPAT = Switch(
+    "PYSYSBENCH_COMPAT",
+    "1.0 | 1.1",
+    "1.0 (sysbench 1.0.20: what Debian, Ubuntu and Homebrew ship)",
+    "makes a `sysbench` link a sysbench 1.1.0 to scripts and test suites that cannot pass --sysbench-compat "
+    "(which overrides it)",
+    users=True,
+)
 MYSQL_PASSWORD = Switch(
-    "PYSYSBENCH_MYSQL_PASSWORD", "a password", "none (--mysql-password, else no password)",
-    "keeps the password off the command line (ps, shell history); passed on to Ray actors", users=True)
+    "PYSYSBENCH_MYSQL_PASSWORD",
+    "a password",
+    "none (--mysql-password, else no password)",
+    "keeps the password off the command line (ps, shell history); passed on to Ray actors",
+    users=True,
+)
 PGSQL_PASSWORD = Switch(
-    "PYSYSBENCH_PGSQL_PASSWORD", "a password", "none (--pgsql-password, else no password)",
-    "keeps the password off the command line (ps, shell history); passed on to Ray actors", users=True)
+    "PYSYSBENCH_PGSQL_PASSWORD",
+    "a password",
+    "none (--pgsql-password, else no password)",
+    "keeps the password off the command line (ps, shell history); passed on to Ray actors",
+    users=True,
+)
+HISTORY_DB = Switch(
+    "PYSYSBENCH_HISTORY_DB",
+    "a file path, or a postgresql:// URL",
+    "$XDG_DATA_HOME/pysysbench/history.sqlite (~/.local/share/pysysbench/history.sqlite)",
+    "chooses the history store (`pysysbench history`) for every command of a shell or a CI job, as "
+    "--history-db does for one",
+    users=True,
+)
 WORKER_START = Switch(
-    "PYSYSBENCH_WORKER_START", "spawn", "fork where the platform has it and no other thread runs",
-    "tests the spawn start (the only one on macOS and Windows) on Linux, where fork is the default")
+    "PYSYSBENCH_WORKER_START",
+    "spawn",
+    "fork where the platform has it and no other thread runs",
+    "tests the spawn start (the only one on macOS and Windows) on Linux, where fork is the default",
+)
 WIRE_POLL = Switch(
-    "PYSYSBENCH_WIRE_POLL", "on | off", "on (read once, at import)",
-    "off lets the event loop read the threads' sockets instead of the C poller (WirePump's twin), for comparison")
+    "PYSYSBENCH_WIRE_POLL",
+    "on | off",
+    "on (read once, at import)",
+    "off lets the event loop read the threads' sockets instead of the C poller (WirePump's twin), for comparison",
+)
 LUA = Switch(
-    "PYSYSBENCH_LUA", "a lupa module: luajit21, luajit20, lua51, ... lua54", "the first one installed, LuaJIT first",
-    "tests the fallback to a plain Lua 5.1-5.4 where LuaJIT is missing")
+    "PYSYSBENCH_LUA",
+    "a lupa module: luajit21, luajit20, lua51, ... lua54",
+    "the first one installed, LuaJIT first",
+    "tests the fallback to a plain Lua 5.1-5.4 where LuaJIT is missing",
+)
 LUA_JIT_HOLD = Switch(
-    "PYSYSBENCH_LUA_JIT_HOLD", "on | off", "on",
+    "PYSYSBENCH_LUA_JIT_HOLD",
+    "on | off",
+    "on",
     "off lets a many-thread run's states compile from the start instead of waiting to see whether the JIT repays, "
-    "to measure what holding saves")
+    "to measure what holding saves",
+)
 LUA_STACKS = Switch(
-    "PYSYSBENCH_LUA_STACKS", "on | off", "on",
-    "off yields every statement through a coroutine (where the platform has no own stacks), to test and compare that path")
+    "PYSYSBENCH_LUA_STACKS",
+    "on | off",
+    "on",
+    "off yields every statement through a coroutine (where the platform has no own stacks), to test and compare that path",
+)
 DRY_RUN_ERRORS = Switch(
-    "PYSYSBENCH_DRY_RUN_ERRORS", "comma-separated error codes (e.g. 1213,40001)", "none",
-    "makes the dry-run driver fail every third statement with those codes, to test error handling without a server")
+    "PYSYSBENCH_DRY_RUN_ERRORS",
+    "comma-separated error codes (e.g. 1213,40001)",
+    "none",
+    "makes the dry-run driver fail every third statement with those codes, to test error handling without a server",
+)
 CHILD_SAVED_ENV = Switch(
-    "PYSYSBENCH_CHILD_SAVED_ENV", "JSON, set by pysysbench itself", "unset",
+    "PYSYSBENCH_CHILD_SAVED_ENV",
+    "JSON, set by pysysbench itself",
+    "unset",
     "not a switch: carries the user's PYTHONPATH/PYTHONSAFEPATH from a parent to the child it spawns (childenv.py), "
-    "which restores them")
+    "which restores them",
+)
 
-ALL: tuple[Switch, ...] = (NATIVE, FACE, MYSQL_PASSWORD, PGSQL_PASSWORD, WORKER_START, WIRE_POLL, LUA,
-                           LUA_JIT_HOLD, LUA_STACKS, DRY_RUN_ERRORS, CHILD_SAVED_ENV)
+ALL: tuple[Switch, ...] = (
+    NATIVE,
+    FACE,
+    COMPAT,
+    MYSQL_PASSWORD,
+    PGSQL_PASSWORD,
+    HISTORY_DB,
+    WORKER_START,
+    WIRE_POLL,
+    LUA,
+    LUA_JIT_HOLD,
+    LUA_STACKS,
+    DRY_RUN_ERRORS,
+    CHILD_SAVED_ENV,
+)
 
 
 def set_values(names: tuple[str, ...]) -> dict[str, str]:

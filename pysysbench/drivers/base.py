@@ -21,9 +21,10 @@ without escaping, exactly as sysbench).
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import field
-from typing import Any, Awaitable, Callable, Sequence
+from typing import Any
 
 from ..core.errors import ConfigError, SQLError
 from ..core.options import Option, OptType, Values
@@ -32,19 +33,37 @@ from ..core.record import record
 Statement = Callable[..., Awaitable[None]]
 
 # what a server refusing a session for want of connection slots means (MySQL 1040, PostgreSQL 53300)
-TOO_MANY_CONNECTIONS = ("the server's max_connections is reached (sessions of other clients count too): "
-                        "use fewer --threads or raise max_connections")
+TOO_MANY_CONNECTIONS = (
+    "the server's max_connections is reached (sessions of other clients count too): "
+    "use fewer --threads or raise max_connections"
+)
 
 DB_GROUP = "General database options"
 DB_OPTIONS = [
-    Option("db-driver", OptType.STRING, "sqlite",
-           "specifies database driver to use ('help' to get list of available drivers)", DB_GROUP),
-    Option("db-ps-mode", OptType.STRING, "auto", "prepared statements usage mode {auto, disable}", DB_GROUP,
-           choices=("auto", "disable")),
+    Option(
+        "db-driver",
+        OptType.STRING,
+        "sqlite",
+        "specifies database driver to use ('help' to get list of available drivers)",
+        DB_GROUP,
+    ),
+    Option(
+        "db-ps-mode",
+        OptType.STRING,
+        "auto",
+        "prepared statements usage mode {auto, disable}",
+        DB_GROUP,
+        choices=("auto", "disable"),
+    ),
     Option("db-debug", OptType.BOOL, False, "print database-specific debug information", DB_GROUP),
-    Option("db-fast-path", OptType.BOOL, True,
-           "send the benchmark's statements with pysysbench's lean wire client (off: through the "
-           "driver library, asyncmy / asyncpg)", DB_GROUP),
+    Option(
+        "db-fast-path",
+        OptType.BOOL,
+        True,
+        "send the benchmark's statements with pysysbench's lean wire client (off: through the "
+        "driver library, asyncmy / asyncpg)",
+        DB_GROUP,
+    ),
 ]
 
 
@@ -58,12 +77,24 @@ class Counters:
     counts lost connections re-opened (the reconnect watch's sign of life while
     no event completes yet)."""
 
-    __slots__ = ("reads", "writes", "others", "errors", "reconnects", "errors_by_code", "reconnect_failures",
-                 "reconnect_error", "reopened")
+    __slots__ = (
+        "reads",
+        "writes",
+        "others",
+        "errors",
+        "reconnects",
+        "errors_by_code",
+        "reconnect_failures",
+        "reconnect_error",
+        "reopened",
+        "retried",
+        "failed",
+    )
 
     def __init__(self) -> None:
         self.reads = self.writes = self.others = 0
         self.errors = self.reconnects = self.reopened = 0
+        self.retried = self.failed = 0  # --max-retries: transactions retried, failed after the last retry
         self.errors_by_code: dict[str, int] = {}
         self.reconnect_failures: dict[str, int] = {}
         self.reconnect_error = ""
@@ -84,11 +115,11 @@ class Counters:
 class DriverCaps:
     """What a driver can do; workloads and the engine ask, never sniff names."""
 
-    server_prepare: bool          # real server-side prepared statements
+    server_prepare: bool  # real server-side prepared statements
     # statements run synchronously in the caller (SQLite): each thread gets an OS thread of its own
     blocking: bool = False
-    auto_inc_insert_omits_id: bool = False   # oltp_insert with auto_inc sends no id column
-    needs_commit_for_load: bool = False      # wrap bulk loads in explicit transactions
+    auto_inc_insert_omits_id: bool = False  # oltp_insert with auto_inc sends no id column
+    needs_commit_for_load: bool = False  # wrap bulk loads in explicit transactions
     # fast prepare (pysysbench.load): the bulk-load methods this driver implements, fastest first
     bulk_methods: tuple[str, ...] = ("multi-insert",)
 
@@ -103,14 +134,14 @@ class Dialect:
     """DDL and literal details that differ between servers (facts about the server, no
     workload's SQL)."""
 
-    id_auto_inc: str              # column definition of an auto-increment id
+    id_auto_inc: str  # column definition of an auto-increment id
     # the server family whose SQL this server speaks ("mysql", "postgresql", "sqlite"; ""
     # for none of them): workloads key their per-server SQL on it, never on a driver's name
     family: str = ""
     # a name (database, table) as the server's delimited identifier, for the SQL a hint prints
     quote_name: Callable[[str], str] = field(default=quote_standard)
     id_plain: str = "INTEGER NOT NULL"
-    table_exists_sql: str = ""    # one ? placeholder: the table name
+    table_exists_sql: str = ""  # one ? placeholder: the table name
     # data checks: SQL that is true when ``col`` does NOT match regex ``pattern``
     regex_mismatch: Callable[[str, str], str] = field(default=lambda col, pattern: "0=1")
     # the server's connection limit (one value), and how to raise it; the slots of it this
@@ -120,12 +151,21 @@ class Dialect:
     max_connections_hint: str = ""
     reserved_connections_sql: str = ""
     open_connections_sql: str = ""
+    # the server's limit on prepared statements, all sessions together (one value), the
+    # statements prepared now, ours included (as above), and how to raise the limit
+    prepared_limit_sql: str = ""
+    prepared_open_sql: str = ""
+    prepared_limit_hint: str = ""
     # fast prepare (pysysbench.load).  A table being loaded carries a flag that the
     # pre-flight of run refuses (an interrupted prepare leaves it); the statements take
-    # the table name; None = loads are atomic (one transaction), no flag needed
+    # the table name; None = loads are atomic (one transaction), no flag needed.  The flag
+    # is the table comment, so the comment the CREATE TABLE gave (1.1's --create_table_options)
+    # is read first (table_comment_sql, one ? placeholder) and put back (mark_loaded_sql's 2nd
+    # argument, '' for none)
     mark_loading_sql: Callable[[str], list[str]] | None = None
-    mark_loaded_sql: Callable[[str], list[str]] | None = None
-    loading_check_sql: str = ""   # one ? placeholder: the table name; a true first column = flagged
+    mark_loaded_sql: Callable[[str, str], list[str]] | None = None
+    table_comment_sql: str = ""
+    loading_check_sql: str = ""  # one ? placeholder: the table name; a true first column = flagged
     # statements after the rows of a table are in (table name, rows): PostgreSQL moves
     # the SERIAL sequence past the explicit ids
     after_load_sql: Callable[[str, int], list[str]] | None = None
@@ -158,7 +198,7 @@ def text_value(value: Any) -> str | None:
     return str(value)
 
 
-def text_rows(rows: Sequence[Sequence[Any]]) -> list[tuple]:
+def text_rows(rows: Sequence[Sequence[Any]]) -> list[tuple[Any, ...]]:
     return [tuple(text_value(v) for v in row) for row in rows]
 
 
@@ -199,6 +239,9 @@ class Connection:
     where: str = ""
     # the lean wire client holding the session's transport (drivers/wire.py), or None
     wire: Any = None
+    # the results after the first of the last statement that had several (a MySQL CALL),
+    # each (columns or -1, rows, affected rows), oldest first; see next_result
+    pending: list[tuple[int, list[tuple[Any, ...]], int]] | None = None
 
     def end_wire(self, goodbye: bytes) -> bool:
         """End the session of the wire client, if there is one: the protocol's goodbye
@@ -227,16 +270,38 @@ class Connection:
         """Send plain text, counted and classified (never prepared)."""
         raise NotImplementedError
 
-    async def fetchall(self, sql: str) -> list[tuple]:
+    async def fetchall(self, sql: str) -> list[tuple[Any, ...]]:
         """Plain text query returning rows; not counted (tooling, checks)."""
         raise NotImplementedError
 
-    async def query_rows(self, sql: str) -> tuple[int, list[tuple]] | None:
+    async def query_rows(self, sql: str) -> tuple[int, list[tuple[Any, ...]]] | None:
         """Plain text, counted and classified like :meth:`query`, keeping what it
         returned: ``(columns, rows)`` with every value as the server's text (None
         for SQL NULL), or None when the statement produced no result set (the Lua
         API's ``con:query``)."""
         raise NotImplementedError
+
+    def more_results(self) -> bool:
+        """Whether the last statement left results to read with :meth:`next_result`."""
+        return bool(self.pending)
+
+    def next_result(self) -> tuple[int, list[tuple[Any, ...]]] | None:
+        """The next result of the last statement that returned several (sysbench 1.1's
+        ``con:next_result()``), counted like a statement: ``(columns, rows)`` for a
+        result set, None for one without (or when none is left)."""
+        pending = self.pending
+        if not pending:
+            self.counters.others += 1
+            return None
+        columns, rows, affected = pending.pop(0)
+        if columns >= 0:
+            self.counters.reads += 1
+            return columns, rows
+        if affected:
+            self.counters.writes += 1
+        else:
+            self.counters.others += 1
+        return None
 
     async def close(self) -> None:
         raise NotImplementedError
@@ -268,6 +333,12 @@ class Connection:
         """One statement per parameter tuple of ``rows``, not counted (loading)."""
         raise NotImplementedError
 
+    async def fetch_params(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """One statement with ``?`` parameters returning its rows (none for a statement
+        without a result set), not counted: tooling that keeps its own tables (the history
+        store) sends its SQL and values here, never spliced into the text."""
+        raise NotImplementedError
+
     dialect: Dialect
 
 
@@ -277,6 +348,9 @@ class Driver:
     name: str = ""
     description: str = ""
     options: list[Option] = []
+    # sysbench 1.1.0's form of its options where it differs from 1.0.20's: name -> the fields
+    # that change under --sysbench-compat=1.1 (command/cmdline.py for_face)
+    options_11: dict[str, dict[str, Any]] = {}
     # the prefix of this driver's options ("mysql": --mysql-host, ...); given without
     # --db-driver, an option of that prefix picks this driver ("": never)
     option_prefix: str = ""
@@ -286,6 +360,9 @@ class Driver:
     # the option listing the errors that restart an event instead of ending the run
     # ("mysql-ignore-errors"; "": the driver has none)
     ignore_option: str = ""
+    # the error codes --max-retries retries: the server gave up on the transaction, not on
+    # its statements (a deadlock, a serialization failure); --retry-errors adds to them
+    retryable: tuple[str, ...] = ()
     caps: DriverCaps
     dialect: Dialect
 
@@ -300,6 +377,11 @@ class Driver:
     async def connect(self, counters: Counters | None = None, index: int = 0) -> Connection:
         """Open connection number ``index`` (drivers with host lists rotate on it)."""
         raise NotImplementedError
+
+    def node_targets(self) -> list[str]:
+        """The database nodes connection ``index`` rotates over (``index`` mod their count),
+        each as :meth:`target` would name it alone."""
+        return [self.target()]
 
     async def server_version(self) -> str:
         conn = await self.connect()
@@ -325,6 +407,8 @@ class Driver:
         given = {str(code).strip().lower() for code in self.values.get(opt.key, opt.default) or ()}
         if "all" in given:
             return []
+        if self.values.get("max_retries", 0):  # retried, and counted as failed after the last retry
+            given |= {code.lower() for code in self.retryable}
         return [code for code in opt.default if code.lower() not in given]
 
     def ignore_list_warning(self) -> str | None:
@@ -334,9 +418,11 @@ class Driver:
             return None
         given = ",".join(str(c) for c in self.values.get(self.ignore_option.replace("-", "_"), ()))
         default = next(o.default for o in self.options if o.name == self.ignore_option)
-        return (f"--{self.ignore_option}={given} replaces the default list {','.join(default)} (as in sysbench), so "
-                f"error{'s' if len(dropped) > 1 else ''} {', '.join(dropped)} end{'' if len(dropped) > 1 else 's'} "
-                "the run; list them too to keep ignoring them")
+        return (
+            f"--{self.ignore_option}={given} replaces the default list {','.join(default)} (as in sysbench), so "
+            f"error{'s' if len(dropped) > 1 else ''} {', '.join(dropped)} end{'' if len(dropped) > 1 else 's'} "
+            "the run; list them too to keep ignoring them"
+        )
 
 
 REGISTRY: dict[str, type[Driver]] = {}
@@ -349,9 +435,11 @@ def register(cls: type[Driver]) -> type[Driver]:
         raise ConfigError(f"driver class {cls.__module__}.{cls.__qualname__} has no name")
     taken = REGISTRY.get(cls.name)
     if taken is not None:
-        raise ConfigError(f"a database driver named '{cls.name}' is already registered "
-                          f"({taken.__module__}.{taken.__qualname__}): choose another name for "
-                          f"{cls.__module__}.{cls.__qualname__}")
+        raise ConfigError(
+            f"a database driver named '{cls.name}' is already registered "
+            f"({taken.__module__}.{taken.__qualname__}): choose another name for "
+            f"{cls.__module__}.{cls.__qualname__}"
+        )
     REGISTRY[cls.name] = cls
     return cls
 

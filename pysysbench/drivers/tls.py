@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import os
 import ssl
-from typing import Callable
+from collections.abc import Callable
 
 from ..core.errors import ConfigError
+from ..core.options import Values
 from ..core.record import record
 
 # OpenSSL's X509_V_ERR_HOSTNAME_MISMATCH / X509_V_ERR_IP_ADDRESS_MISMATCH
@@ -38,20 +39,26 @@ def given(option: str, path: str) -> CertFile | None:
     return CertFile(path, option) if path else None
 
 
-def given_files(values, driver: str) -> tuple[CertFile | None, CertFile | None, CertFile | None]:
+def given_files(values: Values, driver: str) -> tuple[CertFile | None, CertFile | None, CertFile | None]:
     """(CA, certificate, key) from ``--DRIVER-ssl-ca/-cert/-key``."""
-    return tuple(given(f"--{driver}-ssl-{part}", getattr(values, f"{driver}_ssl_{part}"))
-                 for part in ("ca", "cert", "key"))   # type: ignore[return-value]
+    return tuple(
+        given(f"--{driver}-ssl-{part}", getattr(values, f"{driver}_ssl_{part}")) for part in ("ca", "cert", "key")
+    )  # type: ignore[return-value]
 
 
-def found(path: str | os.PathLike, source: str) -> CertFile | None:
+def found(path: str | os.PathLike[str], source: str) -> CertFile | None:
     """``path`` when it exists (a default place the client libraries look in), else None."""
     return CertFile(os.path.abspath(path), source) if os.path.exists(path) else None
 
 
-def cert_and_key(cert: CertFile | None, key: CertFile | None, find_cert: Callable[[], CertFile | None],
-                 find_key: Callable[[], CertFile | None], key_name: str,
-                 options: str) -> tuple[CertFile | None, CertFile | None]:
+def cert_and_key(
+    cert: CertFile | None,
+    key: CertFile | None,
+    find_cert: Callable[[], CertFile | None],
+    find_key: Callable[[], CertFile | None],
+    key_name: str,
+    options: str,
+) -> tuple[CertFile | None, CertFile | None]:
     """The client certificate and key: each as given, else where the client library looks
     (``find_cert`` / ``find_key``; the key only beside a certificate).  A certificate found
     there without its key, which the library would fail on, is one line naming the missing
@@ -79,8 +86,8 @@ def libpq_file(env: str, name: str) -> CertFile | None:
     when it exists."""
     if os.environ.get(env):
         return CertFile(os.environ[env], f"${env}")
-    home = os.path.expanduser("~")      # not pathlib: a plain run would import it for this line alone
-    if home == "~":                     # no $HOME and no password entry: libpq looks nowhere either
+    home = os.path.expanduser("~")  # not pathlib: a plain run would import it for this line alone
+    if home == "~":  # no $HOME and no password entry: libpq looks nowhere either
         return None
     return found(os.path.join(home, ".postgresql", name), f"~/.postgresql/{name} (libpq's default)")
 
@@ -89,10 +96,10 @@ def libpq_file(env: str, name: str) -> CertFile | None:
 class Wording:
     """How a driver's options are named in the one-line hints."""
 
-    ca_option: str          # "--mysql-ssl-ca"
-    mode_option: str        # "--mysql-ssl"
-    chain_only: str         # the mode that verifies the chain but not the host name
-    unverified: str         # how to encrypt without verifying
+    ca_option: str  # "--mysql-ssl-ca"
+    mode_option: str  # "--mysql-ssl"
+    chain_only: str  # the mode that verifies the chain but not the host name
+    unverified: str  # how to encrypt without verifying
 
 
 @record(frozen=True)
@@ -108,18 +115,30 @@ class TLS:
         """What to do about a handshake that failed with ``err``."""
         w = self.wording
         if getattr(err, "verify_code", 0) in HOST_MISMATCH_CODES:
-            return ("the server's certificate does not name the host connected to: connect by a name or "
-                    f"address it lists, or verify the chain only with {w.chain_only}")
+            return (
+                "the server's certificate does not name the host connected to: connect by a name or "
+                f"address it lists, or verify the chain only with {w.chain_only}"
+            )
         if isinstance(err, ssl.SSLCertVerificationError):
             against = f"the CA in {self.ca}" if self.ca else "the system's trusted CAs"
-            return (f"the server's certificate does not verify against {against}: pass the CA that signed it "
-                    f"with {w.ca_option}, or {w.unverified}")
+            return (
+                f"the server's certificate does not verify against {against}: pass the CA that signed it "
+                f"with {w.ca_option}, or {w.unverified}"
+            )
         return f"the TLS handshake failed: is TLS enabled on the server? check {w.mode_option} and the certificates"
 
 
-def build(wording: Wording, *, verify: bool, check_hostname: bool, ca: CertFile | None = None,
-          cert: CertFile | None = None, key: CertFile | None = None, crl: CertFile | None = None,
-          ciphers: tuple[str, str] | None = None) -> TLS:
+def build(
+    wording: Wording,
+    *,
+    verify: bool,
+    check_hostname: bool,
+    ca: CertFile | None = None,
+    cert: CertFile | None = None,
+    key: CertFile | None = None,
+    crl: CertFile | None = None,
+    ciphers: tuple[str, str] | None = None,
+) -> TLS:
     """The client context: the chain checked against ``ca`` (the system's trusted CAs
     when None) only when ``verify``, the host name only when ``check_hostname`` too,
     ``cert``/``key`` presented to the server, ``ciphers`` = (option, cipher list).
@@ -129,7 +148,7 @@ def build(wording: Wording, *, verify: bool, check_hostname: bool, ca: CertFile 
     for f in (ca, cert, key, crl):
         if f is not None:
             _readable(f)
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)    # TLS 1.2+, the library's safe defaults
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # TLS 1.2+, the library's safe defaults
     ctx.check_hostname = verify and check_hostname
     if not verify:
         ctx.verify_mode = ssl.CERT_NONE
@@ -143,8 +162,11 @@ def build(wording: Wording, *, verify: bool, check_hostname: bool, ca: CertFile 
     if cert is not None:
         _refuse_encrypted(key or cert)
         # an empty password instead of OpenSSL's terminal prompt, should a key get this far
-        what = f"and {key} are not a certificate and its private key" if key else \
-            "holds no certificate with its private key"
+        what = (
+            f"and {key} are not a certificate and its private key"
+            if key
+            else "holds no certificate with its private key"
+        )
         _load(cert, what, lambda: ctx.load_cert_chain(cert.path, key.path if key else None, password=""))
     if ciphers is not None:
         option, names = ciphers
@@ -169,11 +191,13 @@ def _refuse_encrypted(f: CertFile) -> None:
     with open(f.path, "rb") as fh:
         encrypted = b"ENCRYPTED" in fh.read(1 << 20)
     if encrypted:
-        raise ConfigError(f"{f} is an encrypted private key and pysysbench takes no passphrase: decrypt it "
-                          f"(openssl pkey -in {f.path} -out plain.key) and give that file")
+        raise ConfigError(
+            f"{f} is an encrypted private key and pysysbench takes no passphrase: decrypt it "
+            f"(openssl pkey -in {f.path} -out plain.key) and give that file"
+        )
 
 
-def _load(f: CertFile, what: str, load) -> None:
+def _load(f: CertFile, what: str, load: Callable[[], object]) -> None:
     try:
         load()
     except (ssl.SSLError, OSError, ValueError) as exc:

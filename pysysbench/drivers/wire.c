@@ -168,7 +168,7 @@ wirecore_data_received(WireCore *w, PyObject *data)
 }
 
 static PyObject *
-wirecore_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+wirecore_new(PyTypeObject *type, PyObject *Py_UNUSED(args), PyObject *Py_UNUSED(kw))
 {
     WireCore *w = (WireCore *)type->tp_alloc(type, 0);
     if (w == NULL)
@@ -369,7 +369,7 @@ statement_dealloc(Statement *s)
 
 /* Statement(proto, wire, here, write, head, tail, nparams, pack, encoding, counters, fail, error, slow, is_read) */
 static PyObject *
-statement_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+statement_new(PyTypeObject *type, PyObject *args, PyObject *Py_UNUSED(kw))
 {
     int proto, is_read;
     Py_ssize_t nparams;
@@ -660,7 +660,7 @@ pending_throw(PyObject *self, PyObject *args)
 }
 
 static PyObject *
-pending_close(PyObject *self, PyObject *unused)
+pending_close(PyObject *self, PyObject *Py_UNUSED(unused))
 {
     Pending *p = (Pending *)self;
     p->state = P_DONE;
@@ -1030,7 +1030,7 @@ fail:
 }
 
 static PyObject *
-wirepoll_fileno(WirePoll *p, PyObject *unused)
+wirepoll_fileno(WirePoll *p, PyObject *Py_UNUSED(unused))
 {
     if (!wirepoll_usable(p))
         return NULL;
@@ -1051,13 +1051,13 @@ static PyMethodDef wirepoll_methods[] = {
 };
 
 static PyObject *
-wirepoll_len_get(WirePoll *p, void *closure)
+wirepoll_len_get(WirePoll *p, void *Py_UNUSED(closure))
 {
     return PyLong_FromSsize_t(p->wires != NULL ? PySet_GET_SIZE(p->wires) : 0);
 }
 
 static PyObject *
-wirepoll_waiting_get(WirePoll *p, void *closure)
+wirepoll_waiting_get(WirePoll *p, void *Py_UNUSED(closure))
 {
     Py_ssize_t pos = 0, n = 0;
     PyObject *key;

@@ -25,8 +25,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import types
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from ..runtime.handoff import here
 from ..runtime.native import Statement, WireCore
@@ -40,13 +41,18 @@ def library_changed(library: str, exc: BaseException) -> bool:
     Returns the new fast-path setting (False)."""
     # a log record, not a print: this runs in worker processes too, where no CLI prints
     # (with no handler configured, logging writes a warning's bare message to stderr)
-    _log.warning(f"WARNING: this {library} keeps its connection differently ({exc}); statements go through "
-                 f"{library} (as with --db-fast-path=off), which costs more client CPU per statement")
+    _log.warning(
+        f"WARNING: this {library} keeps its connection differently ({exc}); statements go through "
+        f"{library} (as with --db-fast-path=off), which costs more client CPU per statement"
+    )
     return False
 
 
 class WireError(Exception):
     """A server error: ``args`` = (code, message) as the drivers' error mapping expects."""
+
+    sqlstate: str  # set when the protocol has one
+    pg_fields: Any  # PostgreSQL: libpq's text of the error (drivers/pgsql/libpq.py)
 
     def __init__(self, code: Any, message: str, sqlstate: str | None = None):
         super().__init__(code, message)
@@ -62,13 +68,13 @@ class LostConnection(WireError):
 
 
 @types.coroutine
-def _response(wire: "Wire"):
+def _response(wire: Wire):
     """Await a response as a strand does: yield the wire, which resumes the strand
     with the scanned response (or the connection's loss)."""
     return (yield wire)
 
 
-SCAN_CALL = 0      # Wire.kind: the response is scanned by ``Wire.scan`` (a request())
+SCAN_CALL = 0  # Wire.kind: the response is scanned by ``Wire.scan`` (a request())
 
 
 def _plain_fd(transport: asyncio.BaseTransport) -> int:
@@ -86,13 +92,33 @@ class _PyWireCore:
     """The receiving half of :class:`Wire`; the C twin is drivers/wire.c's ``WireCore``
     (used when built), which also scans statement responses itself (``kind`` 1 / 2)."""
 
-    __slots__ = ("strand", "waiter", "scan", "pending", "lost", "kind", "deprecate_eof", "cache_metadata", "fd",
-                 "direct")
+    __slots__ = (
+        "strand",
+        "waiter",
+        "scan",
+        "pending",
+        "lost",
+        "kind",
+        "deprecate_eof",
+        "cache_metadata",
+        "fd",
+        "direct",
+    )
+    strand: Any
+    waiter: asyncio.Future[Any] | None
+    scan: Any  # the request's scanner (None between requests)
+    pending: bytearray
+    lost: BaseException | None
+    kind: int
+    deprecate_eof: int
+    cache_metadata: int
+    fd: int
+    direct: int
 
-    def data_received(self, data: bytes) -> None:
+    def data_received(self, data: bytes | bytearray) -> None:
         strand = self.strand
         if strand is None and self.waiter is None:
-            return   # nothing asked (a late notice): dropped
+            return  # nothing asked (a late notice): dropped
         pending = self.pending
         if pending:
             pending += data
@@ -109,13 +135,17 @@ class _PyWireCore:
             strand.resume(result)
             return
         waiter = self.waiter
+        assert waiter is not None  # a response with no strand has a waiter (checked first)
         self.waiter = None
         if not waiter.done():
             waiter.set_result(result)
 
 
 _CStatement = Statement
-_WireCore = WireCore or _PyWireCore
+if TYPE_CHECKING:  # the C twin has the Python twin's interface
+    _WireCore = _PyWireCore
+else:
+    _WireCore = WireCore or _PyWireCore
 
 
 class Wire(_WireCore, asyncio.Protocol):
@@ -132,13 +162,13 @@ class Wire(_WireCore, asyncio.Protocol):
 
     __slots__ = ("transport", "write", "previous", "loop", "poll")
 
-    def __init__(self, transport: asyncio.BaseTransport):
+    def __init__(self, transport: asyncio.Transport) -> None:
         self.transport = transport
-        self.write = transport.write       # one bound method for all the wire's C statements
+        self.write = transport.write  # one bound method for all the wire's C statements
         self.previous = transport.get_protocol()
-        self.waiter: asyncio.Future | None = None
-        self.strand: Any = None
-        self.scan: Callable[[Any], Any] | None = None
+        self.waiter = None
+        self.strand = None
+        self.scan = None
         self.kind = SCAN_CALL
         self.deprecate_eof = 0
         self.cache_metadata = 0
@@ -150,7 +180,7 @@ class Wire(_WireCore, asyncio.Protocol):
         # through TLS, whose bytes only the transport can make
         self.fd = _plain_fd(transport)
         self.direct = 0
-        self.poll: Any = None      # the WirePoll reading the socket instead of the event loop (polled_by)
+        self.poll: Any = None  # the WirePoll reading the socket instead of the event loop (polled_by)
         transport.set_protocol(self)
 
     @property
@@ -190,8 +220,8 @@ class Wire(_WireCore, asyncio.Protocol):
 
     def release(self) -> None:
         """Give the transport back to the library's protocol (between requests)."""
-        self.direct = 0          # the library may write while it has the transport
-        self.unpoll()            # and read
+        self.direct = 0  # the library may write while it has the transport
+        self.unpoll()  # and read
         if self.transport.get_protocol() is self:
             self.transport.set_protocol(self.previous)
 
@@ -200,14 +230,14 @@ class Wire(_WireCore, asyncio.Protocol):
             self.transport.set_protocol(self)
 
     @contextmanager
-    def released(self):
+    def released(self) -> Iterator[None]:
         self.release()
         try:
             yield
         finally:
             self.take()
 
-    def connection_lost(self, exc: BaseException | None) -> None:
+    def connection_lost(self, exc: Exception | None) -> None:
         self.unpoll()
         self.fd, self.direct = -1, 0
         self.lost = exc or ConnectionResetError("connection closed by the server")
@@ -220,7 +250,7 @@ class Wire(_WireCore, asyncio.Protocol):
             self.strand = None
             self.loop.call_soon(strand.fail, self._lost_error())
         prev = self.previous
-        try:   # let the library know too, so its close() does not wait for a dead socket
+        try:  # let the library know too, so its close() does not wait for a dead socket
             prev.connection_lost(exc)
         except Exception:
             pass
@@ -228,7 +258,7 @@ class Wire(_WireCore, asyncio.Protocol):
     def _lost_error(self) -> WireError:
         raise NotImplementedError
 
-    def request(self, data: bytes, scan: Callable[[Any], Any]):
+    def request(self, data: bytes, scan: Callable[[Any], Any]) -> Any:
         """Send ``data``; the awaitable of its scanned response."""
         if self.lost is not None or self.transport.is_closing():
             raise self._lost_error()
@@ -255,7 +285,7 @@ class SlowStatement:
 
     __slots__ = ("wire", "head", "meta", "counters", "fail")
 
-    def __init__(self, wire: "Wire", head: bytes, meta: Any, counters: Any, fail: Callable[[BaseException], Any]):
+    def __init__(self, wire: Wire, head: bytes, meta: Any, counters: Any, fail: Callable[[BaseException], Any]):
         self.wire, self.head, self.meta, self.counters, self.fail = wire, head, meta, counters, fail
 
 
@@ -273,11 +303,16 @@ def count_result(c: Any, fields: int, affected: int) -> None:
 class TextResult:
     """Where the scanners put the first result set's rows, when asked (the Lua API's
     ``con:query``; the hot path passes no sink and nothing is decoded): ``columns``
-    -1 without a result set, ``rows`` tuples of text (None for NULL)."""
+    -1 without a result set, ``rows`` tuples of text (None for NULL).  ``rest``: the
+    results after the first of a response with several (a MySQL ``CALL``), each
+    ``(columns, rows, affected)`` with columns -1 for one without a result set;
+    ``text`` False: rows are binary (a prepared statement's), kept as empty tuples."""
 
-    __slots__ = ("columns", "rows", "sqlstate")
+    __slots__ = ("columns", "rows", "sqlstate", "rest", "text")
 
-    def __init__(self) -> None:
+    def __init__(self, text: bool = True) -> None:
         self.columns = -1
-        self.rows: list[tuple] = []
+        self.rows: list[tuple[Any, ...]] = []
         self.sqlstate = ""
+        self.rest: list[tuple[int, list[tuple[Any, ...]], int]] = []
+        self.text = text

@@ -4,5 +4,6 @@ Workers own event loops and the connections' share of threads (``worker``), stra
 benchmark thread straight from the protocol callback (``strand``, with the C event loop), and
 the groups place the threads in-process, in worker processes (``procs``) or on Ray actors
 (``raygroup``) behind one base (``group``).  The shared ``--events`` budget, reconnect watch,
-live metrics and the server context around the measured phase live here too.
+live metrics and the server context around the measured phase live here too.  ``_native.c``
+is the C extension's init, on the top C layer: it only wires every C file, lowest layer first.
 """

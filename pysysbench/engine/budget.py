@@ -29,13 +29,15 @@ import mmap
 import os
 import struct
 import threading
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from ..runtime.native import Budget as _CBudget
 
-SIZE = 8                      # one native-order int64: the events handed out so far
+SIZE = 8  # one native-order int64: the events handed out so far
 _CELL = struct.Struct("=q")
 SHM_DIR = "/dev/shm"
+T = TypeVar("T")
 
 
 class PyBudgetCore:
@@ -48,7 +50,7 @@ class PyBudgetCore:
         self.region, self.total, self.fd = region, total, fd
         self._lock = threading.Lock()
 
-    def _change(self, fn) -> int:
+    def _change(self, fn: Callable[[int], tuple[int, T]]) -> T:
         with self._lock:
             if self.fd >= 0:
                 fcntl.lockf(self.fd, fcntl.LOCK_EX, SIZE)
@@ -70,6 +72,7 @@ class PyBudgetCore:
         def grant(old: int) -> tuple[int, int]:
             g = max(0, min(n, self.total - old))
             return old + g, g
+
         return self._change(grant)
 
     def give_back(self, n: int) -> None:
@@ -80,7 +83,8 @@ class PyBudgetCore:
 
     @property
     def taken(self) -> int:
-        return _CELL.unpack_from(self.region, 0)[0]
+        value: int = _CELL.unpack_from(self.region, 0)[0]
+        return value
 
 
 class EventBudget:
@@ -99,7 +103,7 @@ class EventBudget:
         self._bind()
 
     @classmethod
-    def _attach(cls, path: str, total: int) -> "EventBudget":
+    def _attach(cls, path: str, total: int) -> EventBudget:
         """A spawned worker's view of the parent's shared budget."""
         self = cls.__new__(cls)
         self.total, self.path = total, path
@@ -109,10 +113,13 @@ class EventBudget:
         return self
 
     def _bind(self) -> None:
-        core = (_CBudget(self.region, self.total) if _CBudget is not None
-                else PyBudgetCore(self.region, self.total, self.fd))
+        core = (
+            _CBudget(self.region, self.total)
+            if _CBudget is not None
+            else PyBudgetCore(self.region, self.total, self.fd)
+        )
         self.core = core
-        self.take = core.take              # the hot path calls these directly
+        self.take = core.take  # the hot path calls these directly
         self.give_back = core.give_back
 
     @property
@@ -134,7 +141,7 @@ class EventBudget:
             except FileNotFoundError:
                 pass
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         if self.path is not None:
             return (EventBudget._attach, (self.path, self.total))
         return (EventBudget, (self.total,))
@@ -157,6 +164,7 @@ def _create_file() -> tuple[int, str]:
 
 def _tmpdir() -> str:
     import tempfile
+
     return tempfile.gettempdir()
 
 

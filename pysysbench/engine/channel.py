@@ -19,18 +19,21 @@ from __future__ import annotations
 import asyncio
 import socket
 import struct
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-try:    # the C pickler that pickle.dumps / pickle.loads are; pickle.py's own import (its Python
+try:  # the C pickler that pickle.dumps / pickle.loads are; pickle.py's own import (its Python
     # pickler, opcode tables and dispatch) was 4 M instructions of a run with worker processes
-    from _pickle import dumps as _dumps, loads as _loads
+    from _pickle import dumps as _dumps
+    from _pickle import loads as _loads
 except ImportError:  # pragma: no cover - an interpreter without the accelerator
-    from pickle import dumps as _dumps, loads as _loads
+    from pickle import dumps as _dumps
+    from pickle import loads as _loads
 
-HIGHEST_PROTOCOL = -1     # pickle's rule: a negative protocol is its highest
+HIGHEST_PROTOCOL = -1  # pickle's rule: a negative protocol is its highest
 
 HEADER = struct.Struct("!Q")
-FLUSH_TIMEOUT_S = 5.0     # closing: how long buffered frames may take to reach a peer that reads
+FLUSH_TIMEOUT_S = 5.0  # closing: how long buffered frames may take to reach a peer that reads
 
 
 def encode(msg: Any) -> bytes:
@@ -55,7 +58,7 @@ class FrameDecoder:
             end = pos + HEADER.size + size
             if len(buf) < end:
                 break
-            out.append(_loads(buf[pos + HEADER.size:end]))
+            out.append(_loads(buf[pos + HEADER.size : end]))
             pos = end
         if pos:
             del buf[:pos]
@@ -74,14 +77,14 @@ class Channel(asyncio.Protocol):
         self._lost = asyncio.get_running_loop().create_future()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self._transport = transport   # type: ignore[assignment]
+        self._transport = transport  # type: ignore[assignment]
 
     def data_received(self, data: bytes) -> None:
         for msg in self._decoder.feed(data):
             self._on_message(msg)
 
     def eof_received(self) -> bool:
-        return False   # the peer closed: close this end too (connection_lost follows)
+        return False  # the peer closed: close this end too (connection_lost follows)
 
     def connection_lost(self, exc: Exception | None) -> None:
         if not self._lost.done():
@@ -105,7 +108,7 @@ class Channel(asyncio.Protocol):
             t.close()
         try:
             await asyncio.wait_for(asyncio.shield(self._lost), flush_timeout_s)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             t.abort()
 
     def abort(self) -> None:
@@ -114,8 +117,7 @@ class Channel(asyncio.Protocol):
             self._transport.abort()
 
 
-async def open_channel(sock: socket.socket, on_message: Callable[[Any], None],
-                       on_lost: Callable[[], None]) -> Channel:
+async def open_channel(sock: socket.socket, on_message: Callable[[Any], None], on_lost: Callable[[], None]) -> Channel:
     """Put one end of a socket pair on the running loop."""
     loop = asyncio.get_running_loop()
     _, channel = await loop.connect_accepted_socket(lambda: Channel(on_message, on_lost), sock=sock)

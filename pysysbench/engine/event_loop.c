@@ -22,23 +22,22 @@
  *   count times: the draws, left to right, into values 0, 1, ...: "id" = default(1, size),
  *              ("string", template) = string(template), ("plus", i, k) = value i + k;
  *              then each call (statement index, value indices) is awaited in turn
- * then record(tid, latency).  Awaiting it runs events until limits.stop is true or the
- * clock reaches the deadline (the clock of time.perf_counter_ns).  A statement's
+ * then record(tid, latency).  Awaiting it runs events while the event-limit rule
+ * (runtime/limits.py; limits_admit, native_runtime.h) lets another start: until limits.stop
+ * is true, the clock reaches limits.deadline_ns, or limits.budget has no event left.  A statement's
  * exception ends the await with that exception and the event unrecorded: `start` tells
  * the caller when that event began (it restarts the event in Python and records it);
  * awaiting again goes on with the next event.  Inside a strand (engine/strand.py) it
  * offers itself each time it waits on a wire, so the responses come to it directly
  * (strand_offer, engine/strand.c).
  *
- * EventLoop(source, record, tid, limits, deadline_ns, turn_ns) runs the events of an event
+ * EventLoop(source, record, tid, limits, turn_ns) runs the events of an event
  * source (native_runtime.h; lua/bridge.c) the same way: the source hands out each event's statements,
  * and may end the await with what the workload's Python finishes (the event's start in
  * `start`, unrecorded), or with True (the event stopped its thread).  A source's event may
  * send no statement at all (a Lua event doing arithmetic), so the loop yields None (a turn
  * for the event loop: the reporter, signals, the worker's heartbeat) after an event every
  * turn_ns, as the Python loop does. */
-
-static PyObject *s_stop;
 
 #define MAX_STMTS 4      /* statements of one step */
 #define MAX_VALUES 8     /* draws of one repetition */
@@ -77,14 +76,12 @@ typedef struct {
     PyObject *one, *tables, *size;       /* 1, tables, table_size */
     PyObject *record;                    /* a Recorder, or a callable record(tid, lat_ns) */
     PyObject *tid_obj;
-    PyObject *limits;                    /* .stop */
-    PyTypeObject *limits_type;           /* the type stop_off was taken from */
-    Py_ssize_t stop_off;                 /* .stop's __slots__ offset in limits, or -1: read in place */
+    PyObject *limits;                    /* runtime/limits.py's Limits: the rule reads it (limits_admit) */
     PyObject *cur[MAX_STMTS];            /* the current step's statements, its table drawn */
     PyObject *values[MAX_VALUES];        /* the current repetition's draws */
     int ncur, nvalues;                   /* how many of them are set */
     PyObject *sub;                       /* the statement being awaited */
-    long long tid, deadline, start;
+    long long tid, start;
     long long turn_ns, turn;             /* source: a turn for the event loop every turn_ns of events that never wait;
                                           * turn 0: a statement waited (the loop had its turn) since the last window */
     Py_ssize_t pc;                       /* the current step */
@@ -303,27 +300,6 @@ el_source_next(EventLoop *p, PySendResult *r, PyObject **res, PyObject **handove
     return rc == SOURCE_PYTHON ? 2 : -1;
 }
 
-/* limits.stop, read in place while limits is of the type its slot offset was taken from */
-static int
-el_stopped(EventLoop *p)
-{
-    PyObject *stop;
-    int r;
-    if (p->stop_off >= 0 && Py_IS_TYPE(p->limits, p->limits_type)) {
-        stop = SLOT(p->limits, p->stop_off);
-        if (stop == Py_False)
-            return 0;
-        if (stop == Py_True)
-            return 1;
-        if (stop != NULL)
-            return PyObject_IsTrue(stop);
-    }
-    stop = PyObject_GetAttr(p->limits, s_stop);       /* anything else (or unset: its error) */
-    r = stop == NULL ? -1 : PyObject_IsTrue(stop);
-    Py_XDECREF(stop);
-    return r;
-}
-
 /* go on from the outcome `r` (`res`) of the awaited statement's last step; PYGEN_RETURN with res
  * NULL on entry between events */
 static PySendResult
@@ -344,11 +320,11 @@ el_run(EventLoop *p, PySendResult r, PyObject *res, PyObject **out)
         Py_XDECREF(res);
         res = NULL;
         if (!p->in_event) {
-            int stopped = el_stopped(p);
-            if (stopped < 0)
+            long long admitted;
+            p->start = now_ns();                           /* the rule's clock is the event's start */
+            if ((admitted = limits_admit(p->limits, p->start, 1)) < 0)
                 return PYGEN_ERROR;
-            p->start = now_ns();                           /* the deadline check's clock is the event's start */
-            if (stopped || (p->deadline && p->start >= p->deadline)) {
+            if (admitted == 0) {
                 Py_INCREF(Py_None);
                 *out = Py_None;
                 return PYGEN_RETURN;
@@ -441,10 +417,13 @@ el_step(PyObject *self, PyObject *value, PyObject **yielded)
     return PYGEN_RETURN;
 }
 
-/* a PySendResult as an iterator's return: the value yielded, or NULL with StopIteration / the error */
+/* a PySendResult as an iterator's return: the value yielded, or NULL with StopIteration / the error.
+ * It takes the value's address, read only here: in el_result(el_send(.., &res), res) C leaves the
+ * order of the two arguments open, and a compiler may read res before el_send has set it. */
 static PyObject *
-el_result(PySendResult r, PyObject *res)
+el_result(PySendResult r, PyObject **value)
 {
+    PyObject *res = *value;
     if (r == PYGEN_NEXT)
         return res;
     if (r == PYGEN_RETURN) {
@@ -461,14 +440,14 @@ static PyObject *
 el_iternext(PyObject *self)
 {
     PyObject *res = NULL;
-    return el_result(el_send(self, Py_None, &res), res);
+    return el_result(el_send(self, Py_None, &res), &res);
 }
 
 static PyObject *
 el_send_method(PyObject *self, PyObject *arg)
 {
     PyObject *res = NULL;
-    return el_result(el_send(self, arg, &res), res);
+    return el_result(el_send(self, arg, &res), &res);
 }
 
 /* throw(exc): into the statement being awaited (cancellation, a lost connection), which may
@@ -490,19 +469,19 @@ el_throw(PyObject *self, PyObject *args)
     }
     meth = PyObject_GetAttrString(p->sub, "throw");
     if (meth == NULL)
-        return el_result(el_run(p, PYGEN_ERROR, NULL, &out), out);
+        return el_result(el_run(p, PYGEN_ERROR, NULL, &out), &out);
     y = PyObject_Call(meth, args, NULL);
     Py_DECREF(meth);
     if (y != NULL)
-        return el_result(el_run(p, PYGEN_NEXT, y, &out), out);
+        return el_result(el_run(p, PYGEN_NEXT, y, &out), &out);
     /* the sub-iterator returned: its StopIteration's value (as strand_run takes it) */
     if (!PyErr_ExceptionMatches(PyExc_StopIteration) || _PyGen_FetchStopIterationValue(&value) < 0)
-        return el_result(el_run(p, PYGEN_ERROR, NULL, &out), out);
-    return el_result(el_run(p, PYGEN_RETURN, value, &out), out);
+        return el_result(el_run(p, PYGEN_ERROR, NULL, &out), &out);
+    return el_result(el_run(p, PYGEN_RETURN, value, &out), &out);
 }
 
 static PyObject *
-el_close(PyObject *self, PyObject *unused)
+el_close(PyObject *self, PyObject *Py_UNUSED(unused))
 {
     EventLoop *p = (EventLoop *)self;
     PyObject *sub = p->sub;
@@ -688,9 +667,9 @@ bad:
     return -1;
 }
 
-/* what every loop keeps: the recorder, the thread, the limits and the deadline; 0, or -1 */
+/* what every loop keeps: the recorder, the thread and the limits; 0, or -1 */
 static int
-el_keep_run(EventLoop *p, PyObject *record, long long tid, PyObject *limits, long long deadline)
+el_keep_run(EventLoop *p, PyObject *record, long long tid, PyObject *limits)
 {
     p->tid_obj = PyLong_FromLongLong(tid);
     if (p->tid_obj == NULL)
@@ -699,22 +678,19 @@ el_keep_run(EventLoop *p, PyObject *record, long long tid, PyObject *limits, lon
     p->record = record;
     Py_INCREF(limits);
     p->limits = limits;
-    p->limits_type = Py_TYPE(limits);
-    p->stop_off = native_slot_offset(limits, s_stop);
     p->tid = tid;
-    p->deadline = deadline;
     return 0;
 }
 
-/* EventLoop(source, record, tid, limits, deadline_ns, turn_ns): the events of an EventSource
+/* EventLoop(source, record, tid, limits, turn_ns): the events of an EventSource
  * (native_runtime.h), with a turn for the event loop after an event every turn_ns (0: never) */
 static PyObject *
 el_new_source(PyTypeObject *type, PyObject *args)
 {
     PyObject *source, *record, *limits;
-    long long tid, deadline, turn_ns;
+    long long tid, turn_ns;
     EventLoop *p;
-    if (!PyArg_ParseTuple(args, "O!OLOLL", &EventSourceType, &source, &record, &tid, &limits, &deadline, &turn_ns))
+    if (!PyArg_ParseTuple(args, "O!OLOL", &EventSourceType, &source, &record, &tid, &limits, &turn_ns))
         return NULL;
     if (Py_TYPE(source) == &EventSourceType || ((EventSource *)source)->ops == NULL) {
         PyErr_SetString(PyExc_TypeError, "EventLoop needs a concrete event source");
@@ -727,25 +703,25 @@ el_new_source(PyTypeObject *type, PyObject *args)
     p->source = source;
     p->turn_ns = turn_ns;
     p->turn = now_ns() + turn_ns;
-    if (el_keep_run(p, record, tid, limits, deadline) < 0) {
+    if (el_keep_run(p, record, tid, limits) < 0) {
         Py_DECREF(p);
         return NULL;
     }
     return (PyObject *)p;
 }
 
-/* EventLoop(steps, uniform, default, string, tables, table_size, record, tid, limits, deadline_ns) */
+/* EventLoop(steps, uniform, default, string, tables, table_size, record, tid, limits) */
 static PyObject *
-el_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+el_new(PyTypeObject *type, PyObject *args, PyObject *Py_UNUSED(kw))
 {
     PyObject *steps, *uniform, *draw, *string, *tables, *size, *record, *limits, *seq;
-    long long tid, deadline;
+    long long tid;
     Py_ssize_t n;
     EventLoop *p;
-    if (PyTuple_GET_SIZE(args) == 6 && PyObject_TypeCheck(PyTuple_GET_ITEM(args, 0), &EventSourceType))
+    if (PyTuple_GET_SIZE(args) == 5 && PyObject_TypeCheck(PyTuple_GET_ITEM(args, 0), &EventSourceType))
         return el_new_source(type, args);
-    if (!PyArg_ParseTuple(args, "OOOOO!O!OLOL", &steps, &uniform, &draw, &string, &PyLong_Type, &tables,
-                          &PyLong_Type, &size, &record, &tid, &limits, &deadline))
+    if (!PyArg_ParseTuple(args, "OOOOO!O!OLO", &steps, &uniform, &draw, &string, &PyLong_Type, &tables,
+                          &PyLong_Type, &size, &record, &tid, &limits))
         return NULL;
     seq = PySequence_Fast(steps, "steps must be a sequence");
     if (seq == NULL)
@@ -772,7 +748,7 @@ el_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     }
     Py_DECREF(seq);
     p->one = PyLong_FromLong(1);
-    if (p->one == NULL || el_keep_run(p, record, tid, limits, deadline) < 0) {
+    if (p->one == NULL || el_keep_run(p, record, tid, limits) < 0) {
         Py_DECREF(p);
         return NULL;
     }
@@ -846,7 +822,7 @@ budget_cell(Budget *b)
 }
 
 static PyObject *
-budget_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+budget_new(PyTypeObject *type, PyObject *args, PyObject *Py_UNUSED(kwds))
 {
     PyObject *region;
     long long total;
@@ -931,7 +907,7 @@ budget_give_back(Budget *b, PyObject *const *args, Py_ssize_t nargs)
 }
 
 static PyObject *
-budget_taken(Budget *b, void *closure)
+budget_taken(Budget *b, void *Py_UNUSED(closure))
 {
     return PyLong_FromLongLong(__atomic_load_n(budget_cell(b), __ATOMIC_ACQUIRE));
 }
@@ -968,8 +944,7 @@ static PyTypeObject BudgetType = {
 int
 event_loop_init(PyObject *m)
 {
-    if ((s_stop = PyUnicode_InternFromString("stop")) == NULL || PyType_Ready(&EventLoopType) < 0 ||
-        PyType_Ready(&BudgetType) < 0)
+    if (PyType_Ready(&EventLoopType) < 0 || PyType_Ready(&BudgetType) < 0)
         return -1;
     Py_INCREF(&EventLoopType);
     if (PyModule_AddObject(m, "EventLoop", (PyObject *)&EventLoopType) < 0) {

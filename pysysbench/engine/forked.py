@@ -21,9 +21,11 @@ import os
 import signal
 import sys
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 JOIN_POLL_S = 0.005
+
 
 def flush_std_streams() -> None:
     """Before a fork (the child would write out again what the parent had not flushed) and
@@ -31,19 +33,19 @@ def flush_std_streams() -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (OSError, ValueError, AttributeError):   # closed or replaced: nothing to copy
+        except (OSError, ValueError, AttributeError):  # closed or replaced: nothing to copy
             pass
 
 
 class ForkedProcess:
-    def __init__(self, target: Callable[..., Any], name: str, args: tuple = ()):
+    def __init__(self, target: Callable[..., Any], name: str, args: tuple[Any, ...] = ()):
         self.target, self.name, self.args = target, name, args
         self.pid: int | None = None
         self.exitcode: int | None = None
 
     def start(self) -> None:
         pid = os.fork()
-        if pid == 0:                                   # the child: never returns
+        if pid == 0:  # the child: never returns
             os._exit(self._child())
         self.pid = pid
 
@@ -61,9 +63,10 @@ class ForkedProcess:
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
             if not isinstance(exc.code, (int, type(None))):
-                sys.stderr.write(f"{exc.code}\n")     # as multiprocessing's child does
+                sys.stderr.write(f"{exc.code}\n")  # as multiprocessing's child does
         except BaseException:
             import traceback
+
             traceback.print_exc()
         finally:
             flush_std_streams()
@@ -73,7 +76,7 @@ class ForkedProcess:
         if self.exitcode is None and self.pid is not None:
             try:
                 pid, status = os.waitpid(self.pid, flags)
-            except ChildProcessError:          # reaped elsewhere: its code is lost, it is gone
+            except ChildProcessError:  # reaped elsewhere: its code is lost, it is gone
                 self.exitcode = -1
                 return
             if pid:
@@ -93,7 +96,7 @@ class ForkedProcess:
 
     def kill(self) -> None:
         if self.is_alive():
-            os.kill(self.pid, signal.SIGKILL)   # type: ignore[arg-type]
+            os.kill(self.pid, signal.SIGKILL)  # type: ignore[arg-type]
 
 
 __all__ = ["ForkedProcess", "flush_std_streams"]

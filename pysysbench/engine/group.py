@@ -14,16 +14,21 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Iterable
 from dataclasses import field
+from typing import TYPE_CHECKING, Any
 
-from ..drivers.base import Driver
 from ..core.record import record
+from ..drivers.base import Driver
+from ..runtime.memory import pin_mmap_threshold
 from ..stats.records import Snapshot
 from ..workloads.base import Workload
-from ..runtime.memory import pin_mmap_threshold
 from .budget import EventBudget
 from .spec import RunSpec
 from .worker import Worker
+
+if TYPE_CHECKING:
+    from .loopwatch import LoopWatch
 
 
 @record
@@ -31,16 +36,16 @@ class Sample:
     """A group's state at one instant."""
 
     snapshot: Snapshot
-    running: int = 0             # threads still looping
-    inflight: int = 0            # events executing now
-    queue_length: int = 0        # rate mode: arrivals waiting for a thread
-    cpu_s: float = 0.0           # client CPU seconds used so far (all processes)
-    per_worker: list[dict] = field(default_factory=list)
-    connections: dict[str, int] = field(default_factory=dict)   # database node -> sessions
-    nodes: list[dict] = field(default_factory=list)             # client machines (Ray only)
+    running: int = 0  # threads still looping
+    inflight: int = 0  # events executing now
+    queue_length: int = 0  # rate mode: arrivals waiting for a thread
+    cpu_s: float = 0.0  # client CPU seconds used so far (all processes)
+    per_worker: list[dict[Any, Any]] = field(default_factory=list)
+    connections: dict[str, int] = field(default_factory=dict)  # database node -> sessions
+    nodes: list[dict[Any, Any]] = field(default_factory=list)  # client machines (Ray only)
 
 
-def merge_counts(dicts) -> dict[str, int]:
+def merge_counts(dicts: Iterable[dict[str, int]]) -> dict[str, int]:
     """Add up ``{key: count}`` dicts (connections per database node)."""
     out: dict[str, int] = {}
     for d in dicts:
@@ -49,17 +54,21 @@ def merge_counts(dicts) -> dict[str, int]:
     return out
 
 
-def merged_sample(payloads: list[dict], alive: list[dict], parent_cpu_s: float, **extra) -> Sample:
+def merged_sample(
+    payloads: list[dict[Any, Any]], alive: list[dict[Any, Any]], parent_cpu_s: float, **extra: Any
+) -> Sample:
     """Merge the last payloads of remote workers (processes or Ray actors).
     Counters come from every worker that ever reported, dead ones included (what
     they measured is kept); running/in-flight/queue only from live ones."""
-    return Sample(snapshot=Snapshot.merge(p["snapshot"] for p in payloads) if payloads else Snapshot(),
-                  running=sum(p["running"] for p in alive),
-                  inflight=sum(p["inflight"] for p in alive),
-                  queue_length=sum(p["queue_length"] for p in alive),
-                  cpu_s=sum(p["cpu_s"] for p in payloads) + parent_cpu_s,
-                  connections=merge_counts(p.get("connections", {}) for p in payloads),
-                  **extra)
+    return Sample(
+        snapshot=Snapshot.merge(p["snapshot"] for p in payloads) if payloads else Snapshot(),
+        running=sum(p["running"] for p in alive),
+        inflight=sum(p["inflight"] for p in alive),
+        queue_length=sum(p["queue_length"] for p in alive),
+        cpu_s=sum(p["cpu_s"] for p in payloads) + parent_cpu_s,
+        connections=merge_counts(p.get("connections", {}) for p in payloads),
+        **extra,
+    )
 
 
 def split(total: int, parts: int, index: int) -> int:
@@ -75,7 +84,7 @@ class Share:
 
     tids: range
     rate: float
-    budget: EventBudget | None     # None: no --events
+    budget: EventBudget | None  # None: no --events
 
 
 def shares(spec: RunSpec, parts: int, budget: EventBudget | None = None) -> list[Share]:
@@ -92,7 +101,7 @@ def shares(spec: RunSpec, parts: int, budget: EventBudget | None = None) -> list
     return out
 
 
-def share_group(spec: RunSpec, share: Share) -> "InProcessGroup":
+def share_group(spec: RunSpec, share: Share) -> InProcessGroup:
     """A remote worker's group: the driver and workload made afresh from the spec there."""
     workload, driver = spec.parts()
     return InProcessGroup(spec, workload, driver, share.tids, rate=share.rate, budget=share.budget)
@@ -101,9 +110,18 @@ def share_group(spec: RunSpec, share: Share) -> "InProcessGroup":
 class InProcessGroup:
     """All threads on the current event loop (one worker)."""
 
-    def __init__(self, spec: RunSpec, workload: Workload, driver: Driver, tids: range,
-                 rate: float = 0.0, budget: EventBudget | None = None):
-        pin_mmap_threshold()   # the process holding the connections returns their buffers (memory.py)
+    watch: LoopWatch  # a worker process's watchdog (engine/procs.py), set there only
+
+    def __init__(
+        self,
+        spec: RunSpec,
+        workload: Workload,
+        driver: Driver,
+        tids: range,
+        rate: float = 0.0,
+        budget: EventBudget | None = None,
+    ):
+        pin_mmap_threshold()  # the process holding the connections returns their buffers (memory.py)
         self.worker = Worker(spec, workload, driver, tids)
         self.rate = rate
         self.budget = budget
@@ -142,8 +160,14 @@ class InProcessGroup:
 
     def sample_now(self) -> Sample:
         w = self.worker
-        return Sample(w.snapshot(), w.running(), w.inflight, w.queue_length(),
-                      time.process_time() - self.cpu0, connections=w.connections())
+        return Sample(
+            w.snapshot(),
+            w.running(),
+            w.inflight,
+            w.queue_length(),
+            time.process_time() - self.cpu0,
+            connections=w.connections(),
+        )
 
     async def sample(self) -> Sample:
         return self.sample_now()

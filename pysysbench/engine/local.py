@@ -17,30 +17,42 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+from collections.abc import Callable
 from time import gmtime, perf_counter_ns, strftime
-from typing import Callable
+from typing import TYPE_CHECKING, Any
 
-from ..drivers.base import Driver
-from ..core.errors import ConfigError, DatabaseError, PySysbenchError, RunAborted
+from ..core.errors import PySysbenchError, RunAborted
 from ..core.record import record
-from ..stats.results import RunOutcome
+from ..drivers.base import Driver
 from ..stats import host
 from ..stats.records import IntervalStat, Snapshot, Summary, interval_from, summary_from
-from ..workloads.base import Workload, user_code
+from ..stats.results import RunOutcome
+from ..workloads.base import Workload
 from .budget import budget_for
 from .group import InProcessGroup, Sample
-from .spec import RunSpec
+from .loopwatch import LoopWatch
+from .preflight import check_run
 from .reconnects import CHECK_EVERY_S, ReconnectWatch
 from .remote import MemberLost
-from .loopwatch import LoopWatch
+from .spec import RunSpec
 from .worker import NS
 
-CLIENT_BUSY_FRACTION = 0.9      # warn when the client used this share of its cores
-CLIENT_BUSY_MIN_S = 1.0         # ... in a measured phase at least this long (a shorter one says too little)
-CONNECTION_HEADROOM = 1         # the pre-flight connection, still open while checking
-STOP_GRACE_S = 5.0              # after Ctrl-C / SIGTERM: events in flight get this long, then are cut short
-DEADLINE_GRACE_S = 30.0         # --forced-shutdown off: events still running this long after --time are cut short
-CANCEL_GRACE_S = 1.0            # after a cancel, Lua still running this long is interrupted (engine/loopwatch.py)
+if TYPE_CHECKING:
+    from types import FrameType
+
+    from .metrics import RunMetrics
+    from .nodes import NodeWatch
+    from .procs import ProcessGroup
+    from .raygroup import RayGroup
+    from .servercontext import ServerContext
+
+    SignalHandler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
+
+CLIENT_BUSY_FRACTION = 0.9  # warn when the client used this share of its cores
+CLIENT_BUSY_MIN_S = 1.0  # ... in a measured phase at least this long (a shorter one says too little)
+STOP_GRACE_S = 5.0  # after Ctrl-C / SIGTERM: events in flight get this long, then are cut short
+DEADLINE_GRACE_S = 30.0  # --forced-shutdown off: events still running this long after --time are cut short
+CANCEL_GRACE_S = 1.0  # after a cancel, Lua still running this long is interrupted (engine/loopwatch.py)
 
 
 @record
@@ -50,8 +62,8 @@ class Hooks:
     say: Callable[[str], None] = lambda line: None
     interval: Callable[[IntervalStat], None] = lambda st: None
     checkpoint: Callable[[float, Summary], None] = lambda t, s: None
-    control: Callable[["LocalRun"], None] = lambda run: None   # the run, once made (to pass stop requests)
-    note: Callable[[str], None] = lambda line: None     # pysysbench's own advice (sysbench prints none)
+    control: Callable[[LocalRun], None] = lambda run: None  # the run, once made (to pass stop requests)
+    note: Callable[[str], None] = lambda line: None  # pysysbench's own advice (sysbench prints none)
 
 
 class LocalRun:
@@ -70,103 +82,83 @@ class LocalRun:
         self.hooks = hooks
         self.threads = spec.threads
         self.workers = spec.workers
-        if spec.ray_address:   # actors on a Ray cluster (optional extra, imported lazily)
+        self.group: InProcessGroup | ProcessGroup | RayGroup
+        if spec.ray_address:  # actors on a Ray cluster (optional extra, imported lazily)
             from .raygroup import RayGroup
+
             self.group = RayGroup(spec)
         elif self.workers > 1:
-            from .procs import ProcessGroup   # spawns worker processes: not needed by one-process runs
+            from .procs import ProcessGroup  # spawns worker processes: not needed by one-process runs
+
             self.group = ProcessGroup(spec)
         else:
-            self.group = InProcessGroup(spec, workload, driver, range(self.threads), rate=spec.rate,
-                                        budget=budget_for(spec.events))
+            self.group = InProcessGroup(
+                spec, workload, driver, range(self.threads), rate=spec.rate, budget=budget_for(spec.events)
+            )
         self.percentile = spec.percentile
         self.intervals: list[IntervalStat] = []
-        self.report_prev: tuple[Snapshot, int, int, float] | None = None   # last interval's end: counts, time,
-        self.at_t0 = Sample(Snapshot())                                       # threads, client CPU
+        self.report_prev: tuple[Snapshot, int, int, float] | None = None  # last interval's end: counts, time,
+        self.at_t0 = Sample(Snapshot())  # threads, client CPU
         self.interval_cpu_s: list[float] = []
-        self.host_start: dict = {}
-        self.host_end: dict = {}
-        self.intervals: list[IntervalStat] = []
+        self.host_start: dict[Any, Any] = {}
+        self.host_end: dict[Any, Any] = {}
         self.base = Snapshot()
         self.t0 = self.checkpoint_t = self.end = 0
         self.forced = False
         self.unfinished: int | None = None
         self.want_version = spec.server_version
         self.server_version = ""
-        self.stop_reason: str | None = None    # the first stop request, and its exit code
+        self.stop_reason: str | None = None  # the first stop request, and its exit code
         self.stop_exit = 0
-        self.startup: asyncio.Task | None = None
+        self.startup: asyncio.Task[Any] | None = None
         self.measuring = False
-        self._cut: asyncio.TimerHandle | None = None   # the end of the stop grace, once stopped
+        self._cut: asyncio.TimerHandle | None = None  # the end of the stop grace, once stopped
         self.last = Sample(Snapshot())
-        self.fatal: PySysbenchError | None = None   # the run's own verdict (reconnects gave up)
-        self._signals: dict[int, object] = {}
+        self.fatal: PySysbenchError | None = None  # the run's own verdict (reconnects gave up)
+        self._signals: dict[int, SignalHandler] = {}
         # Lua that computes without yielding holds this loop: a watchdog keeps its bounds
         self.watch = LoopWatch(workload.holds_loop and isinstance(self.group, InProcessGroup))
-        self.metrics = None         # engine.metrics.RunMetrics (--metrics-addr), started with the threads
-        self.context = None         # engine.servercontext.ServerContext, when asked for and supported
+        self.metrics: RunMetrics | None = None  # --metrics-addr, started with the threads
+        self.context: ServerContext | None = None  # when asked for and supported
         if spec.server_context:
             from .servercontext import ServerContext
+
             ctx = ServerContext(driver)
             self.context = ctx if ctx.supported else None
+        self.nodes: NodeWatch | None = None  # --server-nodes (engine/nodes.py)
+        if spec.server_nodes:
+            from .nodes import NodeWatch
+
+            self.nodes = NodeWatch(driver, spec.server_nodes, spec.report_interval_s)
 
     async def preflight(self) -> None:
-        with user_code(self.workload, "required_tables"):
-            tables = self.workload.required_tables()
-        if not tables:
-            return
-        conn = await self.driver.connect()
-        try:
-            await self._check_connection_limit(conn)
-            with user_code(self.workload, "check_ready"):
-                await self.workload.check_ready(conn, tables, self.driver.target())
-            for line in getattr(self.workload, "ready_notes", ()):
-                self.hooks.note(line)
-        finally:
-            await conn.close()
-
-    async def _check_connection_limit(self, conn) -> None:
-        """Fail before opening thousands of connections the server will refuse: its
-        limit less the slots reserved for superusers and those other clients hold."""
-        d = self.driver.dialect
-        if not d.max_connections_sql:
-            return
-        rows = await conn.fetchall(d.max_connections_sql)
-        limit = int(rows[0][0]) if rows and str(rows[0][0]).isdigit() else 0
-        if not limit:
-            return
-        reserved = await _count(conn, d.reserved_connections_sql)
-        others = max(0, await _count(conn, d.open_connections_sql) - 1)   # less this pre-flight session
-        need = self.threads + CONNECTION_HEADROOM
-        if need + reserved + others <= limit:
-            return
-        held = (f" ({reserved} reserved for superusers)" if reserved else "") + \
-            (f" and other clients hold {others}" if others else "")
-        fits = limit - reserved - others - CONNECTION_HEADROOM
-        fewer = f"use at most --threads={fits}" if fits >= 1 else "close other clients' sessions"
-        raise ConfigError(f"--threads={self.threads} needs {need} connections but the server's max_connections is "
-                          f"{limit}{held}: {fewer} or raise max_connections "
-                          f"({d.max_connections_hint.format(need=need + reserved + others)})")
+        """The pre-run checks (engine/preflight.py), before the group starts a thread."""
+        per_process = None if self.spec.ray_address else -(-self.threads // max(1, self.workers))
+        await check_run(self.workload, self.driver, self.threads, per_process, self.hooks.note)
 
     async def execute(self) -> RunOutcome:
         self._install_signals()
         self.watch.start(signals=bool(self._signals))
         try:
             await self._start_up()
-            for tid in range(self.threads):   # sysbench's --verbosity=5 lines (the printer drops them below)
+            for tid in range(self.threads):  # sysbench's --verbosity=5 lines (the printer drops them below)
                 self.hooks.say(f"DEBUG: Worker thread (#{tid}) started")
                 self.hooks.say(f"DEBUG: Worker thread (#{tid}) initialized")
             if self.spec.report_interval_s:
                 self.hooks.say("DEBUG: Reporting thread started")
             self.hooks.say("Threads started!\n")
-            started_at = strftime("%Y-%m-%dT%H:%M:%S+00:00", gmtime())   # isoformat(timespec="seconds") in UTC, without importing datetime
+            started_at = strftime(
+                "%Y-%m-%dT%H:%M:%S+00:00", gmtime()
+            )  # isoformat(timespec="seconds") in UTC, without importing datetime
             try:
                 await self._measure()
             finally:
                 await self.group.close()
                 if self.metrics is not None:
                     self.metrics.close()
-            if self.context is not None:     # after the sessions ended: PostgreSQL has flushed their counts
+                if self.nodes is not None:  # the last sample, after the sessions ended (as the context's)
+                    await self.nodes.finish()
+            if self.context is not None:  # after the sessions ended: PostgreSQL has flushed their counts
                 await self.context.finish(cut_short=self.forced or self.stop_reason is not None)
         finally:
             self.watch.stop()
@@ -192,7 +184,7 @@ class LocalRun:
             try:
                 self.server_version = await self.driver.server_version()
             except PySysbenchError:
-                pass   # the pre-flight or the threads report the connection problem
+                pass  # the pre-flight or the threads report the connection problem
         await self.preflight()
         await self.group.setup()
         self.hooks.say("Initializing worker threads...\n")
@@ -202,7 +194,7 @@ class LocalRun:
             self.watch.bound(timeout, "FATAL: " + failed, 2)
         try:
             await asyncio.wait_for(self.group.init(), timeout or None)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self.watch.bound(0)
             await self.group.close()
             raise RunAborted(failed, 2) from None
@@ -212,6 +204,7 @@ class LocalRun:
             # after the worker processes started (init forks them): a parent running the
             # HTTP server's thread would have to spawn them instead (procs.start_method)
             from .metrics import RunMetrics
+
             try:
                 self.metrics = RunMetrics(v_addr, {"test": self.workload.name})
             except PySysbenchError:
@@ -222,29 +215,38 @@ class LocalRun:
         spec, g = self.spec, self.group
         warmup_ns = int(spec.warmup_s * NS)
         if self.context is not None and not warmup_ns:
-            await self.context.begin()       # before the first event: the deltas are the run's exactly
+            await self.context.begin()  # before the first event: the deltas are the run's exactly
         start = perf_counter_ns()
         g.start(start + warmup_ns + int(spec.time_s * NS) if spec.time_s else 0, warming=bool(warmup_ns))
-        if spec.time_s:     # _watchdog's bound, should Lua hold the loop
+        if spec.time_s:  # _watchdog's bound, should Lua hold the loop
             grace = spec.forced_shutdown_s
-            self.watch.bound(spec.warmup_s + spec.time_s + (DEADLINE_GRACE_S if grace is None else grace),
-                             self._forced_line(grace), 2)
+            self.watch.bound(
+                spec.warmup_s + spec.time_s + (DEADLINE_GRACE_S if grace is None else grace),
+                self._forced_line(grace),
+                2,
+            )
         self.measuring = True
-        if self.stop_reason is not None:   # asked to stop between the start-up and here
+        if self.stop_reason is not None:  # asked to stop between the start-up and here
             self._stop()
-        side: list[asyncio.Task] = [asyncio.create_task(self._watch_reconnects(start))]
+        side: list[asyncio.Task[Any]] = [asyncio.create_task(self._watch_reconnects(start))]
         if self.metrics is not None:
             side.append(asyncio.create_task(self.metrics.follow(g)))
+        v11 = spec.values.get("sysbench_compat") == "1.1"
         if warmup_ns:
-            self.hooks.say(f"Warming up for {spec.warmup_s:g} seconds...")
+            blank = "\n" if v11 else ""  # 1.1.0's line has its blank
+            self.hooks.say(f"Warming up for {spec.warmup_s:g} seconds...{blank}")
             await g.wait(warmup_ns / NS)
             self.base = (await g.end_warmup()).snapshot
             if self.context is not None:
                 await self.context.begin()
-        self.t0 = self.checkpoint_t = perf_counter_ns()
-        self.at_t0 = await g.sample()   # the measured phase's start: counts and client CPU
+        # 1.1.0 counts the measured phase from the warmup's nominal end (its run's start plus
+        # --warmup-time), pysysbench from the real one (a few ms later on a busy machine)
+        self.t0 = self.checkpoint_t = start + warmup_ns if v11 and warmup_ns else perf_counter_ns()
+        self.at_t0 = await g.sample()  # the measured phase's start: counts and client CPU
         self.report_prev = (self.at_t0.snapshot, self.t0, self.at_t0.running, self.at_t0.cpu_s)
         self.host_start = host.snapshot()
+        if self.nodes is not None:
+            self.nodes.start(self.t0)
         if spec.report_interval_s:
             side.append(asyncio.create_task(self._report()))
         if spec.checkpoints_s:
@@ -257,7 +259,7 @@ class LocalRun:
         self.host_end = host.snapshot()
         if self.context is not None:
             self.context.stop_cpu()
-        self.measuring = False   # a stop request from now on only marks the outcome
+        self.measuring = False  # a stop request from now on only marks the outcome
         if self._cut is not None:
             self._cut.cancel()
         for task in side:
@@ -279,7 +281,7 @@ class LocalRun:
         k = 1
         while end_k is None or k < end_k:
             now = perf_counter_ns()
-            k = max(k, (now - self.t0) // every_ns + 1)   # missed ticks are skipped
+            k = max(k, (now - self.t0) // every_ns + 1)  # missed ticks are skipped
             if end_k is not None and k >= end_k:
                 return
             await asyncio.sleep((self.t0 + k * every_ns - now) / NS)
@@ -304,17 +306,25 @@ class LocalRun:
         prev = self.report_prev
         if end_k is None or prev is None or self.stop_reason or self.fatal or self.forced:
             return
-        if self.end - self.t0 < (spec.time_s - spec.report_interval_s / 2) * NS:   # ended early (--events, an error)
+        if self.end - self.t0 < (spec.time_s - spec.report_interval_s / 2) * NS:  # ended early (--events, an error)
             return
         self._interval(self.last, self.end, prev[2])
 
     def _interval(self, s: Sample, t: int, running: int) -> None:
+        assert self.report_prev is not None  # set by the run's start
         prev, prev_t, _, prev_cpu = self.report_prev
         rate = bool(self.spec.rate)
-        st = interval_from(s.snapshot, prev, time_s=(t - self.t0) / NS, interval_s=(t - prev_t) / NS,
-                           threads_running=running, percentile=self.percentile,
-                           queue_length=s.queue_length if rate else None,
-                           concurrency=s.inflight if rate else None)
+        st = interval_from(
+            s.snapshot,
+            prev,
+            time_s=(t - self.t0) / NS,
+            interval_s=(t - prev_t) / NS,
+            threads_running=running,
+            percentile=self.percentile,
+            queue_length=s.queue_length if rate else None,
+            concurrency=s.inflight if rate else None,
+            retries=bool(self.spec.max_retries),
+        )
         self.intervals.append(st)
         self.interval_cpu_s.append(max(0.0, s.cpu_s - prev_cpu))
         self.hooks.interval(st)
@@ -347,13 +357,14 @@ class LocalRun:
 
     async def _watchdog(self, time_s: float, grace_s: float | None) -> None:
         """--forced-shutdown (spec 5.9); when off, the same at DEADLINE_GRACE_S."""
-        await asyncio.sleep(self.t0 / NS + time_s + (DEADLINE_GRACE_S if grace_s is None else grace_s)
-                            - perf_counter_ns() / NS)
-        self.watch.bound(CANCEL_GRACE_S, "", 2)     # a thread whose Lua holds its own loop misses the cancel
+        await asyncio.sleep(
+            self.t0 / NS + time_s + (DEADLINE_GRACE_S if grace_s is None else grace_s) - perf_counter_ns() / NS
+        )
+        self.watch.bound(CANCEL_GRACE_S, "", 2)  # a thread whose Lua holds its own loop misses the cancel
         self.hooks.say(self._forced_line(grace_s))
         self.forced = True
         unhold = getattr(self.group, "unhold", None)
-        if unhold is not None:    # a worker process whose loop Lua holds answers no sample
+        if unhold is not None:  # a worker process whose loop Lua holds answers no sample
             unhold()
         self.unfinished = (await self.group.sample()).inflight
         self.group.cancel()
@@ -361,8 +372,10 @@ class LocalRun:
     @staticmethod
     def _forced_line(grace_s: float | None) -> str:
         if grace_s is None:
-            return (f"FATAL: events still running {DEADLINE_GRACE_S:g} s after the --time limit (a hung "
-                    "server? --forced-shutdown=N sets this bound), forcing shutdown...")
+            return (
+                f"FATAL: events still running {DEADLINE_GRACE_S:g} s after the --time limit (a hung "
+                "server? --forced-shutdown=N sets this bound), forcing shutdown..."
+            )
         return "FATAL: The --max-time limit has expired, forcing shutdown..."
 
     # --- signals ------------------------------------------------------------------
@@ -409,15 +422,16 @@ class LocalRun:
 
     def _stop(self) -> None:
         """Finish the events in flight and report."""
-        self.hooks.say("Interrupted: stopping the run and reporting what was measured "
-                       "(interrupt again to stop at once)...")
+        self.hooks.say(
+            "Interrupted: stopping the run and reporting what was measured (interrupt again to stop at once)..."
+        )
         self.group.stop()
         self._cut = asyncio.get_running_loop().call_later(STOP_GRACE_S, self._cut_short)
         self.watch.bound(STOP_GRACE_S, "", self.stop_exit, earlier=True)
 
     def _cut_short(self) -> None:
         """The stop grace is over: end the events still in flight (a hung server never answers them)."""
-        if self.end:   # the run ended meanwhile
+        if self.end:  # the run ended meanwhile
             return
         self.watch.bound(CANCEL_GRACE_S, "", self.stop_exit)
         self.hooks.say(f"Interrupted: events still running after {STOP_GRACE_S:g} s are cut short")
@@ -426,23 +440,41 @@ class LocalRun:
     # --- results ------------------------------------------------------------------
 
     def _summary(self, snap: Snapshot, t_ns: int, unfinished: int | None = None) -> Summary:
-        return summary_from(snap, self.base, total_time_s=(t_ns - self.t0) / NS,
-                            elapsed_s=(t_ns - self.checkpoint_t) / NS, threads=self.threads,
-                            percentile=self.percentile, unfinished=unfinished)
+        return summary_from(
+            snap,
+            self.base,
+            total_time_s=(t_ns - self.t0) / NS,
+            elapsed_s=(t_ns - self.checkpoint_t) / NS,
+            threads=self.threads,
+            percentile=self.percentile,
+            unfinished=unfinished,
+            retries=bool(self.spec.max_retries),
+        )
 
     def _outcome(self, started_at: str) -> RunOutcome:
         s = self.last
         summary = self._summary(s.snapshot, self.end, self.unfinished if self.forced else None)
-        out = RunOutcome(summary=summary, intervals=self.intervals, started_at=started_at,
-                         forced=self.forced, interrupted=self.stop_reason, traceback=self.group.traceback,
-                         workers=len(s.per_worker) or self.workers, client_cpu_s=max(0.0, s.cpu_s - self.at_t0.cpu_s),
-                         per_worker=measured_per_worker(s.per_worker, self.at_t0.per_worker, summary.total_time_s),
-                         connections=s.connections, nodes=s.nodes, server_version=self.server_version,
-                         interval_cpu_s=self.interval_cpu_s,
-                         host=host.between(self.host_start, self.host_end) if self.host_start else {})
+        out = RunOutcome(
+            summary=summary,
+            intervals=self.intervals,
+            started_at=started_at,
+            forced=self.forced,
+            interrupted=self.stop_reason,
+            traceback=self.group.traceback,
+            workers=len(s.per_worker) or self.workers,
+            client_cpu_s=max(0.0, s.cpu_s - self.at_t0.cpu_s),
+            per_worker=measured_per_worker(s.per_worker, self.at_t0.per_worker, summary.total_time_s),
+            connections=s.connections,
+            nodes=s.nodes,
+            server_version=self.server_version,
+            interval_cpu_s=self.interval_cpu_s,
+            host=host.between(self.host_start, self.host_end) if self.host_start else {},
+        )
         if self.context is not None and self.context.end:
             q = summary.reads + summary.writes + summary.others
             out.server_context = self.context.result(events=summary.events, queries=q)
+        if self.nodes is not None:
+            out.server_nodes = self.nodes.result(s.connections)
         fatal = self.fatal or self.group.fatal
         if fatal is not None:
             out.exit_code = getattr(fatal, "exit_code", 1)
@@ -455,26 +487,15 @@ class LocalRun:
         return out
 
 
-async def _count(conn, sql: str) -> int:
-    """The integer in the last column of the first row of ``sql``; 0 when there is no
-    such statement or the server cannot answer it (a server without the view)."""
-    if not sql:
-        return 0
-    try:
-        rows = await conn.fetchall(sql)
-    except DatabaseError:
-        return 0
-    value = str(rows[0][-1]) if rows else ""
-    return int(value) if value.isdigit() else 0
-
-
-def measured_per_worker(end: list[dict], start: list[dict], elapsed_s: float) -> list[dict]:
+def measured_per_worker(
+    end: list[dict[Any, Any]], start: list[dict[Any, Any]], elapsed_s: float
+) -> list[dict[Any, Any]]:
     """Each worker process's entry with ``busy_fraction``: the share of a core it used in
     the measured phase (its CPU between the phase's start and end over the phase's
     length; at most 1).  ``cpu_s`` stays the process's whole CPU time."""
     before = {w["worker"]: w.get("cpu_s", 0.0) for w in start}
     cores = os.cpu_count() or 1
-    share = min(1.0, cores / len(end)) if end else 1.0   # more workers than cores: each gets a part of one
+    share = min(1.0, cores / len(end)) if end else 1.0  # more workers than cores: each gets a part of one
     out = []
     for w in end:
         used = max(0.0, w.get("cpu_s", 0.0) - before.get(w["worker"], 0.0))

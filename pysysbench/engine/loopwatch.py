@@ -19,13 +19,13 @@ import time
 
 from ..runtime.native import lua_watch
 
-MARGIN_S = 0.1      # past the engine's own bound: a loop that is not held acts first
+MARGIN_S = 0.1  # past the engine's own bound: a loop that is not held acts first
 
 
 class LoopWatch:
     def __init__(self, active: bool):
         self.on = bool(active and lua_watch is not None)
-        self.at = 0.0          # the bound told (time.monotonic(); 0: none)
+        self.at = 0.0  # the bound told (time.monotonic(); 0: none)
 
     def start(self, signals: bool) -> None:
         """From the calling thread's loop on (``signals``: SIGINT/SIGTERM are requests)."""
@@ -42,8 +42,7 @@ class LoopWatch:
         if earlier and self.at and (not at or self.at <= at):
             return
         self.at = at
-        lua_watch.lua_watch_bound(delay_s + MARGIN_S if delay_s > 0 else 0.0,
-                                  message + "\n" if message else "", code)
+        lua_watch.lua_watch_bound(delay_s + MARGIN_S if delay_s > 0 else 0.0, message + "\n" if message else "", code)
 
     def ack(self) -> None:
         if self.on:

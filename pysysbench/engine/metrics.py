@@ -14,6 +14,7 @@ nothing of this is loaded then.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..core.errors import ConfigError
@@ -30,8 +31,9 @@ def parse_addr(text: str) -> tuple[str, int]:
     the run to whoever can connect: every interface is asked for by name, 0.0.0.0:PORT)."""
     host, sep, port = text.rpartition(":")
     if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise ConfigError(f"--metrics-addr={text}: expected HOST:PORT (e.g. 127.0.0.1:9464, or 0.0.0.0:9464 for "
-                          "every interface)")
+        raise ConfigError(
+            f"--metrics-addr={text}: expected HOST:PORT (e.g. 127.0.0.1:9464, or 0.0.0.0:9464 for every interface)"
+        )
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
@@ -54,20 +56,23 @@ class RunMetrics:
         except OSError as exc:
             raise ConfigError(f"--metrics-addr={addr}: cannot listen there ({exc.strerror})") from None
 
-    def describe(self):
+    def describe(self) -> list[Any]:
         return []
 
-    def collect(self):
+    def collect(self) -> Iterator[Any]:
         from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+
         s = self.sample
         keys = list(self.labels)
         values = [self.labels[k] for k in keys]
 
-        def family(cls, name, doc, extra=()):
+        def family(cls: Callable[..., Any], name: str, doc: str, extra: tuple[str, ...] = ()) -> Any:
             return cls(name, doc, labels=keys + list(extra))
-        if s is None:       # before the first sample: the families exist, at zero
+
+        if s is None:  # before the first sample: the families exist, at zero
             from ..stats.records import Snapshot
             from .group import Sample
+
             s = Sample(Snapshot())
         snap = s.snapshot
         events = family(CounterMetricFamily, "pysysbench_events", "transactions (events) completed")
@@ -104,7 +109,7 @@ class RunMetrics:
         cpu.add_metric(values, s.cpu_s)
         yield cpu
 
-    async def follow(self, group) -> None:
+    async def follow(self, group: Any) -> None:
         """The side task: keep the merged sample fresh."""
         while True:
             self.sample = await group.sample()
@@ -114,5 +119,5 @@ class RunMetrics:
         try:
             self.server.shutdown()
             self.server.server_close()
-        except Exception:   # the endpoint going away must never fail a finished run
+        except Exception:  # the endpoint going away must never fail a finished run
             pass

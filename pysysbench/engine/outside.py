@@ -21,28 +21,35 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
+from collections.abc import Callable, Mapping
 from types import ModuleType
+from typing import Any
 
-from ..drivers.base import REGISTRY as DRIVERS, register as register_driver
 from ..core.errors import ConfigError
 from ..core.record import record
-from ..workloads import REGISTRY as WORKLOADS, register as register_workload
+from ..drivers.base import REGISTRY as DRIVERS
+from ..drivers.base import register as register_driver
+from ..workloads import REGISTRY as WORKLOADS
+from ..workloads import register as register_workload
 
 PACKAGE = __name__.split(".")[0]
-MAIN_NAMES = ("__main__", "__mp_main__")    # a parent's script; spawn's copy of it in a child
-KINDS = {"driver": (DRIVERS, register_driver, "database driver"),
-         "workload": (WORKLOADS, register_workload, "workload")}
+MAIN_NAMES = ("__main__", "__mp_main__")  # a parent's script; spawn's copy of it in a child
+# kind: (its registry, its register function, what the error calls it)
+KINDS: dict[str, tuple[Mapping[str, type], Callable[[Any], object], str]] = {
+    "driver": (DRIVERS, register_driver, "database driver"),
+    "workload": (WORKLOADS, register_workload, "workload"),
+}
 
 
 @record(frozen=True)
 class Origin:
     """Where a registered class came from: enough for another interpreter to find it."""
 
-    kind: str          # "driver" or "workload"
-    name: str          # its registered name
-    module: str        # its module's name
-    qualname: str      # its name in that module
-    path: str | None   # the module's file (None: none, e.g. a class made in an interactive session)
+    kind: str  # "driver" or "workload"
+    name: str  # its registered name
+    module: str  # its module's name
+    qualname: str  # its name in that module
+    path: str | None  # the module's file (None: none, e.g. a class made in an interactive session)
 
 
 def _outside(cls: type) -> bool:
@@ -58,8 +65,7 @@ def origins() -> tuple[Origin, ...]:
         for name, cls in sorted(registry.items()):
             if _outside(cls):
                 module = sys.modules.get(cls.__module__)
-                out.append(Origin(kind, name, cls.__module__, cls.__qualname__,
-                                  getattr(module, "__file__", None)))
+                out.append(Origin(kind, name, cls.__module__, cls.__qualname__, getattr(module, "__file__", None)))
     return tuple(out)
 
 
@@ -72,15 +78,17 @@ def bring_in(carried: tuple[Origin, ...]) -> None:
             continue
         try:
             module = _module(origin)
-            if origin.name in registry:   # importing the module registered it
+            if origin.name in registry:  # importing the module registered it
                 continue
             cls: object = module
             for part in origin.qualname.split("."):
                 cls = getattr(cls, part)
-        except Exception as exc:   # whatever the user's module raises: the run ends with one line
-            raise ConfigError(f"the {what} '{origin.name}' ({origin.module}.{origin.qualname}) cannot be loaded "
-                              f"in this worker process: {type(exc).__name__}: {exc} (define it in a module "
-                              "every worker can import)") from None
+        except Exception as exc:  # whatever the user's module raises: the run ends with one line
+            raise ConfigError(
+                f"the {what} '{origin.name}' ({origin.module}.{origin.qualname}) cannot be loaded "
+                f"in this worker process: {type(exc).__name__}: {exc} (define it in a module "
+                "every worker can import)"
+            ) from None
         register(cls)
 
 

@@ -36,28 +36,30 @@ import os
 import signal
 import socket
 import time
+from collections.abc import Callable, Coroutine
 from dataclasses import field
+from functools import partial
 from typing import Any
 
 from ..core import switches
-from ..runtime.childenv import PausedThreads, parent_import_path, restore_environment
 from ..core.errors import PySysbenchError, RunAborted
 from ..core.record import record
-from .budget import budget_for
+from ..runtime.childenv import PausedThreads, parent_import_path, restore_environment
+from .budget import EventBudget, budget_for
 from .channel import Channel, open_channel, send_blocking
 from .forked import ForkedProcess, flush_std_streams
 from .group import InProcessGroup, Share, share_group, shares
+from .loopwatch import LoopWatch
 from .outside import Origin, bring_in, origins
 from .remote import MemberLost, RemoteGroup
 from .spec import RunSpec
-from .loopwatch import LoopWatch
 
 HEARTBEAT_S = 1.0
-WORKER_TIMEOUT_S = 15.0      # a child silent this long is stopped or hung (a starved one: 1.3 s at most, see _WorkerEnd)
-CANCEL_TIMEOUT_S = 2.0       # a child not ended this long after a cancel is stopped or hung
-START_TIMEOUT_S = 120.0      # spawning + importing + connecting, beyond --thread-init-timeout
+WORKER_TIMEOUT_S = 15.0  # a child silent this long is stopped or hung (a starved one: 1.3 s at most, see _WorkerEnd)
+CANCEL_TIMEOUT_S = 2.0  # a child not ended this long after a cancel is stopped or hung
+START_TIMEOUT_S = 120.0  # spawning + importing + connecting, beyond --thread-init-timeout
 EXIT_TIMEOUT_S = 10.0
-REPLY_WAIT_S = 2.0           # a sample waits this long for a child's reply, then takes its last report
+REPLY_WAIT_S = 2.0  # a sample waits this long for a child's reply, then takes its last report
 
 
 # --- child side ------------------------------------------------------------------------
@@ -72,6 +74,7 @@ def start_method() -> str:
     could hold a lock the child then waits for forever) and the environment does not
     ask for ``spawn``; ``spawn`` otherwise."""
     import threading
+
     wanted = switches.WORKER_START.value()
     if wanted == "spawn" or not hasattr(os, "fork") or threading.active_count() > 1:
         return "spawn"
@@ -85,7 +88,7 @@ def _forget_parent(inherited_fds: tuple[int, ...]) -> None:
     workers' links would keep those workers from seeing the parent's end."""
     try:
         signal.set_wakeup_fd(-1)
-    except ValueError:    # not the main thread: nothing was inherited there
+    except ValueError:  # not the main thread: nothing was inherited there
         pass
     for name in CHILD_SIGNALS:
         sig = getattr(signal, name, None)
@@ -99,27 +102,35 @@ def _forget_parent(inherited_fds: tuple[int, ...]) -> None:
             pass
 
 
-def _child_main(spec: RunSpec, share: Share, sock: socket.socket, inherited_fds: tuple[int, ...] = (),
-                forked: bool = False, carried: tuple[Origin, ...] = ()) -> None:
+def _child_main(
+    spec: RunSpec,
+    share: Share,
+    sock: socket.socket,
+    inherited_fds: tuple[int, ...] = (),
+    forked: bool = False,
+    carried: tuple[Origin, ...] = (),
+) -> None:
     """Entry point of a worker process (forked from the parent, or spawned: then it
     imports everything afresh, and ``carried`` names what it must import beside pysysbench)."""
     if forked:
         _forget_parent(inherited_fds)
     restore_environment()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent decides how to stop
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides how to stop
     if spec.worker_sessions:
         own_session()
+    runner: Callable[[Coroutine[Any, Any, None]], object]
     try:
         import uvloop
+
         runner = uvloop.run
     except ImportError:
         runner = asyncio.run
     try:
         runner(_child_async(spec, share, sock, carried))
-    except Exception as exc:   # never a silent death: the parent reports it
+    except Exception as exc:  # never a silent death: the parent reports it
         try:
             send_blocking(sock, ("error", _failure(exc), 1))
-        except OSError:        # the loop had the socket already (and closed it): the parent sees the end
+        except OSError:  # the loop had the socket already (and closed it): the parent sees the end
             pass
 
 
@@ -138,7 +149,7 @@ def own_session() -> None:
     (its parent stops it) and ends when the parent's end of the link closes."""
     try:
         os.setsid()
-    except OSError:   # already a session leader: nothing to do
+    except OSError:  # already a session leader: nothing to do
         pass
 
 
@@ -146,10 +157,16 @@ def worker_payload(group: InProcessGroup) -> dict[str, Any]:
     """What a worker reports to its parent (over its link, or as a Ray actor's reply)."""
     s = group.sample_now()
     fatal = group.fatal
-    return {"snapshot": s.snapshot, "running": s.running, "inflight": s.inflight,
-            "queue_length": s.queue_length, "cpu_s": s.cpu_s, "connections": s.connections,
-            "fatal": None if fatal is None else str(fatal),
-            "exit_code": getattr(fatal, "exit_code", 1) if fatal is not None else 0}
+    return {
+        "snapshot": s.snapshot,
+        "running": s.running,
+        "inflight": s.inflight,
+        "queue_length": s.queue_length,
+        "cpu_s": s.cpu_s,
+        "connections": s.connections,
+        "fatal": None if fatal is None else str(fatal),
+        "exit_code": getattr(fatal, "exit_code", 1) if fatal is not None else 0,
+    }
 
 
 async def _child_async(spec: RunSpec, share: Share, sock: socket.socket, carried: tuple[Origin, ...] = ()) -> None:
@@ -164,14 +181,15 @@ async def _child_async(spec: RunSpec, share: Share, sock: socket.socket, carried
                 await end.exit.wait()
             finally:
                 await group.close()
-    except Exception as exc:   # never a silent death: the parent reports it
+    except Exception as exc:  # never a silent death: the parent reports it
         link.send(("error", _failure(exc), 1))
     finally:
-        await link.close()     # what is still buffered (the last report) reaches the parent first
+        await link.close()  # what is still buffered (the last report) reaches the parent first
 
 
-async def _init_group(spec: RunSpec, share: Share, link: Channel,
-                      carried: tuple[Origin, ...] = ()) -> InProcessGroup | None:
+async def _init_group(
+    spec: RunSpec, share: Share, link: Channel, carried: tuple[Origin, ...] = ()
+) -> InProcessGroup | None:
     """The worker's threads, connected; None once a start-up error is sent.  ``carried``: the
     parent's drivers and workloads registered from outside the package (:mod:`.outside`)."""
     try:
@@ -179,14 +197,14 @@ async def _init_group(spec: RunSpec, share: Share, link: Channel,
         group = share_group(spec, share)
         # a thread_init that Lua holds: at the parent's bound, interrupted, or this process ends
         # (the parent says why) -- the parent would otherwise wait EXIT_TIMEOUT_S for it
-        group.watch = LoopWatch(group.worker.workload.holds_loop)
-        group.watch.start(signals=False)
+        watch = group.watch = LoopWatch(group.worker.workload.holds_loop)
+        watch.start(signals=False)
         if spec.thread_init_timeout_s:
-            group.watch.bound(spec.thread_init_timeout_s, "", 2)
+            watch.bound(spec.thread_init_timeout_s, "", 2)
         try:
             await group.init()
         finally:
-            group.watch.bound(0)
+            watch.bound(0)
     except PySysbenchError as exc:
         link.send(("error", str(exc), exc.exit_code))
         return None
@@ -205,16 +223,16 @@ class _WorkerEnd:
         self.link: Channel | None = None
         self.exit = asyncio.Event()
 
-    def on_message(self, msg: tuple) -> None:
+    def on_message(self, msg: tuple[Any, ...]) -> None:
         watch = getattr(self.group, "watch", None)
-        if watch is not None:     # the loop runs: no stop request is waiting
+        if watch is not None:  # the loop runs: no stop request is waiting
             watch.ack()
         if msg[0] == "exit":
             self.exit.set()
-        elif self.group is not None:   # nothing else comes before "ready"
+        elif self.group is not None and self.link is not None:  # nothing else comes before "ready" (the link is older)
             try:
                 _handle(msg, self.group, self.link)
-            except Exception as exc:   # never a silent death: the parent reports it
+            except Exception as exc:  # never a silent death: the parent reports it
                 self.link.send(("error", _failure(exc), 1))
                 self.exit.set()
 
@@ -225,7 +243,7 @@ class _WorkerEnd:
         self.exit.set()
 
 
-def _handle(msg: tuple, group: InProcessGroup, link: Channel) -> None:
+def _handle(msg: tuple[Any, ...], group: InProcessGroup, link: Channel) -> None:
     """Act on one parent message (all but "exit")."""
     kind = msg[0]
     if kind == "start":
@@ -247,7 +265,7 @@ def _handle(msg: tuple, group: InProcessGroup, link: Channel) -> None:
     elif kind == "cancel":
         group.cancel()
         watch = getattr(group, "watch", None)
-        if watch is not None:     # Lua still running a second from now missed the cancel
+        if watch is not None:  # Lua still running a second from now missed the cancel
             watch.bound(1.0, "", 2)
             watch.ack()
 
@@ -270,7 +288,7 @@ def _cpu_ticks(pid: int | None) -> int | None:
         return None
 
 
-def _retrieved(fut: asyncio.Future) -> None:
+def _retrieved(fut: asyncio.Future[Any]) -> None:
     if not fut.cancelled():
         fut.exception()
 
@@ -284,12 +302,12 @@ class _Child:
     tids: range
     link: Channel | None = None
     last: dict[str, Any] | None = None
-    heard: float = 0.0          # time.monotonic() of its last message
+    heard: float = 0.0  # time.monotonic() of its last message
     done: bool = False
     dead: bool = False
-    ready: asyncio.Future | None = None
-    pending: dict[int, asyncio.Future] = field(default_factory=dict)
-    cpu_ticks: int | None = None   # user + system clock ticks at the last silence check (_computing)
+    ready: asyncio.Future[Any] | None = None
+    pending: dict[int, asyncio.Future[Any]] = field(default_factory=dict)
+    cpu_ticks: int | None = None  # user + system clock ticks at the last silence check (_computing)
 
 
 class ProcessGroup(RemoteGroup):
@@ -302,7 +320,7 @@ class ProcessGroup(RemoteGroup):
         self._rid = 0
         self._cancel_check: asyncio.TimerHandle | None = None
         self._closing = False
-        self.budget = None      # the run's --events, one counter mapped by every worker
+        self.budget: EventBudget | None = None  # the run's --events, one counter mapped by every worker
 
     # -- start-up --
 
@@ -313,53 +331,62 @@ class ProcessGroup(RemoteGroup):
         loop = asyncio.get_running_loop()
         self._all_done = asyncio.Event()
         parent_ends: list[int] = []
+        readies: list[asyncio.Future[Any]] = []  # the children's
         try:
-            with PausedThreads():      # a helper thread of the parent (the Lua main state's) stops for the forks
+            with PausedThreads():  # a helper thread of the parent (the Lua main state's) stops for the forks
                 method = start_method()
-                if method == "spawn":          # a fork needs no multiprocessing (engine/forked.py)
+                if method == "spawn":  # a fork needs no multiprocessing (engine/forked.py)
                     import multiprocessing
+
                     ctx = multiprocessing.get_context("spawn")
-                carried = origins()     # what spawned children must import beside pysysbench (forked ones have it)
+                carried = origins()  # what spawned children must import beside pysysbench (forked ones have it)
                 self.budget = budget_for(self.spec.events, shared=True)
                 for i, share in enumerate(shares(self.spec, self.workers, self.budget)):
                     mine, theirs = socket.socketpair()
                     parent_ends.append(mine.fileno())
                     args = (self.spec, share, theirs, tuple(parent_ends), method == "fork", carried)
                     name = f"pysysbench-worker-{i}"
-                    proc = (ForkedProcess(_child_main, name, args) if method == "fork"
-                            else ctx.Process(target=_child_main, name=name, daemon=True, args=args))
-                    child = _Child(i, proc, share.tids, ready=loop.create_future())
+                    proc = (
+                        ForkedProcess(_child_main, name, args)
+                        if method == "fork"
+                        else ctx.Process(target=_child_main, name=name, daemon=True, args=args)
+                    )
+                    readies.append(loop.create_future())
+                    child = _Child(i, proc, share.tids, ready=readies[-1])
                     self.children.append(child)
                     # a forked child would write out again what the parent had not flushed yet
                     flush_std_streams()
-                    if method == "fork":         # the child is this interpreter: nothing to find again
+                    if method == "fork":  # the child is this interpreter: nothing to find again
                         proc.start()
                     else:
-                        with parent_import_path():   # spawn: the parent's pysysbench and stdlib, not the cwd's
+                        with parent_import_path():  # spawn: the parent's pysysbench and stdlib, not the cwd's
                             proc.start()
                     theirs.close()
-                    child.link = await open_channel(mine, lambda msg, c=child: self._on_message(c, msg),
-                                                    lambda c=child: self._on_death(c))
-            ready = asyncio.gather(*(c.ready for c in self.children))
-            ready.add_done_callback(_retrieved)      # cancelled by a start-up timeout: no "never retrieved"
+                    child.link = await open_channel(
+                        mine, partial(self._on_message, child), partial(self._on_death, child)
+                    )
+            ready = asyncio.gather(*readies)
+            ready.add_done_callback(_retrieved)  # cancelled by a start-up timeout: no "never retrieved"
             await asyncio.wait_for(ready, (self.spec.thread_init_timeout_s or START_TIMEOUT_S) + START_TIMEOUT_S)
         except BaseException:
             await self.close()
             raise
-        if self.budget is not None:   # every worker has mapped it: the name can go
+        if self.budget is not None:  # every worker has mapped it: the name can go
             self.budget.unlink()
 
-    def _on_message(self, child: _Child, msg: tuple) -> None:
+    def _on_message(self, child: _Child, msg: tuple[Any, ...]) -> None:
         child.heard = time.monotonic()
         kind = msg[0]
         if kind == "ready":
             # late: the start-up already failed (another worker's error or the start-up timeout
             # cancelled the wait); setting it then raised in the channel's callback and printed
             # a traceback ("Fatal error on transport") over the run's one-line error
+            assert child.ready is not None  # made with the child
             if not child.ready.done():
                 child.ready.set_result(None)
         elif kind == "error":
             err = RunAborted(msg[1], msg[2])
+            assert child.ready is not None  # made with the child
             if not child.ready.done():
                 child.ready.set_exception(err)
             else:
@@ -386,15 +413,19 @@ class ProcessGroup(RemoteGroup):
             if not fut.done():
                 fut.set_result(None)
         child.pending.clear()
-        child.proc.join(0.5)   # so that exitcode is known
+        child.proc.join(0.5)  # so that exitcode is known
         if child.ready is not None and not child.ready.done():
-            child.ready.set_exception(RunAborted(f"worker process {child.index} exited during start-up "
-                                                 f"(exit code {child.proc.exitcode})"))
+            child.ready.set_exception(
+                RunAborted(f"worker process {child.index} exited during start-up (exit code {child.proc.exitcode})")
+            )
             return
         if not child.done:
-            self._set_fatal(MemberLost(
-                f"worker process {child.index} (pid {child.proc.pid}) {why}; the figures cover what was "
-                "measured until its last report"))
+            self._set_fatal(
+                MemberLost(
+                    f"worker process {child.index} (pid {child.proc.pid}) {why}; the figures cover what was "
+                    "measured until its last report"
+                )
+            )
         self._check_all_done()
 
     def _lose(self, child: _Child, why: str) -> None:
@@ -413,9 +444,13 @@ class ProcessGroup(RemoteGroup):
     def _live(self) -> list[_Child]:
         return [c for c in self.children if not c.dead and c.link is not None]
 
-    def _send(self, msg: tuple) -> None:
-        for c in self._live():
-            c.link.send(msg)
+    def _links(self) -> list[tuple[_Child, Channel]]:
+        """``_live``'s children with their links."""
+        return [(c, c.link) for c in self.children if not c.dead and c.link is not None]
+
+    def _send(self, msg: tuple[Any, ...]) -> None:
+        for _, link in self._links():
+            link.send(msg)
 
     def _tell(self, kind: str) -> None:
         self._send((kind,))
@@ -434,8 +469,8 @@ class ProcessGroup(RemoteGroup):
         while True:
             await asyncio.sleep(HEARTBEAT_S)
             now = time.monotonic()
-            if now - before > 2 * HEARTBEAT_S:   # this process was not running (stopped itself):
-                for c in self.children:          # its children are not to blame for the gap
+            if now - before > 2 * HEARTBEAT_S:  # this process was not running (stopped itself):
+                for c in self.children:  # its children are not to blame for the gap
                     c.heard = now
             before = now
             for c in self._live():
@@ -455,14 +490,14 @@ class ProcessGroup(RemoteGroup):
         before, c.cpu_ticks = c.cpu_ticks, ticks
         return ticks is not None and before is not None and ticks > before
 
-    def _ask(self, kind: str) -> list[asyncio.Future]:
+    def _ask(self, kind: str) -> list[asyncio.Future[Any]]:
         loop = asyncio.get_running_loop()
         self._rid += 1
         futs = []
-        for c in self._live():
+        for c, link in self._links():
             fut = loop.create_future()
             c.pending[self._rid] = fut
-            c.link.send((kind, self._rid))
+            link.send((kind, self._rid))
             futs.append(fut)
         return futs
 
@@ -476,9 +511,14 @@ class ProcessGroup(RemoteGroup):
 
     @staticmethod
     def _worker_entry(c: _Child) -> dict[str, Any]:
-        return {"worker": c.index, "pid": c.proc.pid, "threads": len(c.tids),
-                "cpu_s": (c.last or {}).get("cpu_s", 0.0), "died": c.dead,
-                "events": c.last["snapshot"].events if c.last else 0}
+        return {
+            "worker": c.index,
+            "pid": c.proc.pid,
+            "threads": len(c.tids),
+            "cpu_s": (c.last or {}).get("cpu_s", 0.0),
+            "died": c.dead,
+            "events": c.last["snapshot"].events if c.last else 0,
+        }
 
     def cancel(self) -> None:
         self._tell("cancel")
@@ -514,7 +554,7 @@ class ProcessGroup(RemoteGroup):
             while c.proc.is_alive() and time.monotonic() < deadline:
                 await asyncio.sleep(0.02)
             if c.proc.is_alive():
-                c.proc.kill()   # SIGTERM would wait for a stopped process to be continued
+                c.proc.kill()  # SIGTERM would wait for a stopped process to be continued
                 c.proc.join(2)
             if c.link is not None:
                 c.link.abort()

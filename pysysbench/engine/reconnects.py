@@ -20,10 +20,10 @@ from __future__ import annotations
 from ..core.record import record
 from ..stats.records import Snapshot
 
-RECONNECT_TIMEOUT_S = 60     # --reconnect-timeout's default: a server restart, a fail-over fit in it
-CHECK_EVERY_S = 1.0          # how often LocalRun looks
-WARN_AFTER_S = 5.0           # first WARNING after this long of failed reconnects
-WARN_EVERY_S = 10.0          # then one per this while they keep failing
+RECONNECT_TIMEOUT_S = 60  # --reconnect-timeout's default: a server restart, a fail-over fit in it
+CHECK_EVERY_S = 1.0  # how often LocalRun looks
+WARN_AFTER_S = 5.0  # first WARNING after this long of failed reconnects
+WARN_EVERY_S = 10.0  # then one per this while they keep failing
 MAX_CODES_SHOWN = 5
 
 
@@ -42,8 +42,8 @@ def _minus(new: dict[str, int], old: dict[str, int]) -> dict[str, int]:
 class Verdict:
     """What the failed reconnects seen so far call for: a warning, the run's end, or nothing."""
 
-    warning: str | None = None   # a line to print
-    fatal: str | None = None     # the run must stop with this error
+    warning: str | None = None  # a line to print
+    fatal: str | None = None  # the run must stop with this error
 
 
 class ReconnectWatch:
@@ -53,10 +53,10 @@ class ReconnectWatch:
         self.timeout_s = timeout_s
         self.prev = start or Snapshot()
         self.prev_t = start_s
-        self.progress_t = start_s          # the last time an event completed
-        self.since: float | None = None    # start of the current failure episode
+        self.progress_t = start_s  # the last time an event completed
+        self.since: float | None = None  # start of the current failure episode
         self.warned_t: float | None = None
-        self.warned: dict[str, int] = {}   # failures by code at the episode's start / last warning
+        self.warned: dict[str, int] = {}  # failures by code at the episode's start / last warning
         self.episode: dict[str, int] = {}  # failures by code at the episode's start
 
     def observe(self, t: float, snap: Snapshot) -> Verdict:
@@ -74,36 +74,44 @@ class ReconnectWatch:
         elif progress and not failed:
             self.since = None
         self.prev, self.prev_t = snap, t
-        if self.since is None:
+        since = self.since
+        if since is None:
             return Verdict()
-        stalled = t - max(self.since, self.progress_t)
+        stalled = t - max(since, self.progress_t)
         if self.timeout_s and stalled >= self.timeout_s:
-            return Verdict(fatal=self._fatal(t, snap))
+            return Verdict(fatal=self._fatal(t, snap, since))
         due = WARN_AFTER_S if self.warned_t is None else WARN_EVERY_S
-        if t - (self.warned_t or self.since) >= due:
-            return Verdict(warning=self._warning(t, snap, stalled))
+        if t - (self.warned_t or since) >= due:
+            return Verdict(warning=self._warning(t, snap, stalled, since))
         return Verdict()
 
-    def _warning(self, t: float, snap: Snapshot, stalled: float) -> str:
+    def _warning(self, t: float, snap: Snapshot, stalled: float, since: float) -> str:
         recent = _minus(snap.reconnect_failures, self.warned)
-        window = t - (self.warned_t or self.since)
+        window = t - (self.warned_t or since)
         self.warned_t, self.warned = t, dict(snap.reconnect_failures)
-        if stalled > 1.5 * CHECK_EVERY_S:   # nothing completed since the previous look
+        if stalled > 1.5 * CHECK_EVERY_S:  # nothing completed since the previous look
             state = f"no event completed for {stalled:.0f} s"
-            state += (f"; giving up after {self.timeout_s:g} s (--reconnect-timeout)" if self.timeout_s
-                      else "; retrying until the run ends (--reconnect-timeout=0)")
+            state += (
+                f"; giving up after {self.timeout_s:g} s (--reconnect-timeout)"
+                if self.timeout_s
+                else "; retrying until the run ends (--reconnect-timeout=0)"
+            )
         else:
             state = "events still complete on the other connections"
-        return (f"WARNING: reconnecting keeps failing for {t - self.since:.0f} s ({sum(recent.values())} failed "
-                f"attempts in the last {window:.0f} s, by code {codes_text(recent)}); {state}; last error: "
-                f"{snap.reconnect_error}")
+        return (
+            f"WARNING: reconnecting keeps failing for {t - since:.0f} s ({sum(recent.values())} failed "
+            f"attempts in the last {window:.0f} s, by code {codes_text(recent)}); {state}; last error: "
+            f"{snap.reconnect_error}"
+        )
 
-    def _fatal(self, t: float, snap: Snapshot) -> str:
+    def _fatal(self, t: float, snap: Snapshot, since: float) -> str:
         failures = _minus(snap.reconnect_failures, self.episode)
-        return (f"gave up reconnecting: no connection could be re-opened and no event completed for "
-                f"{t - max(self.since, self.progress_t):.0f} s (--reconnect-timeout={self.timeout_s:g}); "
-                f"{sum(failures.values())} failed attempts by code {codes_text(failures)}; last error: "
-                f"{snap.reconnect_error}")
+        return (
+            f"gave up reconnecting: no connection could be re-opened and no event completed for "
+            f"{t - max(since, self.progress_t):.0f} s (--reconnect-timeout={self.timeout_s:g}); "
+            f"{sum(failures.values())} failed attempts by code {codes_text(failures)}; last error: "
+            f"{snap.reconnect_error}"
+        )
 
 
 __all__ = ["ReconnectWatch", "Verdict", "RECONNECT_TIMEOUT_S", "CHECK_EVERY_S", "codes_text"]

@@ -38,7 +38,7 @@ class RemoteGroup:
         self.fatal: BaseException | None = None
         self.traceback = None
         self._all_done: asyncio.Event | None = None
-        self._heartbeat: asyncio.Task | None = None
+        self._heartbeat: asyncio.Task[Any] | None = None
         self._cpu0 = time.process_time()
 
     # -- what a subclass provides --
@@ -65,9 +65,13 @@ class RemoteGroup:
 
     def _merge(self) -> Sample:
         have = [m for m in self.members if m.last is not None]
-        return merged_sample([m.last for m in have], [m.last for m in have if not m.dead],
-                             time.process_time() - self._cpu0,
-                             per_worker=[self._worker_entry(m) for m in self.members], **self._extra())
+        return merged_sample(
+            [m.last for m in have],
+            [m.last for m in have if not m.dead],
+            time.process_time() - self._cpu0,
+            per_worker=[self._worker_entry(m) for m in self.members],
+            **self._extra(),
+        )
 
     async def sample(self) -> Sample:
         await self._request("sample")
@@ -93,9 +97,10 @@ class RemoteGroup:
             self._all_done.set()
 
     async def wait(self, timeout: float | None) -> bool:
+        assert self._all_done is not None  # set when the members start
         try:
             await asyncio.wait_for(self._all_done.wait(), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return False
         return True
 

@@ -11,20 +11,29 @@ result document is built from the outcome by ``results.from_outcome``.
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 from ..stats.results import RunOutcome
 from .local import Hooks, LocalRun
 from .spec import RunSpec
 
+if TYPE_CHECKING:
+    from ..drivers.base import Driver
+    from ..workloads.base import Workload
 
-async def run_async(spec: RunSpec, hooks: Hooks | None = None, *, workload=None, driver=None) -> RunOutcome:
+
+async def run_async(
+    spec: RunSpec, hooks: Hooks | None = None, *, workload: Workload | None = None, driver: Driver | None = None
+) -> RunOutcome:
     workload, driver = spec.parts(workload, driver)
     local = LocalRun(spec, workload, driver, hooks or Hooks())
     local.hooks.control(local)
     return await local.execute()
 
 
-def run(spec: RunSpec, hooks: Hooks | None = None, *, workload=None, driver=None) -> RunOutcome:
+def run(
+    spec: RunSpec, hooks: Hooks | None = None, *, workload: Workload | None = None, driver: Driver | None = None
+) -> RunOutcome:
     """Run one benchmark on a new event loop (uvloop when installed)."""
     coro = run_async(spec, hooks, workload=workload, driver=driver)
     try:

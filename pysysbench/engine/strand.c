@@ -319,7 +319,7 @@ strand_fail(StrandCore *self, PyObject *exc)
 }
 
 static PyObject *
-strand_setup(PyObject *module, PyObject *args)
+strand_setup(PyObject *Py_UNUSED(module), PyObject *args)
 {
     PyObject *here, *enter, *leave, *cancelled, *tasks = Py_None;
     if (!PyArg_ParseTuple(args, "OOOO|O", &here, &enter, &leave, &cancelled, &tasks))
@@ -346,7 +346,7 @@ strand_setup(PyObject *module, PyObject *args)
 }
 
 static PyObject *
-strandcore_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+strandcore_new(PyTypeObject *type, PyObject *Py_UNUSED(args), PyObject *Py_UNUSED(kw))
 {
     StrandCore *s = (StrandCore *)type->tp_alloc(type, 0);
     if (s == NULL)

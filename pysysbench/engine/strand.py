@@ -19,17 +19,25 @@ from __future__ import annotations
 
 import asyncio
 from asyncio.tasks import _enter_task, _leave_task
-from typing import Any, Coroutine
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any
 
 from ..drivers.wire import Wire
 from ..runtime.handoff import here as _here
-from ..runtime.native import StrandCore as _CStrandCore, strand_setup as _strand_setup
+from ..runtime.native import StrandCore as _CStrandCore
+from ..runtime.native import strand_setup as _strand_setup
 
 
 class _PyStrandCore:
     """The driving half of :class:`Strand`; the C twin is engine/strand.c's ``StrandCore``."""
 
     __slots__ = ("coro", "loop", "_waiting", "_cancel")
+    coro: Coroutine[Any, Any, Any]
+    loop: asyncio.AbstractEventLoop
+    _waiting: Any
+    _cancel: bool
+    _settle: Callable[[BaseException], None]  # Strand's: the coroutine's end
+    _park: Callable[[Any], None]  # Strand's: anything it awaits but a wire
 
     def step(self, value: Any = None) -> None:
         """Resume the coroutine with ``value`` (a response, a Future's result)."""
@@ -64,7 +72,7 @@ class _PyStrandCore:
         loop = self.loop
         here = _here
         outer = here.strand
-        _enter_task(loop, self)         # may refuse (a Task is running): here stays as it was
+        _enter_task(loop, self)  # type: ignore[arg-type]  # a strand is its loop's running task, as a Task; may refuse (a Task is running): here stays as it was
         here.strand = self
         try:
             yielded = self.coro.send(value) if exc is None else self.coro.throw(exc)
@@ -73,15 +81,15 @@ class _PyStrandCore:
             self._settle(e)
             return
         finally:
-            _leave_task(loop, self)
+            _leave_task(loop, self)  # type: ignore[arg-type]  # as _enter_task
             here.strand = outer
         if isinstance(yielded, Wire):
-            self._waiting = yielded         # the wire resumes us (see Wire.data_received)
+            self._waiting = yielded  # the wire resumes us (see Wire.data_received)
             return
         self._park(yielded)
 
 
-def _current_tasks() -> dict | None:
+def _current_tasks() -> dict[Any, Any] | None:
     """asyncio's table of the running task per loop, where the C strand may keep it directly:
     only when ``_enter_task`` / ``_leave_task`` are _asyncio's and keep exactly this dict
     (CPython 3.11-3.13); elsewhere None, and the C strand calls the functions."""
@@ -90,16 +98,22 @@ def _current_tasks() -> dict | None:
     except ImportError:
         return None
     tasks = getattr(_asyncio, "_current_tasks", None)
-    if (type(tasks) is not dict or asyncio.tasks._current_tasks is not tasks
-            or _enter_task is not getattr(_asyncio, "_enter_task", None)
-            or _leave_task is not getattr(_asyncio, "_leave_task", None)):
+    if (
+        type(tasks) is not dict
+        or asyncio.tasks._current_tasks is not tasks  # type: ignore[attr-defined]  # private
+        or _enter_task is not getattr(_asyncio, "_enter_task", None)
+        or _leave_task is not getattr(_asyncio, "_leave_task", None)
+    ):
         return None
     return tasks
 
 
-if _CStrandCore is not None:
+if _CStrandCore is not None and _strand_setup is not None:
     _strand_setup(_here, _enter_task, _leave_task, asyncio.CancelledError, _current_tasks())
-_StrandCore = _CStrandCore or _PyStrandCore
+if TYPE_CHECKING:  # the C twin has the Python twin's interface
+    _StrandCore = _PyStrandCore
+else:
+    _StrandCore = _CStrandCore or _PyStrandCore
 
 
 class Strand(_StrandCore):
@@ -110,13 +124,13 @@ class Strand(_StrandCore):
 
     __slots__ = ("name", "finished", "_cancelling", "__weakref__")
 
-    def __init__(self, coro: Coroutine, loop: asyncio.AbstractEventLoop, name: str = ""):
+    def __init__(self, coro: Coroutine[Any, Any, Any], loop: asyncio.AbstractEventLoop, name: str = ""):
         self.coro = coro
         self.loop = loop
         self.name = name
         self.finished = loop.create_future()
-        self._waiting: Any = None        # the Future or wire this strand waits on
-        self._cancel = False             # a cancel() not yet delivered
+        self._waiting: Any = None  # the Future or wire this strand waits on
+        self._cancel = False  # a cancel() not yet delivered
         self._cancelling = 0
         loop.call_soon(self.step)
 
@@ -148,8 +162,8 @@ class Strand(_StrandCore):
         waiting = self._waiting
         if isinstance(waiting, asyncio.Future):
             if waiting.cancel(msg=msg):
-                return True      # its done callback resumes us with CancelledError
-        elif waiting is not None:            # a wire: stop listening, resume with the error
+                return True  # its done callback resumes us with CancelledError
+        elif waiting is not None:  # a wire: stop listening, resume with the error
             waiting.strand = None
             self._waiting = None
             self.loop.call_soon(self.throw, asyncio.CancelledError(msg))
@@ -160,7 +174,7 @@ class Strand(_StrandCore):
     # --- what the core hands back: anything but a wire, and the end ---------------
 
     def _park(self, yielded: Any) -> None:
-        if yielded is None:                 # a bare yield (asyncio.sleep(0)): next loop turn
+        if yielded is None:  # a bare yield (asyncio.sleep(0)): next loop turn
             self._waiting = None
             self.loop.call_soon(self.step)
             return
@@ -174,7 +188,7 @@ class Strand(_StrandCore):
             return
         self.loop.call_soon(self.throw, RuntimeError(f"strand {self.name} got bad yield: {yielded!r}"))
 
-    def _wakeup(self, future: asyncio.Future) -> None:
+    def _wakeup(self, future: asyncio.Future[Any]) -> None:
         self._waiting = None
         try:
             value = future.result()
@@ -192,7 +206,7 @@ class Strand(_StrandCore):
             f.cancel()
         else:
             f.set_exception(exc)
-            if not isinstance(exc, Exception):   # KeyboardInterrupt, SystemExit: as a Task would
+            if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit: as a Task would
                 raise exc
 
     def __repr__(self) -> str:

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import Any, Coroutine
+from collections.abc import Coroutine
+from typing import Any
 
 
 class ThreadStrand:
@@ -33,11 +34,11 @@ class ThreadStrand:
     def __init__(self, loop: asyncio.AbstractEventLoop, name: str, begin: threading.Event):
         self.name = name
         self.finished = loop.create_future()
-        self.coro: Coroutine | None = None        # None when begin is set: the run did not start
+        self.coro: Coroutine[Any, Any, Any] | None = None  # None when begin is set: the run did not start
         self._home = loop
         self._begin = begin
-        self._task: asyncio.Task | None = None    # while the coroutine runs on the thread's loop
-        self._cancel = False                      # a cancel() not yet delivered
+        self._task: asyncio.Task[Any] | None = None  # while the coroutine runs on the thread's loop
+        self._cancel = False  # a cancel() not yet delivered
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._main, name=name, daemon=True)
         self._thread.start()
@@ -75,7 +76,7 @@ class ThreadStrand:
         try:
             self._home.call_soon_threadsafe(self._settle, *outcome)
         except RuntimeError:
-            pass    # the engine's loop is closed: nobody waits for this thread any more
+            pass  # the engine's loop is closed: nobody waits for this thread any more
 
     def _settle(self, result: Any, exc: BaseException | None) -> None:
         f = self.finished
@@ -106,7 +107,7 @@ class ThreadStrands:
         self._begin = threading.Event()
         self.strands = [ThreadStrand(loop, name, self._begin) for name in names]
 
-    def start(self, coros: list[Coroutine]) -> list[ThreadStrand]:
+    def start(self, coros: list[Coroutine[Any, Any, Any]]) -> list[ThreadStrand]:
         for strand, coro in zip(self.strands, coros):
             strand.coro = coro
         self.loop.call_soon(self._begin.set)
@@ -117,7 +118,7 @@ class ThreadStrands:
         self._begin.set()
 
 
-class SharedQueue(asyncio.Queue):
+class SharedQueue(asyncio.Queue[Any]):
     """An ``asyncio.Queue`` of the engine's loop (rate mode's arrivals) whose ``get``
     a thread strand may await from its own loop too (one hop per item)."""
 

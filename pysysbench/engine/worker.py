@@ -17,33 +17,39 @@ from __future__ import annotations
 import asyncio
 import random
 import threading
-from typing import Any, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from time import perf_counter_ns
+from typing import TYPE_CHECKING, Any
 
-from ..runtime.aio import all_or_nothing, close_quietly
-from ..drivers.base import Counters, Driver
 from ..core.errors import DatabaseError, IgnorableError, PySysbenchError, ReconnectError, RunAborted, SQLError
-from ..core.record import record
+from ..core.rand import Rand
+from ..core.rand_compat import compat_streams
+from ..drivers.base import Counters, Driver
+from ..runtime.aio import all_or_nothing, close_quietly
+from ..runtime.limits import Limits
 from ..stats.recorder import CRecorder, make_recorder
 from ..stats.records import Snapshot
 from ..workloads.base import ThreadContext, Workload, raised, user_code
-from ..core.rand import Rand
-from ..core.rand_compat import compat_streams
-from .budget import EventBudget
+from ..workloads.held import interrupted, park
 from .spec import RunSpec
 from .strand import Strand
-from .threadstrand import SharedQueue, ThreadStrands
-from ..workloads.held import interrupted, park
+from .threadstrand import SharedQueue, ThreadStrand, ThreadStrands
 
-CONNECT_CONCURRENCY = 32          # connections opened at once: do not storm the server
-RECONNECT_MAX_DELAY_S = 0.5      # back-off cap while a server is away
+if TYPE_CHECKING:
+    from ..stats.latencylog import LoggingRecorder
+    from ..stats.recorder import PyRecorder
+
+CONNECT_CONCURRENCY = 32  # connections opened at once: do not storm the server
+RECONNECT_MAX_DELAY_S = 0.5  # back-off cap while a server is away
 # a connection a thread ended with the run (close_later) closes with the threads' own after it,
 # or this long after it was handed over, whichever comes first: a session left in a transaction
 # holds its locks until then, and another thread's last event may wait on them
 CLOSE_LATER_S = 1.0
-EVENT_QUEUE_SLOTS = 131_072       # sysbench's rate-mode ring size (spec 5.4)
-QUEUE_FULL = ("The event queue is full. This means the worker threads are unable to keep up with "
-              "the specified event generation rate")
+EVENT_QUEUE_SLOTS = 131_072  # sysbench's rate-mode ring size (spec 5.4)
+QUEUE_FULL = (
+    "The event queue is full. This means the worker threads are unable to keep up with "
+    "the specified event generation rate"
+)
 NS = 1_000_000_000
 # a thread gives the event loop a turn at least this often, whatever its events do: an
 # event whose statements complete without waiting (a dry run, a driver that never
@@ -53,12 +59,13 @@ NS = 1_000_000_000
 # events that never waited (C loop): at 1000 threads every event outlasts the window, and a
 # turn per event was a second trip through the loop for each one
 YIELD_EVERY_NS = 5_000_000
-BATCH_BUDGET_NS = 5_000_000       # a built-in test's batch of C events (_batch_loop): at most 5 ms
+BATCH_BUDGET_NS = 5_000_000  # a built-in test's batch of C events (_batch_loop): at most 5 ms
 BATCH_EVENTS = 1 << 40
 
 
-from ..runtime.native import EventLoop as _CEventLoop, WirePoll as _WirePoll
 from ..core.switches import WIRE_POLL as _WIRE_POLL_SWITCH
+from ..runtime.native import EventLoop as _CEventLoop
+from ..runtime.native import WirePoll as _WirePoll
 
 # PYSYSBENCH_WIRE_POLL=off: the event loop reads the threads' sockets (WirePump's twin); read at import
 WIRE_POLL = _WIRE_POLL_SWITCH.on()
@@ -77,18 +84,20 @@ class WirePump:
     (its library takes it back, it closes, its connection ends) goes back to the loop
     (Wire.unpoll), and so does every wire when the pump stops."""
 
-    def __init__(self, worker: "Worker"):
+    def __init__(self, worker: Worker):
         self.worker = worker
+        assert _WirePoll is not None  # a pump is made only when the C poll exists
         self.poll = _WirePoll()
-        self.wires: set[Any] = set()   # the wires it reads now
-        self.taken = 0                   # wires it has read (tests/integration/test_wire_poll.py)
+        self.wires: set[Any] = set()  # the wires it reads now
+        self.taken = 0  # wires it has read (tests/integration/test_wire_poll.py)
         self.handle: asyncio.Handle | None = None
         self.stopped = False
-        self.reading = False    # the event loop waits on the poll (a reader) instead of the pump
-        self.reads = 0          # the poll's reads (tests/integration/test_wire_poll.py)
-        self.waits = 0          # its turns spent waiting on the poll (the same)
+        self.reading = False  # the event loop waits on the poll (a reader) instead of the pump
+        self.reads = 0  # the poll's reads (tests/integration/test_wire_poll.py)
+        self.waits = 0  # its turns spent waiting on the poll (the same)
 
     def start(self, loop: asyncio.AbstractEventLoop) -> bool:
+        self.loop = loop  # the worker's: what the pump's steps run on
         for ctx in self.worker.contexts:
             self.take(ctx)
         if not self.wires:
@@ -115,9 +124,9 @@ class WirePump:
             self.stop()
             return
         poll = self.poll
-        if poll.count == 0:     # every wire left (a server restart): the reconnected ones come back
+        if poll.count == 0:  # every wire left (a server restart): the reconnected ones come back
             self._wait_with_loop(False)
-            self.handle = w.loop.call_later(YIELD_EVERY_NS / NS, self._step)
+            self.handle = self.loop.call_later(YIELD_EVERY_NS / NS, self._step)
             return
         # every live thread waits on a polled wire: wait here for a turn; else a thread is
         # ready to run or waits on the loop (Python code, a reconnect, a socket the loop
@@ -125,42 +134,46 @@ class WirePump:
         wait_here = poll.waiting >= w.alive
         self.waits += wait_here
         try:
-            back = poll.run(perf_counter_ns() + YIELD_EVERY_NS if wait_here else 0,
-                            threading.active_count() > 1)
-        except Exception as exc:   # pragma: no cover - epoll itself failed: the loop reads them all
-            w.loop.call_exception_handler({"message": "pysysbench: the wire poll failed", "exception": exc})
+            back = poll.run(perf_counter_ns() + YIELD_EVERY_NS if wait_here else 0, threading.active_count() > 1)
+        except Exception as exc:  # pragma: no cover - epoll itself failed: the loop reads them all
+            self.loop.call_exception_handler({"message": "pysysbench: the wire poll failed", "exception": exc})
             self.stop()
             return
         if back.__class__ is int:
             self.reads += back
         else:
-            for wire, exc in back:
-                self.hand_back(wire, exc)
-        if len(self.wires) != poll.count:   # some left on their own (released, closed, lost)
+            for wire, error in back:
+                self.hand_back(wire, error)
+        if len(self.wires) != poll.count:  # some left on their own (released, closed, lost)
             self.wires = {wire for wire in self.wires if wire.poll is not None}
         self._wait_with_loop(not wait_here)
         if wait_here:
-            self.handle = w.loop.call_soon(self._step)
+            self.handle = self.loop.call_soon(self._step)
 
     def _wait_with_loop(self, on: bool) -> None:
         """The poll as a reader of the event loop (``on``), or not."""
         if on != self.reading:
             self.reading = on
             if on:
-                self.worker.loop.add_reader(self.poll.fileno(), self._step)
+                self.loop.add_reader(self.poll.fileno(), self._step)
             else:
-                self.worker.loop.remove_reader(self.poll.fileno())
+                self.loop.remove_reader(self.poll.fileno())
 
     def hand_back(self, wire: Any, exc: BaseException | None) -> None:
         """A wire the poll gave up: its socket ended (the loop reads the end and reports
         it), or its response raised (as under the loop's reading, a protocol error ends
         the connection)."""
         self.wires.discard(wire)
-        wire.unpoll()           # the poll has dropped it already: the loop reads it again
+        wire.unpoll()  # the poll has dropped it already: the loop reads it again
         if exc is not None:
-            self.worker.loop.call_exception_handler({
-                "message": "pysysbench: a response could not be handled", "exception": exc,
-                "protocol": wire, "transport": wire.transport})
+            self.loop.call_exception_handler(
+                {
+                    "message": "pysysbench: a response could not be handled",
+                    "exception": exc,
+                    "protocol": wire,
+                    "transport": wire.transport,
+                }
+            )
             wire.transport.abort()
 
     def stop(self) -> None:
@@ -175,17 +188,31 @@ class WirePump:
             wire.unpoll()
 
 
-_GONE = object()   # _restarted: the thread's connection is gone for good
+_GONE = object()  # _restarted: the thread's connection is gone for good
 
 
-@record(slots=True)   # slots: .stop is read once per event by the C loop (engine/event_loop.c)
-class Limits:
-    """Run limits shared by this worker's threads."""
+class _Failed:
+    """_retrying's result for a transaction that failed after its last retry: true, so the
+    Python loop's test of an event's result (a true one stops the thread) is the only one."""
 
-    deadline_ns: int = 0            # 0 = no time limit
-    budget: EventBudget | None = None   # --events, shared by every thread of the run (None: no limit)
-    warming: bool = False           # events of the warm-up are not taken from the budget
-    stop: bool = False
+    def __bool__(self) -> bool:
+        return True
+
+
+_FAILED = _Failed()
+
+
+def _keeping(record: Callable[[int, int], Any], rand: Rand, kept: list[Any]) -> Callable[[int, int], None]:
+    """The C event loop's recording with --max-retries: records, then keeps the generator's
+    state in ``kept[0]``, where the next event starts (and ``kept[0]`` now, for the first)."""
+    getstate = rand.getstate
+    kept[:] = [getstate()]
+
+    def keep(tid: int, latency_ns: int) -> None:
+        record(tid, latency_ns)
+        kept[0] = getstate()
+
+    return keep
 
 
 class Worker:
@@ -199,30 +226,36 @@ class Worker:
         self.tids = tids
         self.threads = threads
         self.counters = Counters()
-        self.recorder = make_recorder(self.counters, tids)
+        self.recorder: PyRecorder | CRecorder | LoggingRecorder = make_recorder(self.counters, tids)
         self.limits = Limits()
-        if spec.values.get("latency_log"):     # --latency-log: off by default, then the plain recorder runs
+        if spec.values.get("latency_log"):  # --latency-log: off by default, then the plain recorder runs
             from ..stats.latencylog import LoggingRecorder
-            self.recorder = LoggingRecorder(self.recorder, spec.values.latency_log,
-                                            float(spec.values.get("latency_log_rate", 1.0) or 1.0), self.limits)
+
+            self.recorder = LoggingRecorder(
+                self.recorder,
+                spec.values.latency_log,
+                float(spec.values.get("latency_log_rate", 1.0) or 1.0),
+                self.limits,
+            )
         self.contexts: list[ThreadContext] = []
-        self.tasks: list[Strand] = []
+        self.tasks: Sequence[Strand | ThreadStrand] = []
         self.inflight = 0
-        self.alive = 0                  # threads whose coroutine has not ended (WirePump)
-        self.turn = 0                   # the Python loops' next turn for the event loop (YIELD_EVERY_NS)
-        self.later: list[Any] = []      # connections to close with the threads' own (close_later)
+        self.alive = 0  # threads whose coroutine has not ended (WirePump)
+        self.turn = 0  # the Python loops' next turn for the event loop (YIELD_EVERY_NS)
+        self.later: list[Any] = []  # connections to close with the threads' own (close_later)
         self._later_timer: asyncio.TimerHandle | None = None
-        self._later_tasks: set[asyncio.Future] = set()
-        self.arrivals: asyncio.Queue | None = None
-        self.generator: asyncio.Task | None = None
+        self._later_tasks: set[asyncio.Future[Any]] = set()
+        self.arrivals: asyncio.Queue[Any] | None = None
+        self.generator: asyncio.Task[Any] | None = None
         self.pump: WirePump | None = None
-        self.loop: asyncio.AbstractEventLoop | None = None   # the engine's, set by start()
-        self.os_threads: ThreadStrands | None = None           # a blocking driver's, made by init_threads()
+        self.loop: asyncio.AbstractEventLoop | None = None  # the engine's, set by start()
+        self.os_threads: ThreadStrands | None = None  # a blocking driver's, made by init_threads()
         self.fatal: BaseException | None = None
-        self.cancelled = False          # cancel() was called: the threads' CancelledError is expected
-        self.traceback: BaseException | None = None   # shown with --debug
+        self.cancelled = False  # cancel() was called: the threads' CancelledError is expected
+        self.traceback: BaseException | None = None  # shown with --debug
         self.reconnect_every = spec.reconnect_every
-        self.compat = compat_streams(spec.values, threads)   # --rand-compat=sysbench, else None
+        self.max_retries = spec.max_retries  # --max-retries (events(), _c_loop)
+        self.compat = compat_streams(spec.values, threads)  # --rand-compat=sysbench, else None
         self._connections: dict[str, int] | None = None
         self._counted = 0
 
@@ -235,9 +268,16 @@ class Worker:
         async def init_one(tid: int) -> ThreadContext:
             async with gate:
                 conn = await self.driver.connect(self.counters, index=tid) if self.workload.connects else None
-                ctx = ThreadContext(tid=tid, threads=self.threads, conn=conn,
-                                    rand=Rand.from_options(self.spec.values, self.spec.thread_seed(tid)),
-                                    counters=self.counters, values=self.spec.values, driver=self.driver, engine=self)
+                ctx = ThreadContext(
+                    tid=tid,
+                    threads=self.threads,
+                    conn=conn,
+                    rand=Rand.from_options(self.spec.values, self.spec.thread_seed(tid)),
+                    counters=self.counters,
+                    values=self.spec.values,
+                    driver=self.driver,
+                    engine=self,
+                )
                 if self.compat is not None:
                     self.compat.attach(ctx)
                 self.contexts.append(ctx)
@@ -249,7 +289,7 @@ class Worker:
         await all_or_nothing(init_one(t) for t in self.tids)
         self.contexts.sort(key=lambda c: c.tid)
         # statements that block (SQLite), a built-in test's C events (workloads/builtin.py): an OS thread per thread
-        if self.driver.caps.blocking or getattr(self.workload, "os_threads", False):
+        if self.driver.caps.blocking or self.workload.os_threads:
             self.os_threads = ThreadStrands(asyncio.get_running_loop(), [f"thread-{c.tid}" for c in self.contexts])
 
     def connections(self) -> dict[str, int]:
@@ -290,15 +330,16 @@ class Worker:
         thread is part of its latency; the event loop's timer granularity (up to
         a millisecond) is not."""
         q = self.arrivals
+        assert q is not None  # made with the rate, before this task
         seed = self.spec.rand_seed
         rng = random.Random(None if not seed else seed * 7919 + self.tids.start)
         mean_ns = NS / rate
         due = perf_counter_ns()
         lim = self.limits
         try:
-            while not lim.stop:
+            while True:
                 now = perf_counter_ns()
-                if lim.deadline_ns and now >= lim.deadline_ns:
+                if not lim.admit(now, budget=None):  # the stop and the time limit; --events is the threads'
                     break
                 while due <= now:
                     if q.full():
@@ -324,11 +365,15 @@ class Worker:
                 # interrupt all go through cancel()): a cancellation that leaked into its
                 # events (engine/strand.py's throw, the PostgreSQL soak) ended it with no
                 # word and the run went on with fewer threads; now it is the run's error
-                self.fail(RunAborted(f"thread {ctx.tid} was cancelled in the middle of the run "
-                                     "without a stop request (a stray asyncio cancellation: a bug); "
-                                     "stopping the run rather than going on with fewer threads"))
+                self.fail(
+                    RunAborted(
+                        f"thread {ctx.tid} was cancelled in the middle of the run "
+                        "without a stop request (a stray asyncio cancellation: a bug); "
+                        "stopping the run rather than going on with fewer threads"
+                    )
+                )
             raise
-        except Exception as exc:       # a bug in a user workload must stop the run cleanly
+        except Exception as exc:  # a bug in a user workload must stop the run cleanly
             self.traceback = exc
             self.fail(raised(self.workload, "event", exc))
         finally:
@@ -353,16 +398,13 @@ class Worker:
 
     def over(self) -> bool:
         """The run's end has come for this worker's threads: a stop, the time limit, or
-        every event of --events started."""
-        lim = self.limits
-        return (lim.stop or bool(lim.deadline_ns and perf_counter_ns() >= lim.deadline_ns)
-                or bool(lim.budget is not None and not lim.warming and lim.budget.exhausted()))
+        every event of --events started (runtime/limits.py)."""
+        return self.limits.over(perf_counter_ns())
 
-    def take_event(self) -> bool:
-        """A thread about to start an event takes it from --events: False when none is
-        left (the thread ends).  Warm-up events are not counted."""
-        lim = self.limits
-        return lim.budget is None or lim.warming or lim.budget.take(1) == 1
+    def ended(self) -> bool:
+        """An event already started must give up: a stop or the time limit, not --events
+        all started (runtime/limits.py)."""
+        return self.limits.ended(perf_counter_ns())
 
     def close_later(self, conn: Any) -> None:
         """A connection a thread is done with at the run's end: closed by close(), after
@@ -379,7 +421,7 @@ class Worker:
             self._later_tasks.add(task)
             task.add_done_callback(self._later_tasks.discard)
 
-    def _at_home(self, fn) -> None:
+    def _at_home(self, fn: Callable[[], Any]) -> None:
         """Call ``fn`` on the engine's loop: a thread strand (its own loop) hands it over."""
         try:
             here = asyncio.get_running_loop()
@@ -403,11 +445,14 @@ class Worker:
     def _loop(self, ctx: ThreadContext) -> Coroutine[Any, Any, None]:
         """The coroutine that runs this thread's events: returned, not awaited here,
         so a suspended statement has one Python frame fewer to resume through."""
-        if (getattr(self.workload, "batched", False) and self.arrivals is None and not self.reconnect_every
-                and ctx.after_event is None):
+        if self.workload.batched and self.arrivals is None and not self.reconnect_every and ctx.after_event is None:
             return self._batch_loop(ctx)
-        if (self.arrivals is None and not self.reconnect_every and ctx.after_event is None
-                and self.limits.budget is None):
+        if (
+            self.arrivals is None
+            and not self.reconnect_every
+            and ctx.after_event is None
+            and self.limits.budget is None
+        ):
             source = self.workload.native_source(ctx) if _CEventLoop is not None else None
             if source is not None:
                 return self._source_loop(ctx, source)
@@ -423,10 +468,8 @@ class Worker:
         """The thread's events in Python (spec 5.1, step 6).  What a run does not use
         costs one test of a local per event: no event limit, no rate-mode arrival,
         no compat histogram draw, no periodic reconnect in the usual run."""
-        lim = self.limits
-        deadline = lim.deadline_ns      # set before the threads start
-        take = lim.budget.take if lim.budget is not None else None   # --events: one budget for every thread
-        event = self.workload.event
+        admit = self.limits.admit  # the rule (runtime/limits.py): the stop, the time limit, --events
+        event = self.events()
         record = self.recorder.record
         tid = ctx.tid
         clock = perf_counter_ns
@@ -434,20 +477,16 @@ class Worker:
         reconnect_every = self.reconnect_every
         after_event = ctx.after_event
         done = 0
-        while not lim.stop:
-            start = clock()   # the deadline check's clock is the event's start
-            if start >= self.turn:      # a turn for the reporter even when no statement waits
-                self.turn = start + YIELD_EVERY_NS     # the other threads' too: one turn per window
+        while True:
+            start = clock()  # the rule's clock is the event's start
+            if start >= self.turn:  # a turn for the reporter even when no statement waits
+                self.turn = start + YIELD_EVERY_NS  # the other threads' too: one turn per window
                 await asyncio.sleep(0)
                 start = clock()
-                if lim.stop:
-                    break
-            if deadline and start >= deadline:
-                break
-            if take is not None and not lim.warming and not take(1):
+            if not admit(start):
                 break
             if arrivals is not None:
-                start = await arrivals.get()   # stamped when it arrived (rate mode)
+                start = await arrivals.get()  # stamped when it arrived (rate mode)
                 if start is None:
                     break
             self.inflight += 1
@@ -459,7 +498,9 @@ class Worker:
                     self.inflight -= 1
                     return
             self.inflight -= 1
-            if result:               # sysbench does not count the event that stops its thread
+            if result:  # sysbench does not count the event that stops its thread
+                if result is _FAILED:  # --max-retries: failed after its last retry, not an event
+                    continue
                 break
             record(tid, clock() - start)
             if after_event is not None:
@@ -471,38 +512,62 @@ class Worker:
                     if not await self._reconnect(ctx):
                         return
 
-    async def _c_loop(self, ctx: ThreadContext, parts: tuple[str, ...], steps: list[tuple]) -> None:
-        """``_python_loop`` for a time-limited bundled OLTP event (its ``event`` function lists its
-        parts in ``event.steps``): the loop and the event run in C
+    async def _c_loop(self, ctx: ThreadContext, parts: tuple[str, ...], steps: list[tuple[Any, ...]] | None) -> None:
+        """``_python_loop`` for a time-limited bundled OLTP event (the workload's
+        ``parts``): the loop and the event run in C
         (engine/event_loop.c's ``EventLoop``), the same statements, draws and recording; an event
         that fails with an ignorable error is restarted here in Python, as in
-        ``_python_loop``, and the C loop goes on after it."""
+        ``_python_loop``, and the C loop goes on after it.  With --max-retries one that fails
+        with a retryable error is retried here (``_retry``) from the generator's state at its
+        start, which the recording keeps (``_keeping``: the next event starts where the last
+        one was recorded); without it the C loop records as ever."""
+        assert _CEventLoop is not None  # _loop chooses this loop only with it
         lim = self.limits
-        w = self.workload
+        w: Any = self.workload  # one with native_parts: a bundled OLTP test, with tables and table_size
         rec = self.recorder
         record = rec.record
-        target = rec.core if isinstance(rec, CRecorder) else record
+        target: Any = rec.core if isinstance(rec, CRecorder) else record
         tid = ctx.tid
         r = ctx.rand
+        kept: list[Any] = []  # --max-retries: the generator's state at the current event's start
+        if self.max_retries:
+            target = _keeping(record, r, kept)
         self.inflight += 1
+        run: Any  # the C loop; None once it ended (its statements may go)
         try:
             while True:
-                run = _CEventLoop(steps, r.uniform, r.default, r.string, w.tables, w.table_size, target, tid, lim,
-                                  lim.deadline_ns)
+                run = _CEventLoop(steps, r.uniform, r.default, r.string, w.tables, w.table_size, target, tid, lim)
                 try:
                     await run
                     return
-                except (IgnorableError, ReconnectError) as exc:
-                    started, run, steps = run.start, None, None   # the old statements go (_reconnect)
-                    result = await self._restarted(ctx, exc)
+                except SQLError as exc:
+                    started, run, steps = run.start, None, None  # the old statements go (_reconnect)
+                    result = await self._after_c_error(ctx, exc, kept)
                     if result is _GONE:
                         return
-                record(tid, perf_counter_ns() - started)
-                if result:
-                    return
-                steps = w.event_steps(ctx, parts)    # a reconnect prepares new statements
+                if result is not _FAILED:
+                    record(tid, perf_counter_ns() - started)
+                    if result:
+                        return
+                if kept:
+                    kept[0] = r.getstate()
+                steps = w.event_steps(ctx, parts)  # a reconnect prepares new statements
         finally:
             self.inflight -= 1
+
+    async def _after_c_error(self, ctx: ThreadContext, exc: SQLError, kept: list[Any]) -> object:
+        """The C loop's event that failed with ``exc``: retried from its start's state
+        (--max-retries, a retryable error), else restarted (an ignorable error, a lost
+        connection), else the run's error; an ignorable error during the retries restarts it."""
+        if kept and self.retryable(exc):
+            exc.__traceback__ = None
+            try:
+                return await self._retry(ctx, kept[0], exc)
+            except (IgnorableError, ReconnectError) as again:
+                exc = again
+        elif not isinstance(exc, (IgnorableError, ReconnectError)):
+            raise exc
+        return await self._restarted(ctx, exc)
 
     async def _source_loop(self, ctx: ThreadContext, source: Any) -> None:
         """``_python_loop`` for a workload with an event source (``native_source``): the loop
@@ -510,6 +575,7 @@ class Worker:
         leaves to Python (or whose statement failed) is finished by ``source.finish`` and
         recorded here, and one that fails with an ignorable error is restarted as in
         ``_python_loop``; then the C loop goes on."""
+        assert _CEventLoop is not None  # _loop chooses this loop only with it
         lim = self.limits
         rec = self.recorder
         record = rec.record
@@ -517,11 +583,12 @@ class Worker:
         tid = ctx.tid
         self.inflight += 1
         try:
+            run: Any  # the C loop; None once it ended
             while True:
-                run = _CEventLoop(source.events, target, tid, lim, lim.deadline_ns, YIELD_EVERY_NS)
+                run = _CEventLoop(source.events, target, tid, lim, YIELD_EVERY_NS)
                 try:
                     outcome = await run
-                except SQLError as exc:      # a statement's error: the workload's to answer
+                except SQLError as exc:  # a statement's error: the workload's to answer
                     outcome = exc
                 except Exception as exc:
                     if not interrupted(exc):
@@ -531,7 +598,7 @@ class Worker:
                     run = exc = None
                     source.abandon()
                     await park()
-                if outcome is None or outcome is True:   # the limits, or the event stopped its thread
+                if outcome is None or outcome is True:  # the limits, or the event stopped its thread
                     return
                 started, run = run.start, None
                 try:
@@ -541,7 +608,7 @@ class Worker:
                     if result is _GONE:
                         return
                 outcome = None
-                if result:               # sysbench does not count the event that stops its thread
+                if result:  # sysbench does not count the event that stops its thread
                     return
                 record(tid, perf_counter_ns() - started)
         finally:
@@ -550,28 +617,24 @@ class Worker:
     async def _batch_loop(self, ctx: ThreadContext) -> None:
         """``_loop`` for a built-in test (workloads/builtin.py): the thread's runner runs its
         events in C in batches of at most BATCH_BUDGET_NS, with the GIL released, and records
-        each latency itself; between batches this loop checks the stop flag and takes from
-        --events (a share of what is left, so the threads finish together; what a batch
-        did not run is given back)."""
+        each latency itself; before each batch this loop asks the rule (runtime/limits.py) for
+        its events: a share of what --events has left, so the threads finish together; what a
+        batch did not run is given back."""
         lim = self.limits
         rec = self.recorder
         target = rec.core if isinstance(rec, CRecorder) else rec.record
         runner = ctx.state["runner"]
-        own_limit = getattr(self.workload, "own_event_limit", False)
+        own_limit = self.workload.own_event_limit
         clock = perf_counter_ns
-        while not lim.stop:
-            deadline = lim.deadline_ns
-            if deadline and clock() >= deadline:
+        while True:
+            budget = None if own_limit else lim.counted()  # read once: taken from and given back to
+            want = BATCH_EVENTS if budget is None else max(1, budget.left() // (2 * self.threads))
+            n = lim.admit(clock(), want, budget)
+            if not n:
                 break
-            n = BATCH_EVENTS
-            budget = lim.budget if not lim.warming and not own_limit else None
-            if budget is not None:
-                n = budget.take(max(1, budget.left() // (2 * self.threads)))
-                if not n:
-                    break
             self.inflight += 1
             try:
-                done, finished = runner.batch(target, n, deadline, BATCH_BUDGET_NS)
+                done, finished = runner.batch(target, n, lim.deadline_ns, BATCH_BUDGET_NS)
             except OSError as exc:
                 raise self.workload.io_error(exc) from None
             finally:
@@ -581,15 +644,15 @@ class Worker:
             if finished:
                 break
 
-    async def _restarted(self, ctx: ThreadContext, exc: Exception):
+    async def _restarted(self, ctx: ThreadContext, exc: Exception) -> object:
         """Restart an event after an ignorable error (reconnecting first when the
         connection was lost) until it completes; its result, or _GONE when the
         connection could not be re-opened before the run ended."""
         restart = self.workload.before_restart
-        event = self.workload.event
+        event = self.events()
         note = getattr(self.recorder, "note_error", None)
         while True:
-            exc.__traceback__ = None   # its frames hold the failed event's statements (see _reconnect)
+            exc.__traceback__ = None  # its frames hold the failed event's statements (see _reconnect)
             if note is not None:
                 note(ctx.tid, getattr(exc, "code", ""))
             if isinstance(exc, ReconnectError) and not await self._reconnect(ctx):
@@ -600,6 +663,66 @@ class Worker:
             except (IgnorableError, ReconnectError) as again:
                 exc = again
 
+    def events(self) -> Callable[[ThreadContext], Coroutine[Any, Any, Any]]:
+        """What runs one event in Python: with --max-retries ``_retrying``, else the workload's own."""
+        return self._retrying if self.max_retries else self.workload.event
+
+    async def _retrying(self, ctx: ThreadContext) -> Any:
+        """The workload's event with --max-retries: one that fails with a retryable error
+        (``spec.retry_codes``) goes to ``_retry`` with the generator's state at its start."""
+        state = ctx.rand.getstate()
+        try:
+            return await self.workload.event(ctx)
+        except SQLError as exc:
+            if not self.retryable(exc):
+                raise
+            exc.__traceback__ = None  # its frames hold the failed event's statements
+            error = exc
+        return await self._retry(ctx, state, error)
+
+    def retryable(self, exc: SQLError) -> bool:
+        return not isinstance(exc, ReconnectError) and exc.code.upper() in self.spec.retry_codes
+
+    async def _retry(self, ctx: ThreadContext, state: Any, error: SQLError) -> Any:
+        """A transaction whose try has just failed with a retryable error: rolled back and
+        run again from its first statement with the same draws (the thread's generator put
+        back to ``state``, where it stood at the start), up to ``max_retries`` times; one
+        that still fails is counted as failed and gives _FAILED (the loop records nothing
+        and goes on).  Once the run has ended (a stop, the time limit) it is not retried (nor
+        counted); every event of --events started does not end it.  The workload's
+        ``before_restart`` runs first (a 0.5 script's open XA transaction is rolled back)."""
+        event = self.workload.event
+        tries = 0
+        while True:
+            await self.workload.before_restart(ctx, error)
+            await self._rollback(ctx)
+            if self.ended():
+                return _FAILED
+            if tries == self.max_retries:
+                self.counters.failed += 1
+                return _FAILED
+            if not tries:
+                self.counters.retried += 1
+            tries += 1
+            ctx.rand.setstate(state)
+            try:
+                return await event(ctx)
+            except SQLError as exc:
+                if not self.retryable(exc):
+                    raise
+                exc.__traceback__ = None
+                error = exc
+
+    @staticmethod
+    async def _rollback(ctx: ThreadContext) -> None:
+        """End a failed transaction before its retry (a deadlock has rolled it back already,
+        a lock wait timeout only its statement); an error here surfaces in the retry."""
+        if ctx.conn is not None:
+            try:
+                await ctx.conn.query("ROLLBACK")
+            except SQLError:
+                pass
+
     async def _reconnect(self, ctx: ThreadContext) -> bool:
         """Re-open the connection (retrying while the server is away) and
         re-prepare the workload's statements; False if the run stopped first."""
@@ -609,8 +732,9 @@ class Worker:
         # the new ones went to fresh pymalloc arenas and the old ones left them a third empty,
         # never given back (PostgreSQL soak: +60 MB over five kills after the first)
         ctx.stmts.clear()
-        while not self.over():
+        while not self.ended():
             try:
+                assert ctx.conn is not None  # a lost connection was one
                 await ctx.conn.reconnect()
                 self.counters.reopened += 1
                 ctx.stmts.clear()
@@ -618,7 +742,7 @@ class Worker:
                 if self.pump is not None:
                     self.pump.take(ctx)
                 return True
-            except DatabaseError as exc:   # counted and shown (LocalRun's ReconnectWatch), then retried
+            except DatabaseError as exc:  # counted and shown (LocalRun's ReconnectWatch), then retried
                 self.counters.count_reconnect_failure(getattr(exc, "code", "") or "unknown", str(exc))
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, RECONNECT_MAX_DELAY_S)
@@ -642,11 +766,13 @@ class Worker:
         # all at once: with 1000 connections whose sessions wait on row locks, closing
         # them one by one (each up to its timeout) took longer than the run itself
         later, self.later = self.later, []
-        await asyncio.gather(*(close_quietly(ctx.conn) for ctx in self.contexts if ctx.conn is not None),
-                             *(close_quietly(conn) for conn in later), *self._later_tasks)
-        if hasattr(self.recorder, "close"):     # the latency log's last rows
+        await asyncio.gather(
+            *(close_quietly(ctx.conn) for ctx in self.contexts if ctx.conn is not None),
+            *(close_quietly(conn) for conn in later),
+            *self._later_tasks,
+        )
+        if hasattr(self.recorder, "close"):  # the latency log's last rows
             self.recorder.close()
 
     def snapshot(self) -> Snapshot:
         return self.recorder.snapshot()
-

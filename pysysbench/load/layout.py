@@ -10,14 +10,21 @@ generated in blocks of :data:`BLOCK_ROWS`, each from its own seed.
 
 from __future__ import annotations
 
-from ..core.rand import (DEFAULT_PARETO_H, DEFAULT_RAND_TYPE, DEFAULT_SPEC_ITER, DEFAULT_SPEC_PCT,
-                    DEFAULT_SPEC_RES, DEFAULT_ZIPF_EXP, Rand)
+from ..core.rand import (
+    DEFAULT_PARETO_H,
+    DEFAULT_RAND_TYPE,
+    DEFAULT_SPEC_ITER,
+    DEFAULT_SPEC_PCT,
+    DEFAULT_SPEC_RES,
+    DEFAULT_ZIPF_EXP,
+    Rand,
+)
 from ..core.record import record
 
-BLOCK_ROWS = 16_384           # rows per seeded block (about 3 MiB of text: stays in cache)
+BLOCK_ROWS = 16_384  # rows per seeded block (about 3 MiB of text: stays in cache)
 C_GROUPS, PAD_GROUPS = 10, 5  # 11-digit groups of the c and pad templates
 GROUP_DIGITS = 11
-DIGITS_PER_ROW = (C_GROUPS + PAD_GROUPS) * GROUP_DIGITS   # 165
+DIGITS_PER_ROW = (C_GROUPS + PAD_GROUPS) * GROUP_DIGITS  # 165
 
 FORMATS = ("tsv", "sql")
 
@@ -32,16 +39,32 @@ class RandParams:
     spec_res: float = DEFAULT_SPEC_RES
     pareto_h: float = DEFAULT_PARETO_H
     zipf_exp: float = DEFAULT_ZIPF_EXP
+    release: str = "1.0"  # the sysbench release whose distributions to draw (Rand's ``release``)
 
     @classmethod
-    def from_values(cls, values) -> "RandParams":
-        return cls(values.rand_type, values.rand_spec_iter, values.rand_spec_pct, values.rand_spec_res,
-                   values.rand_pareto_h, values.rand_zipfian_exp)
+    def from_values(cls, values) -> RandParams:
+        return cls(
+            values.rand_type,
+            values.rand_spec_iter,
+            values.rand_spec_pct,
+            values.rand_spec_res,
+            values.rand_pareto_h,
+            values.rand_zipfian_exp,
+            values.get("sysbench_compat", "1.0"),
+        )
 
     def scalar(self, seed: int | None = None) -> Rand:
         """The per-row generator with the same parameters (tests, constants)."""
-        return Rand(seed, rand_type=self.rand_type, spec_iter=self.spec_iter, spec_pct=self.spec_pct,
-                    spec_res=self.spec_res, pareto_h=self.pareto_h, zipf_exp=self.zipf_exp)
+        return Rand(
+            seed,
+            rand_type=self.rand_type,
+            spec_iter=self.spec_iter,
+            spec_pct=self.spec_pct,
+            spec_res=self.spec_res,
+            pareto_h=self.pareto_h,
+            zipf_exp=self.zipf_exp,
+            release=self.release,
+        )
 
 
 @record(frozen=True)
@@ -49,15 +72,15 @@ class Layout:
     """Where each field of a fixed-width record sits."""
 
     fmt: str
-    width: int                    # digits of id and k
+    width: int  # digits of id and k
     row_bytes: int
-    template: bytes               # one record with the constant characters set
+    template: bytes  # one record with the constant characters set
     id_at: int
     k_at: int
-    group_at: tuple[int, ...]     # start of each 11-digit group (c then pad)
+    group_at: tuple[int, ...]  # start of each 11-digit group (c then pad)
 
     @classmethod
-    def for_table(cls, fmt: str, table_size: int) -> "Layout":
+    def for_table(cls, fmt: str, table_size: int) -> Layout:
         if fmt not in FORMATS:
             raise ValueError(f"unknown row format {fmt!r}")
         w = len(str(max(table_size, 1)))
@@ -70,8 +93,9 @@ class Layout:
         else:
             head, text = f"({n},{n},'", f"({n},{n},'{c}','{pad}'),"
             id_at, k_at = 1, w + 2
-        groups = [i for i in range(len(text)) if text.startswith("#" * GROUP_DIGITS, i)
-                  and (i == 0 or text[i - 1] != "#")]
+        groups = [
+            i for i in range(len(text)) if text.startswith("#" * GROUP_DIGITS, i) and (i == 0 or text[i - 1] != "#")
+        ]
         assert len(groups) == C_GROUPS + PAD_GROUPS and groups[0] == len(head)
         return cls(fmt, w, len(text), text.encode(), id_at, k_at, tuple(groups))
 

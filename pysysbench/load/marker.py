@@ -11,8 +11,8 @@ statements only, so its tables carry no flag, as with sysbench.)
 
 from __future__ import annotations
 
-from ..drivers.base import literal
 from ..core.errors import MissingTableError
+from ..drivers.base import literal
 
 
 async def incomplete_tables(conn, tables: list[str]) -> list[str]:
@@ -32,9 +32,11 @@ async def check_complete(conn, tables: list[str], target: str) -> None:
     bad = await incomplete_tables(conn, tables)
     if bad:
         more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
-        raise MissingTableError(f"table '{bad[0]}' in {target} is incomplete{more}: the prepare that created it "
-                                "was interrupted or failed before it finished loading; run prepare again with "
-                                "--force (or cleanup, then prepare)")
+        raise MissingTableError(
+            f"table '{bad[0]}' in {target} is incomplete{more}: the prepare that created it "
+            "was interrupted or failed before it finished loading; run prepare again with "
+            "--force (or cleanup, then prepare)"
+        )
 
 
 async def drop_existing(env, tables: int, conn=None) -> list[int]:

@@ -19,12 +19,12 @@ from ..core.errors import ConfigError
 from .layout import C_GROUPS, GROUP_DIGITS, PAD_GROUPS
 from .source import RowStream
 
-C_LEN = C_GROUPS * (GROUP_DIGITS + 1) - 1        # 119
-PAD_LEN = PAD_GROUPS * (GROUP_DIGITS + 1) - 1    # 59
+C_LEN = C_GROUPS * (GROUP_DIGITS + 1) - 1  # 119
+PAD_LEN = PAD_GROUPS * (GROUP_DIGITS + 1) - 1  # 59
 
 COLUMNS = ("id", "k", "c", "pad")
-MULTI_INSERT_BYTES = 2 << 20     # per statement: below every default max_allowed_packet (MySQL 5.7: 4 MiB)
-SQLITE_BATCH_ROWS = 16_384       # rows per statement / executemany call
+MULTI_INSERT_BYTES = 2 << 20  # per statement: below every default max_allowed_packet (MySQL 5.7: 4 MiB)
+SQLITE_BATCH_ROWS = 16_384  # rows per statement / executemany call
 
 
 class LoadMethod:
@@ -72,7 +72,7 @@ class MultiInsert(LoadMethod):
         prefix = f"INSERT INTO {table}({', '.join(COLUMNS)}) VALUES"
         rows = 0
         async for block in stream.row_blocks(self.batch_rows(stream.row_bytes)):
-            await conn.query(prefix + block[:-1].decode("ascii"))   # each record ends with a comma
+            await conn.query(prefix + block[:-1].decode("ascii"))  # each record ends with a comma
             rows += len(block) // stream.row_bytes
         return rows
 
@@ -88,12 +88,14 @@ class BlobInsert(LoadMethod):
         lay = stream.layout
         size, w, c, pad = lay.row_bytes, lay.width, lay.group_at[0], lay.group_at[C_GROUPS]
         # substr() is 1-based; on a BLOB it counts bytes (on TEXT it would walk characters)
-        sql = (f"INSERT INTO {table}({', '.join(COLUMNS)}) "
-               f"WITH RECURSIVE r(o) AS (SELECT 0 UNION ALL SELECT o + {size} FROM r WHERE o + {size} < ?2) "
-               f"SELECT CAST(CAST(substr(?1, o + {lay.id_at + 1}, {w}) AS TEXT) AS INTEGER), "
-               f"CAST(CAST(substr(?1, o + {lay.k_at + 1}, {w}) AS TEXT) AS INTEGER), "
-               f"CAST(substr(?1, o + {c + 1}, {C_LEN}) AS TEXT), CAST(substr(?1, o + {pad + 1}, {PAD_LEN}) AS TEXT) "
-               "FROM r")
+        sql = (
+            f"INSERT INTO {table}({', '.join(COLUMNS)}) "
+            f"WITH RECURSIVE r(o) AS (SELECT 0 UNION ALL SELECT o + {size} FROM r WHERE o + {size} < ?2) "
+            f"SELECT CAST(CAST(substr(?1, o + {lay.id_at + 1}, {w}) AS TEXT) AS INTEGER), "
+            f"CAST(CAST(substr(?1, o + {lay.k_at + 1}, {w}) AS TEXT) AS INTEGER), "
+            f"CAST(substr(?1, o + {c + 1}, {C_LEN}) AS TEXT), CAST(substr(?1, o + {pad + 1}, {PAD_LEN}) AS TEXT) "
+            "FROM r"
+        )
         rows = 0
         async for block in stream.row_blocks(self.batch_rows(size)):
             await conn.execute_params(sql, (block, len(block)))
@@ -114,14 +116,14 @@ class ExecuteMany(LoadMethod):
         rows = 0
         async for block in stream.row_blocks(self.batch_rows(lay.row_bytes)):
             lines = block.decode("ascii").split("\n")[:-1]
-            await conn.execute_many(sql, [(int(x[i:i + w]), int(x[k:k + w]), x[c:c + C_LEN], x[pad:pad + PAD_LEN])
-                                          for x in lines])
+            await conn.execute_many(
+                sql, [(int(x[i : i + w]), int(x[k : k + w]), x[c : c + C_LEN], x[pad : pad + PAD_LEN]) for x in lines]
+            )
             rows += len(lines)
         return rows
 
 
-METHODS: dict[str, LoadMethod] = {m.name: m for m in (Copy(), LoadData(), MultiInsert(), BlobInsert(),
-                                                        ExecuteMany())}
+METHODS: dict[str, LoadMethod] = {m.name: m for m in (Copy(), LoadData(), MultiInsert(), BlobInsert(), ExecuteMany())}
 
 
 def choose(requested: str, driver) -> LoadMethod:
@@ -130,6 +132,8 @@ def choose(requested: str, driver) -> LoadMethod:
     if requested in ("auto", ""):
         return METHODS[offered[0]]
     if requested not in offered:
-        raise ConfigError(f"--load-method={requested} is not available with the {driver.name} driver "
-                              f"(available: {', '.join(offered + ('insert',))})")
+        raise ConfigError(
+            f"--load-method={requested} is not available with the {driver.name} driver "
+            f"(available: {', '.join(offered + ('insert',))})"
+        )
     return METHODS[requested]

@@ -14,24 +14,39 @@ from ..core.options import Option, OptType
 GROUP = "Prepare options (pysysbench)"
 
 AUTO = "auto"
-INSERT = "insert"            # sysbench's own prepare (oltp_common.lua), statement for statement
+INSERT = "insert"  # sysbench's own prepare (oltp_common.lua), statement for statement
 METHODS = ("copy", "load-data", "multi-insert", "blob-insert", "executemany")
 LOAD_METHODS = (AUTO, INSERT) + METHODS
 INDEX_AT = ("after", "before")
 
 LOAD_OPTIONS = [
-    Option("load-method", OptType.STRING, AUTO,
-           "how prepare loads rows: auto (the database's fastest bulk path: PostgreSQL COPY, MySQL LOAD DATA "
-           "LOCAL INFILE streamed from generator processes, SQLite one INSERT ... SELECT per batch), insert "
-           "(sysbench's own 512 KiB multi-row INSERTs, statement for statement), copy, load-data, multi-insert "
-           "(large multi-row INSERTs, one in flight per thread), blob-insert, executemany (SQLite)",
-           GROUP, choices=LOAD_METHODS),
-    Option("force", OptType.BOOL, False, "prepare: drop the tables first when they exist (instead of stopping)",
-           GROUP),
-    Option("data-size", OptType.SIZE, 0,
-           "choose --table-size so that the tables take about SIZE on the target database (e.g. 500M, 10G; "
-           "the same value must be given to run); 0 = use --table-size", GROUP),
-    Option("create-secondary-at", OptType.STRING, "after",
-           "prepare: build the secondary index on k after the load (as sysbench; fastest) or before it "
-           "(distributed databases such as TiDB prefer that)", GROUP, choices=INDEX_AT),
+    Option(
+        "load-method",
+        OptType.STRING,
+        AUTO,
+        "how prepare loads rows: auto (the database's fastest bulk path: PostgreSQL COPY, MySQL LOAD DATA "
+        "LOCAL INFILE streamed from generator processes, SQLite one INSERT ... SELECT per batch), insert "
+        "(sysbench's own 512 KiB multi-row INSERTs, statement for statement), copy, load-data, multi-insert "
+        "(large multi-row INSERTs, one in flight per thread), blob-insert, executemany (SQLite)",
+        GROUP,
+        choices=LOAD_METHODS,
+    ),
+    Option("force", OptType.BOOL, False, "prepare: drop the tables first when they exist (instead of stopping)", GROUP),
+    Option(
+        "data-size",
+        OptType.SIZE,
+        0,
+        "choose --table-size so that the tables take about SIZE on the target database (e.g. 500M, 10G; "
+        "the same value must be given to run); 0 = use --table-size",
+        GROUP,
+    ),
+    Option(
+        "create-secondary-at",
+        OptType.STRING,
+        "after",
+        "prepare: build the secondary index on k after the load (as sysbench; fastest) or before it "
+        "(distributed databases such as TiDB prefer that)",
+        GROUP,
+        choices=INDEX_AT,
+    ),
 ]

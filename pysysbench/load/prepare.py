@@ -29,20 +29,22 @@ import asyncio
 import contextlib
 import dataclasses
 import os
+from collections.abc import Callable
 from time import perf_counter
-from typing import Any, Callable
+from typing import Any
 
-from ..runtime.aio import all_or_nothing
 from ..core.errors import BulkLoadRefused, ConfigError, FatalSQLError, TableExistsError
 from ..core.record import record
+from ..drivers.base import literal
+from ..runtime.aio import all_or_nothing
 from .layout import RandParams
 from .marker import drop_existing
 from .methods import METHODS, LoadMethod, choose
 from .source import Counter, GeneratorCache, GeneratorProcess, LocalStream, PipeStream, RangeJob, ranges
 
 TICK_S = 0.2
-PROCESS_MIN_ROWS = 100_000      # below this many rows in all, generating in-process is quicker than spawning
-MAX_GENERATORS = 32            # row-generator processes at most
+PROCESS_MIN_ROWS = 100_000  # below this many rows in all, generating in-process is quicker than spawning
+MAX_GENERATORS = 32  # row-generator processes at most
 
 
 @record(frozen=True)
@@ -55,7 +57,7 @@ class LoadSnapshot:
     tables_done: int
     rows_total: int
     rows_done: int
-    load_elapsed_s: float         # since the first row was sent
+    load_elapsed_s: float  # since the first row was sent
     indexes_total: int
     indexes_done: int
     streams: int
@@ -91,22 +93,31 @@ class Progress:
         self.tables, self.rows_total, self.indexes_total = tables, rows_total, indexes_total
         self.streams, self.method = streams, method
         self.tables_created = self.tables_done = self.indexes_done = 0
-        self.counters: list[Any] = []     # rows produced per stream (objects with .value)
+        self.counters: list[Any] = []  # rows produced per stream (objects with .value)
 
     def snapshot(self, finished: bool = False) -> LoadSnapshot:
         now = perf_counter()
         rows = self.rows_total if finished else min(self.rows_total, sum(c.value for c in self.counters))
-        return LoadSnapshot(elapsed_s=now - self.t0, tables=self.tables, tables_created=self.tables_created,
-                            tables_done=self.tables_done, rows_total=self.rows_total, rows_done=rows,
-                            load_elapsed_s=now - self.load_t0 if self.load_t0 is not None else 0.0,
-                            indexes_total=self.indexes_total, indexes_done=self.indexes_done,
-                            streams=self.streams, method=self.method, finished=finished)
+        return LoadSnapshot(
+            elapsed_s=now - self.t0,
+            tables=self.tables,
+            tables_created=self.tables_created,
+            tables_done=self.tables_done,
+            rows_total=self.rows_total,
+            rows_done=rows,
+            load_elapsed_s=now - self.load_t0 if self.load_t0 is not None else 0.0,
+            indexes_total=self.indexes_total,
+            indexes_done=self.indexes_done,
+            streams=self.streams,
+            method=self.method,
+            finished=finished,
+        )
 
 
 class Stream:
     """One loading connection and where its rows come from."""
 
-    def __init__(self, loader: "Loader", index: int):
+    def __init__(self, loader: Loader, index: int):
         self.loader = loader
         self.index = index
         self.conn = None
@@ -141,12 +152,15 @@ class Stream:
             method = ld.fall_back(exc)
             rows = await self._load(method, job)
         if rows != job.rows:
-            raise FatalSQLError(f"{method.name}: the server reports {rows} rows loaded into sbtest{table} "
-                                f"(ids {first_id}..{last_id}) instead of {job.rows}")
+            raise FatalSQLError(
+                f"{method.name}: the server reports {rows} rows loaded into sbtest{table} "
+                f"(ids {first_id}..{last_id}) instead of {job.rows}"
+            )
 
     async def _load(self, method: LoadMethod, job: RangeJob) -> int:
         ld = self.loader
         job = dataclasses.replace(job, fmt=method.fmt)
+        stream: PipeStream | LocalStream
         if self.gen is not None:
             stream = PipeStream(job, self.gen)
         else:
@@ -180,11 +194,12 @@ class Loader:
         self.seed = env.seed if env.seed is not None else int.from_bytes(os.urandom(8), "little") >> 1
         self.cache = GeneratorCache()
         self.index_at = v.get("create_secondary_at", "after") or "after"
+        self._comments: dict[int, str] = {}  # table -> the comment its CREATE TABLE gave
         self.plan = self._plan()
         if self.parallel:
             nstreams = sum(len(p) for p in self.plan)
         elif self.driver.caps.blocking:
-            nstreams = 1        # SQLite: one writer; a second connection would wait on the file lock
+            nstreams = 1  # SQLite: one writer; a second connection would wait on the file lock
         else:
             nstreams = min(self.threads, tables)
         self.streams = [Stream(self, i) for i in range(max(1, nstreams))]
@@ -192,18 +207,23 @@ class Loader:
         # cores; the streams beyond generate in this process (3-4 M rows/s per core here)
         cores = os.cpu_count() or 1
         self.generators = min(len(self.streams), 2 * cores, MAX_GENERATORS) if self.processes else 0
-        self.progress = Progress(tables, total, tables if v.create_secondary else 0, len(self.streams),
-                                 self.method.name)
+        self.progress = Progress(
+            tables, total, tables if v.create_secondary else 0, len(self.streams), self.method.name
+        )
         self._warned = False
-        self._keep_keys = False       # the server refused to drop a primary key: keep them
+        self._keep_keys = False  # the server refused to drop a primary key: keep them
 
     # -- planning --
 
     @property
     def parallel(self) -> bool:
         """Id ranges of one table on several streams (fewer tables than threads)."""
-        return (self.method.parallel_ranges and not self.driver.caps.blocking and self.size > 0
-                and self.tables < self.threads)
+        return (
+            self.method.parallel_ranges
+            and not self.driver.caps.blocking
+            and self.size > 0
+            and self.tables < self.threads
+        )
 
     def _plan(self) -> list[list[tuple[int, int]]]:
         """Per table, the id ranges its streams load (parallel mode only)."""
@@ -218,13 +238,17 @@ class Loader:
     def fall_back(self, exc: BulkLoadRefused) -> LoadMethod:
         """LOAD DATA LOCAL refused by the server: the next method of the driver (auto only)."""
         if self.requested not in ("auto", ""):
-            raise ConfigError(f"--load-method={self.requested}: the server refuses it ({exc}); enable it "
-                              "(MySQL/MariaDB: SET GLOBAL local_infile=1) or use --load-method=auto") from None
+            raise ConfigError(
+                f"--load-method={self.requested}: the server refuses it ({exc}); enable it "
+                "(MySQL/MariaDB: SET GLOBAL local_infile=1) or use --load-method=auto"
+            ) from None
         fallback = next(METHODS[m] for m in self.driver.caps.bulk_methods if m != "load-data")
         if not self._warned:
             self._warned = True
-            self.say(f"WARNING: the server refuses {self.method.name} ({exc}): loading with {fallback.name} "
-                     "instead (MySQL/MariaDB: SET GLOBAL local_infile=1 enables the fast path)")
+            self.say(
+                f"WARNING: the server refuses {self.method.name} ({exc}): loading with {fallback.name} "
+                "instead (MySQL/MariaDB: SET GLOBAL local_infile=1 enables the fast path)"
+            )
         self.method = fallback
         return fallback
 
@@ -241,7 +265,7 @@ class Loader:
             if self.threads > 1:
                 self.say("Initializing worker threads...\n")
             await asyncio.gather(*(s.open(conn0 if s.index == 0 else None) for s in self.streams))
-            conn0 = None                                   # stream 0 owns it now
+            conn0 = None  # stream 0 owns it now
             self.progress.counters = [s.counter for s in self.streams]
             ticker = asyncio.create_task(self._tick())
             await self._tables()
@@ -262,8 +286,10 @@ class Loader:
         existing = [t for t in range(1, self.tables + 1) if await conn.table_exists(f"sbtest{t}")]
         if existing:
             more = f" (and {len(existing) - 1} more)" if len(existing) > 1 else ""
-            raise TableExistsError(f"table 'sbtest{existing[0]}' already exists in {self.driver.target()}{more}: "
-                                   "run cleanup first, or prepare with --force to replace the tables")
+            raise TableExistsError(
+                f"table 'sbtest{existing[0]}' already exists in {self.driver.target()}{more}: "
+                "run cleanup first, or prepare with --force to replace the tables"
+            )
 
     async def _tick(self) -> None:
         while True:
@@ -274,7 +300,7 @@ class Loader:
         if self.parallel:
             groups, first = [], 0
             for t, rngs in enumerate(self.plan, 1):
-                groups.append(self._table(t, self.streams[first:first + len(rngs)], rngs))
+                groups.append(self._table(t, self.streams[first : first + len(rngs)], rngs))
                 first += len(rngs)
             await all_or_nothing(groups)
             return
@@ -292,7 +318,7 @@ class Loader:
     async def _table(self, t: int, streams: list[Stream], rngs: list[tuple[int, int]]) -> None:
         """Create, load, index and un-flag sbtest<t> (sysbench's message order)."""
         name, conn, d = f"sbtest{t}", streams[0].conn, self.driver.dialect
-        atomic = self.driver.caps.needs_commit_for_load    # SQLite: the whole table in one transaction
+        atomic = self.driver.caps.needs_commit_for_load  # SQLite: the whole table in one transaction
         self.say(f"Creating table '{name}'...")
         await self._create(conn, t, atomic)
         if self.index_at == "before":
@@ -301,7 +327,8 @@ class Loader:
             await self._rows(t, streams, rngs)
         if self.index_at != "before":
             await self._index(conn, t)
-        await _run_all(conn, ["COMMIT"] if atomic else d.mark_loaded_sql(name) if d.mark_loaded_sql else [])
+        comment = self._comments.pop(t, "")
+        await _run_all(conn, ["COMMIT"] if atomic else d.mark_loaded_sql(name, comment) if d.mark_loaded_sql else [])
         self.progress.tables_done += 1
 
     async def _rows(self, t: int, streams: list[Stream], rngs: list[tuple[int, int]]) -> None:
@@ -309,9 +336,13 @@ class Loader:
         and the dialect's after-load statements."""
         name, conn, d = f"sbtest{t}", streams[0].conn, self.driver.dialect
         self.say(f"Inserting {self.size} records into '{name}'")
-        defer_key = (self.index_at != "before" and not self.v.get("secondary", False)
-                     and d.drop_primary_key_sql is not None and not self._keep_keys
-                     and await self._drop_key(conn, name))
+        defer_key = (
+            self.index_at != "before"
+            and not self.v.get("secondary", False)
+            and d.drop_primary_key_sql is not None
+            and not self._keep_keys
+            and await self._drop_key(conn, name)
+        )
         if self.progress.load_t0 is None:
             self.progress.load_t0 = perf_counter()
         await all_or_nothing([s.load_range(t, lo, hi) for s, (lo, hi) in zip(streams, rngs)])
@@ -336,6 +367,9 @@ class Loader:
             await conn.query("BEGIN")
         await conn.query(self.create_sql(t))
         if not atomic and d.mark_loading_sql is not None:
+            if d.table_comment_sql:  # the flag replaces the comment: keep the CREATE TABLE's
+                rows = await conn.fetchall(d.table_comment_sql.replace("?", literal(f"sbtest{t}")))
+                self._comments[t] = str(rows[0][0] or "") if rows else ""
             await _run_all(conn, d.mark_loading_sql(f"sbtest{t}"))
         self.progress.tables_created += 1
 

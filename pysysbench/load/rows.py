@@ -32,7 +32,7 @@ and id ranges are split over connections, and ``--rand-seed`` reproduces it.
 
 from __future__ import annotations
 
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -43,7 +43,7 @@ _DIGIT_LIMIT = 60_000
 _DIGIT_LUT = np.frombuffer(b"".join(b"%04d" % (x % 10_000) for x in range(_DIGIT_LIMIT)), dtype=np.uint32)
 # digits drawn per row: the c and pad runs of 12 bytes (the 12th is overwritten by a separator)
 _C_RUN, _PAD_RUN = C_GROUPS * (GROUP_DIGITS + 1), PAD_GROUPS * (GROUP_DIGITS + 1)
-_RUN_DIGITS = _C_RUN + _PAD_RUN       # 180, a multiple of 4
+_RUN_DIGITS = _C_RUN + _PAD_RUN  # 180, a multiple of 4
 
 UniformSource = Callable[[int | tuple[int, ...]], np.ndarray]
 
@@ -65,7 +65,7 @@ class VectorRand:
     def __init__(self, params: RandParams, u: UniformSource):
         self.p = params
         self.u = u
-        self._scalar = params.scalar(0)      # validated constants, shared with Rand
+        self._scalar = params.scalar(0)  # validated constants, shared with Rand
         s = self._scalar
         self._iter = params.spec_iter
         self._iter_mult = s._iter_mult
@@ -79,10 +79,12 @@ class VectorRand:
         return (a + self.u(n) * (b - a + 1)).astype(np.int64)
 
     def gaussian(self, a: int, b: int, n: int) -> np.ndarray:
+        if self.p.release == "1.1":  # 1.1.0's: no draw, ``a`` (Rand._gaussian_11)
+            return np.full(n, a, dtype=np.int64)
         t = b - a + 1
         g = self.u((n, self._iter))
         total = np.zeros(n)
-        for j in range(self._iter):          # left to right, like the scalar loop
+        for j in range(self._iter):  # left to right, like the scalar loop
             total += g[:, j] * t
         return a + (total * self._iter_mult).astype(np.int64)
 
@@ -139,14 +141,14 @@ _ONE_THIRD = 0.33333333333333333
 
 def _log1p_over_x(x: np.ndarray) -> np.ndarray:
     safe = np.where(np.abs(x) > _TAYLOR_CUTOFF, x, 1.0)
-    return np.where(np.abs(x) > _TAYLOR_CUTOFF, np.log1p(safe) / safe,
-                    1.0 - x * (0.5 - x * (_ONE_THIRD - 0.25 * x)))
+    return np.where(np.abs(x) > _TAYLOR_CUTOFF, np.log1p(safe) / safe, 1.0 - x * (0.5 - x * (_ONE_THIRD - 0.25 * x)))
 
 
 def _expm1_over_x(x: np.ndarray) -> np.ndarray:
     safe = np.where(np.abs(x) > _TAYLOR_CUTOFF, x, 1.0)
-    return np.where(np.abs(x) > _TAYLOR_CUTOFF, np.expm1(safe) / safe,
-                    1.0 + x * 0.5 * (1.0 + x * _ONE_THIRD * (1.0 + 0.25 * x)))
+    return np.where(
+        np.abs(x) > _TAYLOR_CUTOFF, np.expm1(safe) / safe, 1.0 + x * 0.5 * (1.0 + x * _ONE_THIRD * (1.0 + 0.25 * x))
+    )
 
 
 # --------------------------------------------------------------------------- digits
@@ -158,7 +160,7 @@ def digit_bytes(bits: np.random.BitGenerator, count: int) -> np.ndarray:
     x = bits.random_raw((groups + 3) // 4).view(np.uint16)[:groups]
     redo = np.flatnonzero(x >= _DIGIT_LIMIT)
     while redo.size:
-        x[redo] = bits.random_raw((redo.size + 3) // 4).view(np.uint16)[:redo.size]
+        x[redo] = bits.random_raw((redo.size + 3) // 4).view(np.uint16)[: redo.size]
         redo = redo[x[redo] >= _DIGIT_LIMIT]
     return _DIGIT_LUT[x].view(np.uint8)
 
@@ -183,8 +185,8 @@ class RowGenerator:
         self._rand = VectorRand(params, self._uniform)
         t = np.frombuffer(self.layout.template, dtype=np.uint8)
         c, pad = self.layout.group_at[0], self.layout.group_at[C_GROUPS]
-        self._c_seps = t[c + GROUP_DIGITS:c + _C_RUN:GROUP_DIGITS + 1].copy()
-        self._pad_seps = t[pad + GROUP_DIGITS:pad + _PAD_RUN:GROUP_DIGITS + 1].copy()
+        self._c_seps = t[c + GROUP_DIGITS : c + _C_RUN : GROUP_DIGITS + 1].copy()
+        self._pad_seps = t[pad + GROUP_DIGITS : pad + _PAD_RUN : GROUP_DIGITS + 1].copy()
 
     def _uniform(self, shape) -> np.ndarray:
         return np.random.Generator(self._bits).random(shape)
@@ -209,10 +211,10 @@ class RowGenerator:
         # with digits in one wide copy, then put the 15 separators back
         digits = digit_bytes(self._bits, n * _RUN_DIGITS).reshape(n, _RUN_DIGITS)
         c, pad = lay.group_at[0], lay.group_at[C_GROUPS]
-        buf[:, c:c + _C_RUN] = digits[:, :_C_RUN]
-        buf[:, pad:pad + _PAD_RUN] = digits[:, _C_RUN:]
-        buf[:, c + GROUP_DIGITS:c + _C_RUN:GROUP_DIGITS + 1] = self._c_seps
-        buf[:, pad + GROUP_DIGITS:pad + _PAD_RUN:GROUP_DIGITS + 1] = self._pad_seps
+        buf[:, c : c + _C_RUN] = digits[:, :_C_RUN]
+        buf[:, pad : pad + _PAD_RUN] = digits[:, _C_RUN:]
+        buf[:, c + GROUP_DIGITS : c + _C_RUN : GROUP_DIGITS + 1] = self._c_seps
+        buf[:, pad + GROUP_DIGITS : pad + _PAD_RUN : GROUP_DIGITS + 1] = self._pad_seps
         _put_decimal(buf, lay.id_at, lay.width, np.arange(lo, hi + 1, dtype=np.int64))
         _put_decimal(buf, lay.k_at, lay.width, self._rand.default(1, self.table_size, n))
         return memoryview(buf).cast("B")
@@ -232,5 +234,5 @@ def _put_decimal(buf: np.ndarray, at: int, width: int, values: np.ndarray) -> No
     while end > at:
         take = min(4, end - at)
         v, low = np.divmod(v, 10_000)
-        buf[:, end - take:end] = _DIGIT_LUT[low].view(np.uint8).reshape(-1, 4)[:, 4 - take:]
+        buf[:, end - take : end] = _DIGIT_LUT[low].view(np.uint8).reshape(-1, 4)[:, 4 - take :]
         end -= take

@@ -13,7 +13,6 @@ from __future__ import annotations
 from ..core.errors import ConfigError
 from ..core.options import Values
 
-
 # on-disk bytes per sbtest row, measured with 1,000,000 rows loaded in id order and the index
 # built afterwards: InnoDB on MariaDB 10.11 (data_length: the clustered primary key;
 # index_length: k), PostgreSQL 15 (heap + primary key; the k index, rows COPYed), SQLite's file
@@ -23,8 +22,9 @@ ROW_BYTES = {"mysql": (225, 16), "postgresql": (244, 10), "sqlite": (205, 12)}
 def bytes_per_row(values: Values, driver) -> int:
     table, k_index = ROW_BYTES.get(driver.dialect.family, (0, 0))
     if not table:
-        raise ConfigError(f"--data-size is not available with the {driver.name} driver (no row size known): "
-                          "use --table-size")
+        raise ConfigError(
+            f"--data-size is not available with the {driver.name} driver (no row size known): use --table-size"
+        )
     return table + (k_index if values.get("create_secondary", True) else 0)
 
 
@@ -41,8 +41,10 @@ def table_size_for(values: Values, driver) -> int:
     rows = max(1, size // (tables * bytes_per_row(values, driver)))
     bounds = values.registry.get("table_size").bounds
     if bounds is not None and not bounds.holds(rows):
-        raise ConfigError(f"--data-size asks for {rows} rows per table, more than --table_size allows "
-                          f"({bounds.describe()}): use more --tables or a smaller --data-size")
+        raise ConfigError(
+            f"--data-size asks for {rows} rows per table, more than --table_size allows "
+            f"({bounds.describe()}): use more --tables or a smaller --data-size"
+        )
     return rows
 
 
@@ -57,5 +59,7 @@ def derived_options(values: Values, driver) -> dict[str, int]:
 def describe(values: Values, driver) -> str:
     """One line for the prepare output: how the table size was chosen."""
     per_row = bytes_per_row(values, driver)
-    return (f"--data-size={values.data_size}: {values.tables} table(s) x {values.table_size} rows x "
-            f"{per_row} bytes per row on {driver.name}")
+    return (
+        f"--data-size={values.data_size}: {values.tables} table(s) x {values.table_size} rows x "
+        f"{per_row} bytes per row on {driver.name}"
+    )

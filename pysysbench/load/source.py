@@ -28,17 +28,17 @@ import multiprocessing as mp
 import os
 import signal
 import time
+from collections.abc import AsyncIterator
 from multiprocessing import forkserver
 from multiprocessing.reduction import recv_handle, send_handle
-from typing import AsyncIterator
 
-from ..runtime.childenv import parent_import_path, restore_environment
 from ..core.errors import PySysbenchError
 from ..core.record import record
+from ..runtime.childenv import parent_import_path, restore_environment
 from .layout import BLOCK_ROWS, Layout, RandParams, block_range
 
-PIPE_BYTES = 1 << 20          # pipe capacity asked for (Linux caps unprivileged pipes at 1 MiB)
-READER_LIMIT = 4 << 20        # bytes buffered from a pipe before its reading pauses
+PIPE_BYTES = 1 << 20  # pipe capacity asked for (Linux caps unprivileged pipes at 1 MiB)
+READER_LIMIT = 4 << 20  # bytes buffered from a pipe before its reading pauses
 EXIT_TIMEOUT_S = 5.0
 
 
@@ -66,7 +66,8 @@ class GeneratorCache:
         self._gens: dict[tuple, object] = {}
 
     def get(self, job: RangeJob):
-        from .rows import RowGenerator      # numpy: only where rows are generated
+        from .rows import RowGenerator  # numpy: only where rows are generated
+
         key = (job.table_size, job.params, job.seed, job.fmt)
         gen = self._gens.get(key)
         if gen is None:
@@ -98,7 +99,7 @@ class RowStream:
 
 
 class LocalStream(RowStream):
-    def __init__(self, job: RangeJob, cache: GeneratorCache, progress: "Counter"):
+    def __init__(self, job: RangeJob, cache: GeneratorCache, progress: Counter):
         self.job = job
         self.gen = cache.get(job)
         self.layout = self.gen.layout
@@ -108,17 +109,17 @@ class LocalStream(RowStream):
         for block in self.gen.blocks(self.job.table, self.job.first_id, self.job.last_id):
             yield block
             self.progress.value += len(block) // self.row_bytes
-            await asyncio.sleep(0)          # let the other connections send
+            await asyncio.sleep(0)  # let the other connections send
 
     async def chunks(self) -> AsyncIterator[bytes]:
         async for block in self._blocks():
-            yield bytes(block)              # the generator reuses its buffer
+            yield bytes(block)  # the generator reuses its buffer
 
     async def row_blocks(self, max_rows: int) -> AsyncIterator[bytes]:
         step = max_rows * self.row_bytes
         async for block in self._blocks():
             for at in range(0, len(block), step):
-                yield bytes(block[at:at + step])
+                yield bytes(block[at : at + step])
 
 
 class Counter:
@@ -134,13 +135,13 @@ class Counter:
 def _generator_main(conn, counter) -> None:
     """Entry point of a row-generator process (forked by the fork server)."""
     restore_environment()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)    # the parent decides when to stop
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     cache = GeneratorCache()
     while True:
         try:
             msg = conn.recv()
         except (EOFError, OSError):
-            return                                  # the parent is gone
+            return  # the parent is gone
         if msg[0] != "job":
             return
         _, job_id, job = msg
@@ -151,7 +152,7 @@ def _generator_main(conn, counter) -> None:
             reply = ("done", job_id, rows, time.process_time() - cpu0)
         except BrokenPipeError:
             reply = ("aborted", job_id)
-        except Exception as exc:                    # reported, never a silent death
+        except Exception as exc:  # reported, never a silent death
             reply = ("error", job_id, f"{type(exc).__name__}: {exc}")
         finally:
             try:
@@ -170,7 +171,7 @@ def _write_range(fd: int, job: RangeJob, cache: GeneratorCache, counter) -> int:
     for block in gen.blocks(job.table, job.first_id, job.last_id):
         view = block
         while view:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
         n = len(block) // gen.layout.row_bytes
         rows += n
         counter.value += n
@@ -182,7 +183,7 @@ def _context():
     generator process then starts in milliseconds instead of importing anew."""
     ctx = mp.get_context("forkserver")
     ctx.set_forkserver_preload(["__main__", "pysysbench.load.source", "pysysbench.load.rows"])
-    with parent_import_path():       # the fork server imports the parent's pysysbench, not the cwd's
+    with parent_import_path():  # the fork server imports the parent's pysysbench, not the cwd's
         forkserver.ensure_running()
     return ctx
 
@@ -194,9 +195,10 @@ class GeneratorProcess:
     def __init__(self, index: int):
         ctx = _context()
         self.progress = ctx.RawValue("q", 0)
-        self.conn, child = ctx.Pipe(duplex=True)      # a socketpair: can carry file descriptors
-        self.proc = ctx.Process(target=_generator_main, args=(child, self.progress), daemon=True,
-                                name=f"pysysbench-rows-{index}")
+        self.conn, child = ctx.Pipe(duplex=True)  # a socketpair: can carry file descriptors
+        self.proc = ctx.Process(
+            target=_generator_main, args=(child, self.progress), daemon=True, name=f"pysysbench-rows-{index}"
+        )
         self.proc.start()
         child.close()
         self._next_id = 0
@@ -225,8 +227,9 @@ class GeneratorProcess:
         self._loop.remove_reader(self.conn.fileno())
         for fut in self._pending.values():
             if not fut.done():
-                fut.set_result(("error", 0, f"row generator process {self.proc.name} died "
-                                            f"(exit code {self.proc.exitcode})"))
+                fut.set_result(
+                    ("error", 0, f"row generator process {self.proc.name} died (exit code {self.proc.exitcode})")
+                )
         self._pending.clear()
 
     def start(self, job: RangeJob) -> tuple[int, asyncio.Future]:
@@ -237,7 +240,7 @@ class GeneratorProcess:
         try:
             fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
         except OSError:
-            pass                                      # the default 64 KiB works, a little slower
+            pass  # the default 64 KiB works, a little slower
         self._next_id += 1
         fut = self._loop.create_future()
         self._pending[self._next_id] = fut
@@ -334,7 +337,7 @@ class PipeStream(RowStream):
 
     async def _connect(self, protocol: asyncio.BaseProtocol) -> None:
         pipe = os.fdopen(self.fd, "rb", buffering=0)
-        self.fd = -1                                  # the transport owns it now
+        self.fd = -1  # the transport owns it now
         self._transport, _ = await asyncio.get_running_loop().connect_read_pipe(lambda: protocol, pipe)
 
     async def _reader(self) -> asyncio.StreamReader:

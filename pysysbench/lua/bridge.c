@@ -32,6 +32,7 @@
  * LuaEvents.unwind(), which answers -1: Stmt:execute then yields the statement as the
  * yield path does, and the coroutine waits at an ordinary yield again. */
 
+#include "native_core.h"
 #include "native_runtime.h"
 #include "native_workloads.h"
 #include <dlfcn.h>
@@ -99,33 +100,23 @@ static PyObject *interrupted_type;   /* LuaInterrupted: a state stopped by the w
 static PyObject *s_reads;
 
 /* sysbench.rand's generator for the states, called through LuaJIT's FFI (sysbench.lua loads
- * this file with ffi.load when the extension is there): xoroshiro128+ on the state's own
- * uint64_t[2], the twin of sysbench.lua's Lua generator (draw for draw the same numbers,
+ * this file with ffi.load when the extension is there): core/rand.c's xoroshiro128+ with
+ * sysbench's constants on the state's own uint64_t[2], the twin of sysbench.lua's Lua generator (draw for draw the same numbers,
  * tests/unit/test_lua_rand_native.py).  In Lua, a draw the interpreter runs boxes about ten
  * uint64 cdata objects (garbage in every state's heap) and a string of sysbench.rand.string
  * one draw per character; at 1000 threads most states run their events interpreted, as
  * LuaJIT compiles a loop only after it is hot in that state.  As sysbench, whose
  * sysbench.rand functions are C reached through the FFI. */
-static inline uint64_t
-rotl64(uint64_t x, int k)
-{
-    return (x << k) | (x >> (64 - k));
-}
-
 __attribute__((visibility("default"))) uint64_t
 pysysbench_rand_u64(uint64_t *s)
 {
-    uint64_t s0 = s[0], s1 = s[1], r = s0 + s1;
-    s1 ^= s0;
-    s[0] = rotl64(s0, 55) ^ s1 ^ (s1 << 14);
-    s[1] = rotl64(s1, 36);
-    return r;
+    return xoro_next(s, XORO_SYSBENCH);
 }
 
 __attribute__((visibility("default"))) double
 pysysbench_rand_double(uint64_t *s)
 {
-    return (double)(pysysbench_rand_u64(s) >> 12) * 2.220446049250313e-16;
+    return xoro_double(s, XORO_SYSBENCH);
 }
 
 /* x % m as Lua computes it for numbers: x - floor(x / m) * m */
@@ -194,7 +185,7 @@ pysysbench_lua_thread_address(lua_State *L)
 /* lua_bind(module): the Lua C API of lupa's LuaJIT module `module` (its __file__), once; False
  * when the module is not LuaJIT 2.1 or lacks a symbol (then the Python bridge runs) */
 static PyObject *
-lua_bind(PyObject *self, PyObject *module)
+lua_bind(PyObject *Py_UNUSED(self), PyObject *module)
 {
     PyObject *file, *name, *err;
     void *h;
@@ -707,7 +698,7 @@ w_install(int sig, void (*fn)(int, siginfo_t *, void *), int chain)
 /* lua_watch_start(signals): watch the calling thread's event loop (signals: SIGINT and
  * SIGTERM are stop requests too, in the process that gets them from the terminal) */
 static PyObject *
-lua_watch_start(PyObject *self, PyObject *arg)
+lua_watch_start(PyObject *Py_UNUSED(self), PyObject *arg)
 {
     int signals = PyObject_IsTrue(arg);
     if (signals < 0)
@@ -752,7 +743,7 @@ lua_watch_start(PyObject *self, PyObject *arg)
 /* lua_watch_stop(): no more watching; Python's SIGINT / SIGTERM handlers back in place
  * (where the chain is still ours) */
 static PyObject *
-lua_watch_stop(PyObject *self, PyObject *unused)
+lua_watch_stop(PyObject *Py_UNUSED(self), PyObject *Py_UNUSED(unused))
 {
     w_enabled = 0;
     pthread_mutex_lock(&w_mu);
@@ -775,7 +766,7 @@ lua_watch_stop(PyObject *self, PyObject *unused)
  * the engine calls this again first (0: no bound); at FALLBACK_S past it, with nothing
  * answering, print message and exit with code */
 static PyObject *
-lua_watch_bound(PyObject *self, PyObject *args)
+lua_watch_bound(PyObject *Py_UNUSED(self), PyObject *args)
 {
     double delay;
     const char *msg = "";
@@ -795,7 +786,7 @@ lua_watch_bound(PyObject *self, PyObject *args)
 
 /* lua_watch_ack(): the loop has seen the stop requests so far */
 static PyObject *
-lua_watch_ack(PyObject *self, PyObject *unused)
+lua_watch_ack(PyObject *Py_UNUSED(self), PyObject *Py_UNUSED(unused))
 {
     pthread_mutex_lock(&w_mu);
     w_request_at = 0;
@@ -807,7 +798,7 @@ lua_watch_ack(PyObject *self, PyObject *unused)
 
 /* lua_watch_parked(): a call took the interrupt (the loop runs again): the fallback waits */
 static PyObject *
-lua_watch_parked(PyObject *self, PyObject *unused)
+lua_watch_parked(PyObject *Py_UNUSED(self), PyObject *Py_UNUSED(unused))
 {
     pthread_mutex_lock(&w_mu);
     w_progress = mono();
@@ -818,7 +809,7 @@ lua_watch_parked(PyObject *self, PyObject *unused)
 /* lua_watch_running(address): the state about to run Lua through lupa on the loop's thread
  * (0: none); returns the previous one */
 static PyObject *
-lua_watch_running(PyObject *self, PyObject *arg)
+lua_watch_running(PyObject *Py_UNUSED(self), PyObject *arg)
 {
     unsigned long long a = PyLong_AsUnsignedLongLong(arg);
     lua_State *prev = t_running;
@@ -1080,7 +1071,7 @@ pysysbench_event_done(int stop)
  * so that its coroutine waits at an ordinary yield of the statement or of the event's end
  * (what the Python bridge resumes) */
 static PyObject *
-le_unwind(PyObject *self, PyObject *unused)
+le_unwind(PyObject *self, PyObject *Py_UNUSED(unused))
 {
     LuaEvents *e = (LuaEvents *)self;
     if (e->parked && !e->dead) {
@@ -1225,7 +1216,7 @@ static const EventSourceOps le_ops = {.next = le_next};
  * suspended event coroutine, `address` its lua_State (pysysbench_lua_thread_address);
  * `stacked`: stackful events where the platform has them (False: every statement yields) */
 static PyObject *
-le_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+le_new(PyTypeObject *type, PyObject *args, PyObject *Py_UNUSED(kw))
 {
     PyObject *runner, *stmts, *counters;
     unsigned long long address;

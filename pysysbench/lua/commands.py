@@ -10,21 +10,30 @@ sysbench 1.0.20's (spec 7).  The dispatcher is handed the script's workload clas
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..core.errors import UsageError
 from ..core.options import RawOption, Registry, Values
 from . import options as lua_options
+from .host import MainHost, load, make_services, program_argv
 from .log import FATAL, error_text
 from .reports import Reports
-from .runtime import fallback_warning
-from .host import MainHost, load, make_services, program_argv
+from .runtime import CommandSeeds11, fallback_warning
 from .state import LuaState, options_source, release_parked
 
 
 class Dispatcher:
-    def __init__(self, cls: type, values: Values, command: str | None, rest: list[RawOption],
-                 out: Callable[[str], None], driver_name: str, run: Callable[[Any, Any], int]):
+    def __init__(
+        self,
+        cls: type,
+        values: Values,
+        command: str | None,
+        rest: list[RawOption],
+        out: Callable[[str], None],
+        driver_name: str,
+        run: Callable[[Any, Any], int],
+    ):
         self.cls = cls
         self.ref = cls.script
         self.values = values
@@ -34,6 +43,8 @@ class Dispatcher:
         self.run_benchmark = run
         # the log filters by --verbosity itself: a printer prints what it lets through
         self.services = make_services(values, getattr(out, "logged", out), driver_name)
+        if values.get("sysbench_compat") == "1.1" and command not in (None, "run"):
+            self.services.seeds = CommandSeeds11(values.threads)  # 1.1.0 seeds run only
         cls.services = self.services
         self.log = self.services.log
         self.host: MainHost | None = None
@@ -41,8 +52,7 @@ class Dispatcher:
         self.decls: list[lua_options.Declared] | None = None
 
     def new_state(self, tid: int) -> LuaState:
-        return LuaState(self.services, tid, script_path=self.ref.script_path, argv=program_argv(),
-                        command=self.command)
+        return LuaState(self.services, tid, script_path=self.ref.script_path, argv=program_argv(), command=self.command)
 
     def execute(self) -> int:
         self.host = MainHost()
@@ -94,7 +104,7 @@ class Dispatcher:
             return False
         self.decls = lua_options.declared(rows)
         validate = None
-        script = Values(Registry())     # the script's own options: the run keeps its built-ins
+        script = Values(Registry())  # the script's own options: the run keeps its built-ins
         if self.decls:
             lua_options.register(script, self.decls)
             first = rows[1][5]
@@ -148,6 +158,7 @@ class Dispatcher:
                     self.log(FATAL, f"`sysbench.cmdline.call_command' function failed: {error_text(ret)}")
             finally:
                 await st.close()
+
         await asyncio.gather(*(one(t) for t in range(threads)))
 
     def _help(self) -> int:
@@ -188,13 +199,13 @@ class Dispatcher:
         driver = self.services.driver(self.services.driver_name)
         if driver is None:
             return 1
-        self.services.used_driver = False      # a driver counts once the script asks for one
+        self.services.used_driver = False  # a driver counts once the script asks for one
         workload = self.cls(self.values, driver)
         workload.reports = Reports(self, main)
         try:
             rc = self.run_benchmark(workload, driver)
         finally:
-            release_parked()     # the threads' states whose lua_close waited for the report
+            release_parked()  # the threads' states whose lua_close waited for the report
             done = main.global_("done")
             if done is not None:
                 ok, err = self._call(main, done)

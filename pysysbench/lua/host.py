@@ -10,14 +10,15 @@ import os
 import sys
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from ..drivers import REGISTRY as DRIVERS
-from ..runtime.childenv import not_pausable, pausable_for_fork
 from ..core.options import Values
 from ..core.rand_compat import background_threads
+from ..drivers import REGISTRY as DRIVERS
+from ..runtime.childenv import not_pausable, pausable_for_fork
 from .log import Log
-from .runtime import Seeds, Unique, process_seed
+from .runtime import Seeds, Unique, process_seed, unique_11
 from .state import LuaState, Services
 
 
@@ -37,7 +38,7 @@ def stdout_line(line: str) -> None:
 def make_services(values: Values, out: Callable[[str], None], driver_name: str) -> Services:
     seed = values.get("rand_seed", 0) or (time.time_ns() & 0xFFFFFFFF)
     seeds = Seeds(seed, background_threads(values), values.threads)
-    unique = Unique(process_seed())
+    unique = unique_11() if values.get("sysbench_compat") == "1.1" else Unique(process_seed())
     return Services(values, Log(out, values.get("verbosity", 3)), driver_name, DRIVERS, unique, seeds)
 
 

@@ -12,10 +12,16 @@ reads in those lines.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 PREFIXES = ("FATAL: ", "ALERT: ", "WARNING: ", "", "", "DEBUG: ")
 FATAL, ALERT, WARNING, NOTICE, INFO, DEBUG = range(6)
+
+
+def init_failed(compat: str | None) -> str:
+    """sysbench's last line when a thread's initialisation failed (1.1.0 says 'Threads')."""
+    return f"FATAL: {'Threads' if compat == '1.1' else 'Thread'} initialization failed!"
 
 
 def error_text(err: Any) -> str:

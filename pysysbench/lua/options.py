@@ -16,15 +16,23 @@ read before the script declares its own: a declared ``threads`` is the script's
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from ..core.errors import UsageError
-from ..core.options import Option, OptType, RawOption, Values, canonical, parse_value
+from ..core.options import Option, OptType, RawOption, Values, canonical, parse_value, sysbench_value
 from ..core.record import record
 
 GROUP = "Lua script options"
-ARG_TYPES = {1: OptType.BOOL, 2: OptType.INT, 3: OptType.SIZE, 4: OptType.DOUBLE, 5: OptType.STRING,
-             6: OptType.LIST, 7: OptType.FILE}
+ARG_TYPES = {
+    1: OptType.BOOL,
+    2: OptType.INT,
+    3: OptType.SIZE,
+    4: OptType.DOUBLE,
+    5: OptType.STRING,
+    6: OptType.LIST,
+    7: OptType.FILE,
+}
 INT32 = 2**31
 _STRTOD = re.compile(r"\s*[+-]?(0[xX][0-9a-fA-F]+|(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|inf(inity)?|nan)", re.I)
 _SIZE = re.compile(r"\s*(\d+)([A-Za-z]?)")
@@ -121,8 +129,13 @@ def register(values: Values, decls: list[Declared]) -> list[Option]:
     return opts
 
 
-def apply(values: Values, decls: list[Declared] | None, rest: Iterable[RawOption],
-          validate: Callable[[str, str | None], bool] | None = None, run: Values | None = None) -> None:
+def apply(
+    values: Values,
+    decls: list[Declared] | None,
+    rest: Iterable[RawOption],
+    validate: Callable[[str, str | None], bool] | None = None,
+    run: Values | None = None,
+) -> None:
     """Parse the options phase 1 left over against the script's declarations, into the
     script's own ``values``.  ``rest`` may also hold pysysbench's own additions as given
     (``--workers``, ``--result-file``, ...: sysbench has no such options): in ``run``'s
@@ -133,12 +146,16 @@ def apply(values: Values, decls: list[Declared] | None, rest: Iterable[RawOption
         shown = f"--{item.name}" + (f"={item.value}" if item.value is not None else "")
         d = by_key.get(canonical(item.name))
         opt = run.registry.get(item.name) if run is not None else None
+        if opt is not None and opt.gone_in and opt.gone_in == (run.get("sysbench_compat") or "1.0"):
+            if d is None:  # not an option of the release the face copies, nor the script's
+                raise UsageError(f"invalid option: {shown}")
+            opt = None
         if opt is not None:
-            if d is None:      # not the script's: the run's (parsed again: a bad value waited for this)
+            if d is None:  # not the script's: the run's (parsed again: a bad value waited for this)
                 run.set(opt, parse_value(opt, item.value, origin=item.origin))
                 continue
             run.unset(item.name)
-        if decls is None:      # legacy mode: any option, as a string
+        if decls is None:  # legacy mode: any option, as a string
             opt = Option(item.name, OptType.STRING, "", "", GROUP)
             values.registry.add(opt)
             values.set(opt, item.value or "")
@@ -186,5 +203,5 @@ def own(values: Values) -> dict[str, Any]:
             value = "" if opt.type is OptType.STRING else value
         if isinstance(value, tuple):
             value = list(value)
-        out[opt.key] = value
+        out[opt.key] = value if opt.sysbench_type is None else sysbench_value(opt, value)
     return out

@@ -18,18 +18,39 @@ from .log import FATAL, error_text
 
 
 def interval_stat(st: IntervalStat) -> dict[str, Any]:
-    return {"threads_running": st.threads_running, "time_interval": st.interval_s, "time_total": st.time_s,
-            "latency_pct": st.latency_pct_ms / 1000.0, "events": st.events, "reads": st.reads,
-            "writes": st.writes, "other": st.others, "errors": st.errors, "reconnects": st.reconnects,
-            "queue_length": st.queue_length or 0, "concurrency": st.concurrency or 0}
+    return {
+        "threads_running": st.threads_running,
+        "time_interval": st.interval_s,
+        "time_total": st.time_s,
+        "latency_pct": st.latency_pct_ms / 1000.0,
+        "events": st.events,
+        "reads": st.reads,
+        "writes": st.writes,
+        "other": st.others,
+        "errors": st.errors,
+        "reconnects": st.reconnects,
+        "queue_length": st.queue_length or 0,
+        "concurrency": st.concurrency or 0,
+    }
 
 
 def summary_stat(s: Summary, running: int) -> dict[str, Any]:
-    return {"threads_running": running, "time_interval": s.elapsed_s, "time_total": s.total_time_s,
-            "latency_pct": s.latency_pct_ms / 1000.0, "events": s.events, "reads": s.reads,
-            "writes": s.writes, "other": s.others, "errors": s.errors, "reconnects": s.reconnects,
-            "latency_min": s.lat_min_ns / 1e9, "latency_max": s.lat_max_ns / 1e9,
-            "latency_avg": s.lat_avg_ns / 1e9, "latency_sum": s.lat_sum_ns / 1e9}
+    return {
+        "threads_running": running,
+        "time_interval": s.elapsed_s,
+        "time_total": s.total_time_s,
+        "latency_pct": s.latency_pct_ms / 1000.0,
+        "events": s.events,
+        "reads": s.reads,
+        "writes": s.writes,
+        "other": s.others,
+        "errors": s.errors,
+        "reconnects": s.reconnects,
+        "latency_min": s.lat_min_ns / 1e9,
+        "latency_max": s.lat_max_ns / 1e9,
+        "latency_avg": s.lat_avg_ns / 1e9,
+        "latency_sum": s.lat_sum_ns / 1e9,
+    }
 
 
 class Reports:
@@ -63,11 +84,15 @@ class Reports:
         if not ok:
             self.d.log(FATAL, f"`report_{kind}' function failed: {error_text(err)}")
 
+    def attach(self, say: Any, summary_block: Any) -> None:
+        """The CLI's printer and summary renderer: a script's hooks print their own lines."""
+
     def sql(self, counts: Any) -> bool:
         """Whether the run used a database driver (else sysbench prints its generic
         reports: events per second, no "SQL statistics")."""
         return self.d.services.used_driver or any(
-            (counts.reads, counts.writes, counts.others, counts.errors, counts.reconnects))
+            (counts.reads, counts.writes, counts.others, counts.errors, counts.reconnects)
+        )
 
     def intermediate(self, st: IntervalStat) -> bool:
         if not self.has_intermediate:
@@ -82,7 +107,7 @@ class Reports:
         return True
 
     def cumulative(self, summary: Summary) -> bool:
-        self.close()     # the reporter's state ends with the run (report_json closes its array)
+        self.close()  # the reporter's state ends with the run (report_json closes its array)
         if not self.has_cumulative:
             return False
         self._hook(self.main, "cumulative", summary_stat(summary, 0))

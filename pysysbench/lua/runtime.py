@@ -22,13 +22,13 @@ import weakref
 from typing import Any
 
 from ..core.errors import WorkloadError
+from ..core.rand_compat import GlibcRandom, thread_words
 from ..core.switches import LUA as LUA_SWITCH
-from ..core.rand_compat import GlibcRandom
 
 # LuaJIT first; then Lua 5.1, whose dialect sysbench's scripts are written in
 LUA_MODULES = ("lupa.luajit21", "lupa.luajit20", "lupa.lua51", "lupa.lua52", "lupa.lua53", "lupa.lua54")
-RUNTIME_ENV = LUA_SWITCH.name     # e.g. lua51: use that module (tests of the fallback)
-_UNIQUE_P = 4294967291            # largest prime below 2**32 (spec sysbench.md 4.5)
+RUNTIME_ENV = LUA_SWITCH.name  # e.g. lua51: use that module (tests of the fallback)
+_UNIQUE_P = 4294967291  # largest prime below 2**32 (spec sysbench.md 4.5)
 _M32 = 0xFFFFFFFF
 
 _module: Any = None
@@ -47,8 +47,9 @@ def runtime_module() -> tuple[Any, bool]:
             except ImportError:
                 continue
         else:
-            raise WorkloadError("running a Lua script needs the 'lupa' package (pip install 'lupa>=2.8'), "
-                                "which is not installed")
+            raise WorkloadError(
+                "running a Lua script needs the 'lupa' package (pip install 'lupa>=2.8'), which is not installed"
+            )
         _unbuffer_c_stdout()
     return _module, _module.__name__.endswith("luajit21")
 
@@ -65,15 +66,17 @@ def fallback_warning() -> str | None:
     if jit or _warned:
         return None
     _warned = True
-    return (f"WARNING: this lupa has no LuaJIT; scripts run on {module.__name__.split('.')[-1]} "
-            "without 'ffi' (scripts that use ffi fail)")
+    return (
+        f"WARNING: this lupa has no LuaJIT; scripts run on {module.__name__.split('.')[-1]} "
+        "without 'ffi' (scripts that use ffi fail)"
+    )
 
 
 def _unbuffer_c_stdout() -> None:
     try:
         libc = ctypes.CDLL(None)
         stream = ctypes.c_void_p.in_dll(libc, "stdout")
-        libc.setvbuf(stream, None, 2, 0)     # _IONBF
+        libc.setvbuf(stream, None, 2, 0)  # _IONBF
     except (OSError, ValueError, AttributeError):
         pass
 
@@ -90,12 +93,14 @@ class Unique:
     (a forked worker process starts its own, as a spawned one does: a copy of the parent's
     would give every worker the same numbers)."""
 
-    def __init__(self, seed: int | None = None):
-        self.reseed(seed)
+    def __init__(self, seed: int | None = None, skip: int = 0):
+        self.reseed(seed, skip)
         _UNIQUES.add(self)
 
-    def reseed(self, seed: int | None = None) -> None:
+    def reseed(self, seed: int | None = None, skip: int = 0) -> None:
         libc = GlibcRandom(seed if seed is not None else time.time_ns() & _M32)
+        for _ in range(skip):
+            libc.random()
         offset, index = libc.random(), libc.random()
         self.index = _permute((_permute(index) + 0x682F0161) & _M32)
         self.offset = _permute((_permute(offset) + 0x46790905) & _M32)
@@ -103,10 +108,17 @@ class Unique:
     def __call__(self) -> int:
         i = self.index
         self.index = (i + 1) & _M32
-        return _permute((((_permute(i) + self.offset) & _M32) ^ 0x5BF03635))
+        return _permute(((_permute(i) + self.offset) & _M32) ^ 0x5BF03635)
 
 
-_UNIQUES: "weakref.WeakSet[Unique]" = weakref.WeakSet()
+_UNIQUES: weakref.WeakSet[Unique] = weakref.WeakSet()
+
+
+def unique_11() -> Unique:
+    """sysbench 1.1.0's sequence: it seeds it before ``srandom(--rand-seed)``, from glibc's
+    unseeded ``random()`` (seed 1) after the main thread's four words, so every run draws the
+    same numbers (a forked worker process still starts its own)."""
+    return Unique(1, skip=4)
 
 
 def process_seed() -> int:
@@ -128,15 +140,92 @@ class Seeds:
 
     def __init__(self, seed: int, background: int, threads: int):
         libc = GlibcRandom(seed)
-        self.background = [self._take(libc) for _ in range(background)]
-        self.workers = [self._take(libc) for _ in range(threads)]
+        self.background = [thread_words(libc) for _ in range(background)]
+        self.workers = [thread_words(libc) for _ in range(threads)]
         self.extra = libc
-
-    @staticmethod
-    def _take(libc: GlibcRandom) -> tuple[int, int, int, int]:
-        return tuple(libc.random() for _ in range(4))   # (s0 high, s0 low, s1 high, s1 low)
 
     def for_tid(self, tid: int) -> tuple[int, int, int, int]:
         if 0 <= tid < len(self.workers):
             return self.workers[tid]
-        return self._take(self.extra)
+        return thread_words(self.extra)
+
+
+class CommandSeeds11:
+    """sysbench 1.1.0's seeds for a command other than ``run`` (prepare, cleanup, a script's
+    own): it calls ``srandom(--rand-seed)`` only when ``run`` starts, so a command draws from
+    glibc's unseeded ``random()`` (seed 1) whatever the seed: the main thread's four words,
+    the unique() sequence's two, then a parallel command's worker threads', in order.  The
+    first state made (the main one) takes the main thread's words, the states made after it
+    a worker's, so ``prepare`` writes the 1.1.0 binary's rows."""
+
+    def __init__(self, threads: int):
+        libc = GlibcRandom(1)
+        self.main = thread_words(libc)
+        libc.random(), libc.random()
+        self.workers = [thread_words(libc) for _ in range(threads)]
+        self.extra = libc
+        self.main_taken = False
+
+    def for_tid(self, tid: int) -> tuple[int, int, int, int]:
+        if not self.main_taken:
+            self.main_taken = True
+            return self.main
+        if 0 <= tid < len(self.workers):
+            return self.workers[tid]
+        return thread_words(self.extra)
+
+
+# --luajit-cmd (sysbench 1.1): `luajit -j CMD` in each new state -- jit.CMD(args), else the
+# add-on module jit.CMD's start(args); CMD=a,b,c passes "a", "b", "c" (an empty one: nil).
+# Returns nil, or the error line without "FATAL: ".
+_JIT_COMMAND = """
+local cmd = ...
+local jit = package.loaded.jit
+if type(jit) ~= "table" then return "--luajit-cmd needs LuaJIT, which this Lua is not" end
+local eq = cmd:find("=", 1, true)
+local f = jit[eq and cmd:sub(1, eq - 1) or cmd]
+if type(f) ~= "function" then
+   local ok, m = pcall(require, "jit." .. (eq and cmd:sub(1, eq - 1) or cmd))
+   if not ok then
+      if type(m) == "string" and m:sub(1, 7) == "module " then
+         return "unknown luaJIT command or jit.* modules not installed"
+      end
+      return "`require' function failed: " .. tostring(m)
+   end
+   f = type(m) == "table" and m.start or nil
+   if f == nil then return "unknown luaJIT command or jit.* modules not installed" end
+end
+local args, n = {}, 0
+local opt = eq and cmd:sub(eq + 1) or ""
+if opt ~= "" then
+   while true do
+      local p = opt:find(",", 1, true)
+      n = n + 1
+      if not p then break end
+      if p > 1 then args[n] = opt:sub(1, p - 1) end
+      opt = opt:sub(p + 1)
+   end
+   if opt ~= "" then args[n] = opt end
+end
+local ok, err = pcall(f, unpack(args, 1, n))
+if not ok then return "`lua_pcall' function failed: " .. tostring(err) end
+return nil
+"""
+
+
+def luajit_command(rt: Any, cmd: str) -> str | None:
+    """Run --luajit-cmd's ``cmd`` in the LuaRuntime ``rt`` (as ``luajit -j cmd``): None, or
+    what failed, in sysbench 1.1.0's words."""
+    result = rt.execute(_JIT_COMMAND, cmd)
+    return None if result is None else str(result)
+
+
+def check_luajit_command(cmd: str) -> str | None:
+    """--luajit-cmd for a bundled workload that runs natively (sysbench 1.1 runs it in Lua,
+    so a bad command fails there): the command tried in a scratch state; None when it works
+    or no Lua is installed to try it in."""
+    try:
+        module, _ = runtime_module()
+    except WorkloadError:
+        return None
+    return luajit_command(module.LuaRuntime(), cmd)

@@ -17,21 +17,22 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Callable
 from time import perf_counter_ns
-from typing import Any, Callable
+from typing import Any
 
 from ..core.errors import IgnorableError, RunAborted, WorkloadError
 from ..core.options import RawOption, Values
 from ..workloads.base import LUA_SOURCE_PREFIX, ThreadContext, Workload
+from ..workloads.held import is_interrupt, park
+from ..workloads.stock import find_module
 from . import options as lua_options
 from .commands import Dispatcher
 from .host import load, make_services, program_argv, stdout_line
-from .log import FATAL, error_text
-from ..workloads.stock import find_module
+from .log import FATAL, error_text, init_failed
 from .state import EventHooks, LuaState, Services, implementation, options_source
-from ..workloads.held import is_interrupt, park
 
-PREFIX = LUA_SOURCE_PREFIX    # Workload.source of a script: worker processes resolve it again
+PREFIX = LUA_SOURCE_PREFIX  # Workload.source of a script: worker processes resolve it again
 
 
 # --- finding the script ---------------------------------------------------------------
@@ -57,10 +58,9 @@ class ScriptRef:
         self.path, self.modname = found, name
 
 
-def script_class(name: str | None) -> type["LuaWorkload"]:
+def script_class(name: str | None) -> type[LuaWorkload]:
     ref = ScriptRef(name)
-    return type("LuaScript", (LuaWorkload,), {"name": ref.sname, "script": ref,
-                                             "source": PREFIX + (name or "-")})
+    return type("LuaScript", (LuaWorkload,), {"name": ref.sname, "script": ref, "source": PREFIX + (name or "-")})
 
 
 def is_restart(err: Any) -> bool:
@@ -87,11 +87,8 @@ class EngineHooks(EventHooks):
         self.t0 = 0
 
     def more(self, tid: int) -> bool:
-        w = self.ctx.engine
-        lim = w.limits
-        if lim.stop or (lim.deadline_ns and perf_counter_ns() >= lim.deadline_ns):
-            return False
-        return w.take_event()
+        """The engine's rule (runtime/limits.py): another event may start, taken from --events."""
+        return self.ctx.engine.limits.admit(perf_counter_ns()) == 1
 
     def start(self, tid: int) -> None:
         self.t0 = perf_counter_ns()
@@ -123,10 +120,10 @@ class LuaWorkload(Workload):
     """A sysbench Lua script (``sysbench.cmdline.options`` declares its options)."""
 
     script: ScriptRef
-    connects = False            # the script opens its own connections (drv:connect())
-    runs_own_commands = True    # sysbench's command dispatch (dispatch below)
-    holds_loop = True           # Lua may compute without yielding: engine/loopwatch.py keeps the bounds
-    services: Services | None = None   # set by dispatch in the process that parsed the command line
+    connects = False  # the script opens its own connections (drv:connect())
+    runs_own_commands = True  # sysbench's command dispatch (dispatch below)
+    holds_loop = True  # Lua may compute without yielding: engine/loopwatch.py keeps the bounds
+    services: Services | None = None  # set by dispatch in the process that parsed the command line
     commands = ("prepare", "run", "cleanup", "help")
 
     def configure(self) -> None:
@@ -137,11 +134,12 @@ class LuaWorkload(Workload):
         self.options_source = options_source(lua_options.exported(self.values))
 
     async def _state(self, ctx: ThreadContext) -> LuaState:
-        st = LuaState(self.services, ctx.tid, ctx.counters, EngineHooks(ctx), self.script.script_path,
-                      program_argv(), "run")
+        st = LuaState(
+            self.services, ctx.tid, ctx.counters, EngineHooks(ctx), self.script.script_path, program_argv(), "run"
+        )
         ok, err = await load(st, self.script.path, self.script.modname)
         if not ok:
-            raise WorkloadError(f"{error_text(err)}\nFATAL: Thread initialization failed!")
+            raise WorkloadError(f"{error_text(err)}\n{init_failed(self.values.get('sysbench_compat'))}")
         if self.legacy is None:
             self.legacy = st.sysbench.cmdline.options is None
         st.export(self.options_source, self.legacy)
@@ -160,8 +158,8 @@ class LuaWorkload(Workload):
             if not ok:
                 message, err = error_text(err), None
                 await self._close(ctx)
-                raise WorkloadError(f"`thread_init' function failed: {message}\n"
-                                    "FATAL: Thread initialization failed!")
+                failed = init_failed(self.values.get("sysbench_compat"))
+                raise WorkloadError(f"`thread_init' function failed: {message}\n{failed}")
 
     async def _close(self, ctx: ThreadContext) -> None:
         st = ctx.state.pop("lua", None)
@@ -210,7 +208,7 @@ class LuaWorkload(Workload):
         return True
 
     async def _event_failed(self, ctx: ThreadContext, ret: Any) -> Any:
-        if is_interrupt(ret):     # the watchdog's (engine/loopwatch.py): the engine's cancel is due
+        if is_interrupt(ret):  # the watchdog's (engine/loopwatch.py): the engine's cancel is due
             ret = None
             await park()
         if is_restart(ret):
@@ -230,7 +228,7 @@ class LuaWorkload(Workload):
             return
         err = getattr(error, "lua_error", None)
         if err is not None:
-            error.lua_error = None     # no Lua object outlives its call in a Python exception
+            error.lua_error = None  # no Lua object outlives its call in a Python exception
         ok, ret = await st.call(hook, err)
         if not ok:
             message, ret, err, hook = error_text(ret), None, None, None
@@ -241,7 +239,7 @@ class LuaWorkload(Workload):
         if st is None:
             return
         worker = ctx.engine
-        if worker is not None and worker.over():    # the run's end: its sessions end after it
+        if worker is not None and worker.over():  # the run's end: its sessions end after it
             st.close_later = worker.close_later
         fn = st.global_("thread_done")
         if fn is not None:
@@ -251,8 +249,15 @@ class LuaWorkload(Workload):
         await self._close(ctx)
 
     @classmethod
-    def dispatch(cls, values: Values, command: str | None, rest: list[RawOption], out: Callable[[str], None],
-                 driver_name: str, run: Callable[[Workload, Any], int]) -> int:
+    def dispatch(
+        cls,
+        values: Values,
+        command: str | None,
+        rest: list[RawOption],
+        out: Callable[[str], None],
+        driver_name: str,
+        run: Callable[[Workload, Any], int],
+    ) -> int:
         return Dispatcher(cls, values, command, rest, out, driver_name, run).execute()
 
 

@@ -25,25 +25,42 @@ import sys
 import tempfile
 import time
 import weakref
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..core import switches
-from ..runtime.aio import close_quietly
+from ..core.errors import ConnectError, DatabaseError, IgnorableError, ReconnectError, SQLError, WorkloadError
+from ..core.rand import XORO_SYSBENCH, Xoroshiro128Plus
+from ..core.rand_compat import words_state
 from ..drivers.base import Connection, Counters, Driver
-from ..core.errors import ConnectError, DatabaseError, IgnorableError, ReconnectError, SQLError
-from .log import ALERT, DEBUG, FATAL, Log
-from ..core.rand_compat import Xoroshiro128Plus
-from ..runtime.native import FILE as NATIVE_PATH, LuaEvents, lua_bind, lua_watch
-from ..workloads.held import is_interrupt, park
-from .runtime import loaded_module, runtime_module
+from ..runtime.aio import close_quietly
 from ..runtime.memory import huge_heap
+from ..runtime.native import FILE as NATIVE_PATH
+from ..runtime.native import LuaEvents, lua_bind, lua_watch
+from ..version import SYSBENCH_RELEASES
+from ..workloads.held import is_interrupt, park
 from ..workloads.stock import package_path
+from .log import ALERT, DEBUG, FATAL, Log
+from .runtime import loaded_module, luajit_command, runtime_module
 
-OP_DONE, OP_EXEC, OP_QUERY, OP_PREPARE, OP_CONNECT, OP_DISCONNECT, OP_RECONNECT, OP_SLEEP, OP_CLOSE_STMT, \
-    OP_DRIVER = range(10)
-# sysbench 1.0.20's PostgreSQL driver has no reconnect: con:reconnect() only says so
-NO_RECONNECT = frozenset({"pgsql"})
-RECONNECT_TRIES = 100            # lost connection in the ignore list: reconnect attempts (1 ms apart, doubling)
+(
+    OP_DONE,
+    OP_EXEC,
+    OP_QUERY,
+    OP_PREPARE,
+    OP_CONNECT,
+    OP_DISCONNECT,
+    OP_RECONNECT,
+    OP_SLEEP,
+    OP_CLOSE_STMT,
+    OP_DRIVER,
+    OP_NEXT_RESULT,
+    OP_MORE_RESULTS,
+) = range(12)
+# the drivers whose con:reconnect() only says it is not supported, by face: sysbench 1.0.20's
+# PostgreSQL driver has no reconnect, 1.1.0's closes and re-opens the connection
+NO_RECONNECT = {"1.0": frozenset({"pgsql"}), "1.1": frozenset()}
+RECONNECT_TRIES = 100  # lost connection in the ignore list: reconnect attempts (1 ms apart, doubling)
 API_SOURCE = os.path.join(os.path.dirname(__file__), "sysbench.lua")
 # LuaJIT's JIT parameters for a state (None: LuaJIT's defaults), by how many states its process
 # holds.  Every state warms up on its own: a loop is compiled after 56 passes (LuaJIT's
@@ -70,9 +87,9 @@ JIT_OPTIONS_MANY: str | None = "hotexit=1000"
 # So after half a second (or 64 events) a state turns the JIT on when, at the rate it ran them,
 # it has JIT_MIN_EVENTS more before the run's end (100 held PostgreSQL's point select states
 # back; bench/journal/2026-12-04.md, "Lua: compile what the run repays").
-JIT_HOLD_ENV = switches.LUA_JIT_HOLD.name     # off: those states compile from the start
-JIT_PROBE_NS = 500_000_000      # the state's rate: over its events of the first half second...
-JIT_PROBE_EVENTS = 64           # ... or its first 64
+JIT_HOLD_ENV = switches.LUA_JIT_HOLD.name  # off: those states compile from the start
+JIT_PROBE_NS = 500_000_000  # the state's rate: over its events of the first half second...
+JIT_PROBE_EVENTS = 64  # ... or its first 64
 JIT_MIN_EVENTS = 30
 # ... and then compiles what is hot after 4 more passes, not LuaJIT's 56: a point select state
 # of a 1000-thread PostgreSQL run (about 15 events a second) ran its runner loop interpreted
@@ -89,10 +106,24 @@ STACKS_ENV = switches.LUA_STACKS.name
 STACKS_PYTHON = sys.version_info < (3, 14)
 
 # MySQL errors whose SQLSTATE the library does not hand over (the wire does)
-MYSQL_SQLSTATE = {"1048": "23000", "1062": "23000", "1406": "22001", "1051": "42S02", "1146": "42S02",
-                  "1064": "42000", "1213": "40001", "1205": "HY000", "1054": "42S22", "1050": "42S01",
-                  "1452": "23000", "1451": "23000", "1364": "HY000", "1366": "HY000", "2013": "HY000",
-                  "2006": "HY000"}
+MYSQL_SQLSTATE = {
+    "1048": "23000",
+    "1062": "23000",
+    "1406": "22001",
+    "1051": "42S02",
+    "1146": "42S02",
+    "1064": "42000",
+    "1213": "40001",
+    "1205": "HY000",
+    "1054": "42S22",
+    "1050": "42S01",
+    "1452": "23000",
+    "1451": "23000",
+    "1364": "HY000",
+    "1366": "HY000",
+    "2013": "HY000",
+    "2006": "HY000",
+}
 
 _WRAP = """
 local pcall, yield = pcall, coroutine.yield
@@ -249,8 +280,10 @@ def implementation() -> dict[str, str]:
         return {}
     jit = module.__name__.endswith("luajit21")
     bridged = bool(NATIVE_PATH and jit and _bind(module))
-    return {"lua": f"{module.__name__.rpartition('.')[2]} ({module.LuaRuntime().lua_implementation})",
-            "lua_events": "C (lua/bridge.c)" if bridged else "Python (lupa)"}
+    return {
+        "lua": f"{module.__name__.rpartition('.')[2]} ({module.LuaRuntime().lua_implementation})",
+        "lua_events": "C (lua/bridge.c)" if bridged else "Python (lupa)",
+    }
 
 
 def _bind(module: Any) -> bool:
@@ -269,10 +302,11 @@ def _api(rt: Any) -> str:
     if _api_file is None:
         with open(API_SOURCE, "rb") as fh:
             source = fh.read()
-        try:   # a runtime without a text encoding hands the bytecode over as bytes
+        try:  # a runtime without a text encoding hands the bytecode over as bytes
             code = type(rt)(encoding=None).eval(
-                "function(src) return string.dump(assert(loadstring(src, '=sysbench.lua')), true) end")(source)
-        except Exception:   # no string.dump of chunks in this Lua: parse the source
+                "function(src) return string.dump(assert(loadstring(src, '=sysbench.lua')), true) end"
+            )(source)
+        except Exception:  # no string.dump of chunks in this Lua: parse the source
             return API_SOURCE
         fd, path = tempfile.mkstemp(prefix="pysysbench-sysbench-", suffix=".luac")
         with os.fdopen(fd, "wb") as fh:
@@ -334,7 +368,7 @@ class SqlFailure:
     def prepare_lines(driver: str, exc: SQLError) -> list[str]:
         if driver == "mysql":
             return ["mysql_stmt_prepare() failed", f'MySQL error: {exc.code} "{exc.errmsg}"']
-        if driver == "pgsql":    # libpq's PQerrorMessage: ends with a newline (a blank line follows)
+        if driver == "pgsql":  # libpq's PQerrorMessage: ends with a newline (a blank line follows)
             return [f"PQprepare() failed: {exc.client_text or exc.errmsg}"]
         return [f"prepare failed: {exc.errmsg}"]
 
@@ -343,8 +377,16 @@ class Services:
     """What the Lua states of one process share: options, the log, drivers by name,
     the unique() sequence, seeds and the engine's event accounting."""
 
-    def __init__(self, values: Any, log: Log, driver_name: str, drivers: dict[str, type[Driver]],
-                 unique: Callable[[], int], seeds: Any, driver: Driver | None = None):
+    def __init__(
+        self,
+        values: Any,
+        log: Log,
+        driver_name: str,
+        drivers: dict[str, type[Driver]],
+        unique: Callable[[], int],
+        seeds: Any,
+        driver: Driver | None = None,
+    ):
         self.values = values
         self.log = log
         self.driver_name = driver_name
@@ -354,9 +396,9 @@ class Services:
         self.drivers: dict[str, Driver] = {}
         if driver is not None:
             self.drivers[driver.name] = driver
-        self.used_driver = False            # any sysbench.sql.driver() call in this process
+        self.used_driver = False  # any sysbench.sql.driver() call in this process
         self.print_options: Callable[[], None] = lambda: None
-        self.options: dict[str, Any] = {}   # sysbench.opt as plain Python values
+        self.options: dict[str, Any] = {}  # sysbench.opt as plain Python values
         self.legacy_globals = False
 
     def driver(self, name: str) -> Driver | None:
@@ -401,7 +443,7 @@ class JitProbe:
 
     __slots__ = ("hooks", "t0")
 
-    def __init__(self, hooks: "EventHooks"):
+    def __init__(self, hooks: EventHooks):
         self.hooks = hooks
         self.t0 = 0
 
@@ -419,7 +461,7 @@ class JitProbe:
         return left * n >= JIT_MIN_EVENTS * max(took, 1)
 
 
-_open_states: "weakref.WeakSet[LuaState]" = weakref.WeakSet()
+_open_states: weakref.WeakSet[LuaState] = weakref.WeakSet()
 # From this many states in a process on, their heaps take 2 MiB pages (memory.py's
 # huge_heap): 32 states' heaps (about 10 MB) are more than the TLB covers in 4 KiB pages
 # (1,536 entries: 6 MiB); at 8 threads huge pages gained nothing (bench/journal/2026-12-03.md)
@@ -430,7 +472,7 @@ HUGE_PAGE_STATES = 32
 _parked: list[tuple[Any, Any]] = []
 PARK_STATES = True
 # the states the watchdog left inside a trace (LuaState.abandon): never freed
-_abandoned: list["LuaState"] = []
+_abandoned: list[LuaState] = []
 
 
 @atexit.register
@@ -447,9 +489,16 @@ def _release_open_states() -> None:
 class LuaState:
     """One Lua state: ``tid`` as sysbench numbers it, statements counted in ``counters``."""
 
-    def __init__(self, services: Services, tid: int, counters: Counters | None = None,
-                 hooks: EventHooks | None = None, script_path: str | None = None,
-                 argv: list[str] | None = None, command: str | None = None):
+    def __init__(
+        self,
+        services: Services,
+        tid: int,
+        counters: Counters | None = None,
+        hooks: EventHooks | None = None,
+        script_path: str | None = None,
+        argv: list[str] | None = None,
+        command: str | None = None,
+    ):
         module, self.jit = runtime_module()
         self.services = services
         self.tid = tid
@@ -463,40 +512,77 @@ class LuaState:
         # at the run's end (LuaWorkload.thread_done): where the script's disconnects go, to be
         # closed once the run has been measured (the engine's Worker.close_later), or None
         self.close_later: Callable[[Connection], None] | None = None
-        # max_memory=0 (no limit): lupa's allocator, the C library's malloc, instead of
-        # LuaJIT's own, which maps each state's heap in segments of its own: 1000 states
-        # took about 32 MB less this way (bench/journal/2026-12-03.md, "Lua at 1000 threads")
         many = len(_open_states) >= HUGE_PAGE_STATES
         if many:
-            huge_heap()   # the states' heaps in 2 MiB pages (memory.py)
-        self.rt = rt = module.LuaRuntime(unpack_returned_tuples=True, max_memory=0)
-        (self._call, self._runner_fn, self._load_api, self._loader, self._finish, self._export, self._take_held,
-         self._address_loader, self._jit_release) = rt.execute(_WRAP)
-        self._bridged = bool(NATIVE_PATH and self.jit and _bind(module))
-        path, cpath = package_path()
-        package = rt.globals().package
-        package.path, package.cpath = path, cpath
-        # (a benchmark thread's state only, whose runner probes: a command's states have no hooks)
-        self._held = bool(many and self.jit and hooks is not None and switches.LUA_JIT_HOLD.on())
-        self.dead = False          # abandon(): left by the watchdog inside a trace
+            huge_heap()  # the states' heaps in 2 MiB pages (memory.py)
+        self.rt = rt = self._open_runtime(module)
+        jit_cmd = services.values.get("luajit_cmd") or None
+        if jit_cmd is not None and (failed := luajit_command(rt, jit_cmd)) is not None:
+            raise WorkloadError(failed)  # sysbench 1.1: before the state has its API
+        # (a benchmark thread's state only, whose runner probes: a command's states have no
+        # hooks); --luajit-cmd leaves the JIT to the user
+        self._held = bool(many and self.jit and hooks is not None and switches.LUA_JIT_HOLD.on() and not jit_cmd)
+        self.dead = False  # abandon(): left by the watchdog inside a trace
         self._address: Any = None  # lua/bridge.c's function naming a coroutine's lua_State (False: none)
-        self._load_api(_api(rt), self._host(script_path, argv or [], command),
-                       JIT_OPTIONS_MANY if many else JIT_OPTIONS, self._held, JIT_ON_OPTIONS)
+        self._load_api(
+            _api(rt),
+            self._host(script_path, argv or [], command),
+            JIT_OPTIONS_MANY if many else JIT_OPTIONS,
+            self._held,
+            JIT_ON_OPTIONS,
+        )
         self.sysbench = rt.globals().sysbench
         if many:
             huge_heap()
         self._runner = None
-        self._native: Any = None   # the LuaEvents of native_events: its runner may wait inside a statement
+        self._native: Any = None  # the LuaEvents of native_events: its runner may wait inside a statement
         _open_states.add(self)
-        self._ops = {OP_QUERY: self._query, OP_PREPARE: self._prepare, OP_CONNECT: self._connect,
-                     OP_DISCONNECT: self._disconnect, OP_RECONNECT: self._reconnect, OP_SLEEP: self._sleep,
-                     OP_CLOSE_STMT: self._close_stmt, OP_DRIVER: self._driver}
+        self._ops = self._op_table()
+
+    def _open_runtime(self, module: Any) -> Any:
+        """The state's LuaRuntime with the wrappers the Python side calls, the C bridge bound
+        when it can be, and the script search path set."""
+        # max_memory=0 (no limit): lupa's allocator, the C library's malloc, instead of
+        # LuaJIT's own, which maps each state's heap in segments of its own: 1000 states
+        # took about 32 MB less this way (bench/journal/2026-12-03.md, "Lua at 1000 threads")
+        rt = module.LuaRuntime(unpack_returned_tuples=True, max_memory=0)
+        (
+            self._call,
+            self._runner_fn,
+            self._load_api,
+            self._loader,
+            self._finish,
+            self._export,
+            self._take_held,
+            self._address_loader,
+            self._jit_release,
+        ) = rt.execute(_WRAP)
+        self._bridged = bool(NATIVE_PATH and self.jit and _bind(module))
+        path, cpath = package_path()
+        package = rt.globals().package
+        package.path, package.cpath = path, cpath
+        return rt
+
+    def _op_table(self) -> dict[int, Any]:
+        """The Python half of each operation the Lua API asks for, by its code."""
+        return {
+            OP_QUERY: self._query,
+            OP_PREPARE: self._prepare,
+            OP_CONNECT: self._connect,
+            OP_DISCONNECT: self._disconnect,
+            OP_RECONNECT: self._reconnect,
+            OP_SLEEP: self._sleep,
+            OP_CLOSE_STMT: self._close_stmt,
+            OP_DRIVER: self._driver,
+            OP_NEXT_RESULT: self._next_result,
+            OP_MORE_RESULTS: self._more_results,
+        }
 
     def _host(self, script_path: str | None, argv: list[str], command: str | None) -> Any:
         s, v, rt = self.services, self.services.values, self.rt
         c = self.counters
         seed = s.seeds.for_tid(self.tid)
-        fields = ("others", "reads", "writes", None, "errors", "reconnects")   # sb_counter_type order
+        fields = ("others", "reads", "writes", None, "errors", "reconnects")  # sb_counter_type order
 
         def counter_inc(tid: int, kind: int) -> None:
             name = fields[int(kind)] if 0 <= int(kind) < len(fields) else None
@@ -509,24 +595,39 @@ class LuaState:
 
         h = self.hooks
         rng = {}
-        if not self.jit:    # no FFI uint64 arithmetic: sysbench's generator in Python
-            xo = Xoroshiro128Plus((seed[0] << 32) | seed[1], (seed[2] << 32) | seed[3])
+        if not self.jit:  # no FFI uint64 arithmetic: sysbench's generator in Python
+            xo = Xoroshiro128Plus(*words_state(seed), XORO_SYSBENCH)
             rng = {"rng_u64": xo.next, "rng_double": xo.double}
-        return rt.table_from({**rng,
-            "tid": self.tid, "seed": rt.table_from(list(seed)), "log": s.log,
-            "counter_inc": counter_inc, "counter_val": counter_val, "unique": s.unique,
-            "more_events": h.more, "event_start": h.start, "event_stop": h.stop,
-            "print_test_options": lambda: s.print_options(), "gc_conn": self._collected,
-            "rand_type": v.get("rand_type", "special"), "rand_spec_iter": v.get("rand_spec_iter", 12),
-            "rand_spec_pct": float(v.get("rand_spec_pct", 1.0)), "rand_spec_res": float(v.get("rand_spec_res", 75.0)),
-            "rand_pareto_h": float(v.get("rand_pareto_h", 0.2)),
-            "rand_zipfian_exp": float(v.get("rand_zipfian_exp", 0.8)), "db_driver": s.driver_name,
-            "percentile": v.get("percentile", 95),
-            "argv": rt.table_from({i: a for i, a in enumerate(argv)}), "command": command,
-            "script_path": script_path,
-            # sysbench.rand's generator in C through the FFI (lua/bridge.c), where the extension is on
-            "native_path": NATIVE_PATH if self.jit else None,
-        })
+        return rt.table_from(
+            {
+                **rng,
+                "tid": self.tid,
+                "seed": rt.table_from(list(seed)),
+                "log": s.log,
+                "counter_inc": counter_inc,
+                "counter_val": counter_val,
+                "unique": s.unique,
+                "more_events": h.more,
+                "event_start": h.start,
+                "event_stop": h.stop,
+                "print_test_options": lambda: s.print_options(),
+                "gc_conn": self._collected,
+                "rand_type": v.get("rand_type", "special"),
+                "rand_spec_iter": v.get("rand_spec_iter", 12),
+                "rand_spec_pct": float(v.get("rand_spec_pct", 1.0)),
+                "rand_spec_res": float(v.get("rand_spec_res", 75.0)),
+                "rand_pareto_h": float(v.get("rand_pareto_h", 0.2)),
+                "rand_zipfian_exp": float(v.get("rand_zipfian_exp", 0.8)),
+                "db_driver": s.driver_name,
+                "percentile": v.get("percentile", 95),
+                "sysbench_version": SYSBENCH_RELEASES[v.get("sysbench_compat", "1.0") or "1.0"],
+                "argv": rt.table_from({i: a for i, a in enumerate(argv)}),
+                "command": command,
+                "script_path": script_path,
+                # sysbench.rand's generator in C through the FFI (lua/bridge.c), where the extension is on
+                "native_path": NATIVE_PATH if self.jit else None,
+            }
+        )
 
     # --- loading and calling -------------------------------------------------------
 
@@ -576,6 +677,7 @@ class LuaState:
                 return send(value)
             finally:
                 running(prev)
+
         return watched
 
     def abandon(self) -> None:
@@ -650,8 +752,9 @@ class LuaState:
             return self.rt.table_from([self.table(v) for v in value])
         return value
 
-    async def _drive(self, co: Any, req: tuple | None, failed: Callable[[Any], Any] | None = None,
-                     watched: bool = False) -> Any:
+    async def _drive(
+        self, co: Any, req: tuple | None, failed: Callable[[Any], Any] | None = None, watched: bool = False
+    ) -> Any:
         """Serve the Lua coroutine ``co``'s requests (``req``: its first, or None to start it)
         until it is done: (ok, value), or with ``failed`` an event's outcome (see event);
         ``watched``: the watchdog knows the state while it runs (not the events' hot path)."""
@@ -729,6 +832,20 @@ class LuaState:
         flat = [v for row in rows for v in row]
         return 1, columns, len(rows), self.rt.table_from(flat)
 
+    async def _next_result(self, req: tuple) -> Any:
+        """sysbench 1.1's con:next_result() / stmt:next_result(): the next result the
+        connection's last statement left (it is counted like a statement)."""
+        conn = self.conns.get(req[1])
+        res = conn.next_result() if conn is not None else None
+        if res is None:
+            return 0
+        columns, rows = res
+        return 1, columns, len(rows), self.rt.table_from([v for row in rows for v in row])
+
+    async def _more_results(self, req: tuple) -> Any:
+        conn = self.conns.get(req[1])
+        return conn is not None and conn.more_results()
+
     async def _prepare(self, req: tuple) -> Any:
         conn_id, sql = req[1], req[2]
         try:
@@ -740,7 +857,19 @@ class LuaState:
         self.stmts.append(stmt)
         self.stmt_sql.append(sql)
         self.stmt_conn.append(conn_id)
+        if self._names_statement(conn_id):
+            draw = self.sysbench.rand.uniform_uint64
+            draw(), draw()
         return len(self.stmts) - 1
+
+    def _names_statement(self, conn_id: int) -> bool:
+        """Whether sysbench 1.1.0 would name this statement with two draws of the thread's
+        generator (its PostgreSQL driver: "sbstmt" and two sb_rand_uniform_uint64(), for
+        every server-side prepared statement), which the 1.1 face then takes too."""
+        if self.services.values.get("sysbench_compat") != "1.1":
+            return False
+        drv = getattr(self.conns.get(conn_id), "driver", None)
+        return getattr(drv, "name", "") == "pgsql" and getattr(drv, "ps_mode", "") != "disable"
 
     async def _driver(self, req: tuple) -> Any:
         drv = self.services.driver(req[1])
@@ -754,7 +883,7 @@ class LuaState:
             return False
         try:
             conn = await drv.connect(self.counters, index=self.tid)
-        except ConnectError as exc:     # sysbench's driver's lines where the driver knows them
+        except ConnectError as exc:  # sysbench's driver's lines where the driver knows them
             for line in exc.sysbench_lines or str(exc).splitlines():
                 self.services.log(FATAL, line)
             return False
@@ -796,8 +925,11 @@ class LuaState:
             await close_quietly(conn)
 
     async def _reconnect(self, req: tuple) -> Any:
-        if self._driver_of(req[1]) in NO_RECONNECT:
+        if self._driver_of(req[1]) in NO_RECONNECT[self.services.values.get("sysbench_compat", "1.0") or "1.0"]:
             self.services.log(ALERT, "reconnect is not supported by the current driver")
+            return True
+        if req[1] not in self.conns:  # disconnected by the script
+            self.services.log(ALERT, "attempt to close an already closed connection")
             return True
         ok = await self._reopen(req[1])
         if ok:
@@ -812,7 +944,12 @@ class LuaState:
 
     async def _close_stmt(self, req: tuple) -> Any:
         if 0 < req[1] < len(self.stmts):
-            self.stmts[req[1]] = None
+            stmt, self.stmts[req[1]] = self.stmts[req[1]], None
+            # sysbench 1.1.0's MySQL driver closes it on the server (COM_STMT_CLOSE)
+            if stmt is not None and self.services.values.get("sysbench_compat") == "1.1":
+                close = getattr(self.conns.get(self.stmt_conn[req[1]]), "close_statement", None)
+                if close is not None:
+                    await close(stmt)
         return 0
 
     async def close(self) -> None:
@@ -832,7 +969,7 @@ class LuaState:
         until a forked worker process exits without freeing it."""
         self.stmts = [None]
         _open_states.discard(self)
-        if self.dead:     # kept as it is, with its runtime: its Lua stopped inside a trace
+        if self.dead:  # kept as it is, with its runtime: its Lua stopped inside a trace
             if self not in _abandoned:
                 _abandoned.append(self)
                 # never freed, not even at the interpreter's exit: lua_close (lupa's runtime
@@ -840,17 +977,17 @@ class LuaState:
                 ctypes.pythonapi.Py_IncRef(ctypes.py_object(self))
             return
         native = self._native
-        if native is not None:   # a thread stopped inside an event: out of it before lua_close
+        if native is not None:  # a thread stopped inside an event: out of it before lua_close
             self._unwind()
             self._native = None
         if self.rt is not None:
             self._runner = None
             try:
                 collected = self._finish()
-            except Exception:   # a failing __gc handler of the script: the state is gone anyway
+            except Exception:  # a failing __gc handler of the script: the state is gone anyway
                 collected = True
-            if collected is False and self.close_later is not None and PARK_STATES:   # the run's end
-                _parked.append((self.rt, native))    # freed last to first: the stack, then the runtime
+            if collected is False and self.close_later is not None and PARK_STATES:  # the run's end
+                _parked.append((self.rt, native))  # freed last to first: the stack, then the runtime
             native = None
             # drop every proxy of this runtime, so that it is freed now (or when parked), by
             # reference count: lupa objects left to the cycle collector at interpreter exit can

@@ -15,7 +15,7 @@ local concat, sformat, sbyte, schar, ssub = table.concat, string.format, string.
 
 -- requests to the host: keep in step with state.py
 local OP_EXEC, OP_QUERY, OP_PREPARE, OP_CONNECT, OP_DISCONNECT, OP_RECONNECT,
-      OP_SLEEP, OP_CLOSE_STMT, OP_DRIVER = 1, 2, 3, 4, 5, 6, 7, 8, 9
+      OP_SLEEP, OP_CLOSE_STMT, OP_DRIVER, OP_NEXT_RESULT, OP_MORE_RESULTS = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11
 
 local has_ffi, ffi = pcall(require, "ffi")
 if not has_ffi then ffi = nil else _G.ffi = ffi end
@@ -25,10 +25,13 @@ unpack = unpack or table.unpack
 loadstring = loadstring or load
 local unpack = unpack
 
+-- the sysbench release copied: 1.1.0's Lua API where it differs (H.sysbench_version)
+local V11 = H.sysbench_version == "1.1.0"
+
 sysbench = {
    tid = H.tid,
-   version = "1.0.20",
-   version_string = "sysbench 1.0.20",
+   version = H.sysbench_version,
+   version_string = "sysbench " .. H.sysbench_version,
    hooks = {},
    error = {NONE = 0, RESTART_EVENT = 1},
 }
@@ -81,12 +84,21 @@ uint64_t sb_rand_uniform_uint64(void);
 uint32_t sb_rand_default(uint32_t, uint32_t);
 uint32_t sb_rand_uniform(uint32_t, uint32_t);
 uint32_t sb_rand_gaussian(uint32_t, uint32_t);
-uint32_t sb_rand_special(uint32_t, uint32_t);
 uint32_t sb_rand_pareto(uint32_t, uint32_t);
 uint32_t sb_rand_unique(void);
 void sb_rand_str(const char *, char *);
 double sb_rand_uniform_double(void);
 ]]
+   if V11 then   -- 1.1.0 declares zipfian and varstr; special is gone
+      ffi.cdef[[
+uint32_t sb_rand_zipfian(uint32_t, uint32_t);
+uint32_t sb_rand_varstr(char *, uint32_t, uint32_t);
+]]
+   else
+      ffi.cdef[[
+uint32_t sb_rand_special(uint32_t, uint32_t);
+]]
+   end
 end
 
 -----------------------------------------------------------------------------
@@ -224,6 +236,28 @@ local function z_expm1_over_x(x)
    end
    return 1.0 + x * 0.5 * (1.0 + x * 0.33333333333333333 * (1.0 + 0.25 * x))
 end
+-- with the FFI, the C library's own log1p and expm1 (sysbench's and Python's math.log1p):
+-- the same bits as the 1.1.0 binary, where the identities above can differ in the last one
+local c_log1p, c_expm1
+if ffi then
+   pcall(function()
+      ffi.cdef[[
+double pysysbench_log1p(double) __asm__("log1p");
+double pysysbench_expm1(double) __asm__("expm1");
+]]
+      c_log1p, c_expm1 = ffi.C.pysysbench_log1p, ffi.C.pysysbench_expm1
+   end)
+end
+if c_expm1 then
+   z_log1p_over_x = function(x)
+      if abs(x) > 1e-8 then return c_log1p(x) / x end
+      return 1.0 - x * (0.5 - x * (0.33333333333333333 - 0.25 * x))
+   end
+   z_expm1_over_x = function(x)
+      if abs(x) > 1e-8 then return c_expm1(x) / x end
+      return 1.0 + x * 0.5 * (1.0 + x * 0.33333333333333333 * (1.0 + 0.25 * x))
+   end
+end
 local function z_hint(x) local lx = log(x); return z_expm1_over_x(z_1me * lx) * lx end
 local function z_h(x) return exp(z_neg * log(x)) end
 local function z_hinv(x)
@@ -246,6 +280,12 @@ local function r_zipfian(a, b)
          return to_u32(a + k - 1)
       end
    end
+end
+if V11 then
+   -- 1.1.0 dropped --rand-spec-iter, and its gaussian still sums that many draws (none: it
+   -- reads 0) and divides by it: every number is the lower bound, no draw taken
+   r_gaussian = function(a, b) return a end
+   r_special = nil
 end
 local dists = {uniform = r_uniform, gaussian = r_gaussian, special = r_special, pareto = r_pareto,
                zipfian = r_zipfian}
@@ -287,6 +327,30 @@ sysbench.rand = {
    uniform_double = rnd_double,
    string = function(fmt) return r_string(fmt) end,
 }
+-- 1.1.0's varstring: 1.1.0's own checks and messages, then uniform(min, max) characters
+-- between '0' and 'z' (min above max: from 1)
+local function r_varstr(min_len, max_len)   -- sb_rand_varstr: no checks of its own
+   local lo, hi = u32(min_len, 2, "sb_rand_varstr"), u32(max_len, 3, "sb_rand_varstr")
+   if hi == 0 then return "" end
+   if lo > hi then lo = 1 end
+   local out = {}
+   for i = 1, r_uniform(lo, hi) do out[i] = schar(r_uniform(48, 122)) end
+   return concat(out)
+end
+local function r_varstring(min_len, max_len)
+   local ok, bad = pcall(function() return min_len <= max_len end)
+   if not ok then error('[string "sysbench.rand.lua"]:74: ' .. bad:gsub("^.-:%d+: ", ""), 0) end
+   if not bad then error('[string "sysbench.rand.lua"]:74: assertion failed!', 0) end
+   ok, bad = pcall(function() return max_len > 0 end)
+   if not ok then error('[string "sysbench.rand.lua"]:75: ' .. bad:gsub("^.-:%d+: ", ""), 0) end
+   if not bad then error('[string "sysbench.rand.lua"]:75: assertion failed!', 0) end
+   return r_varstr(min_len, max_len)
+end
+if V11 then
+   sysbench.rand.special = nil
+   sysbench.rand.zipfian = wrap2(r_zipfian, "?")   -- as the FFI names it there
+   sysbench.rand.varstring = r_varstring
+end
 -- hot path: the OLTP scripts call these with valid integer bounds
 if ffi then
    sysbench.rand.uniform = function(a, b)
@@ -345,7 +409,13 @@ if ffi then
       sb_rand_default = wrap2(r_default, "sb_rand_default"),
       sb_rand_uniform = wrap2(r_uniform, "sb_rand_uniform"),
       sb_rand_gaussian = wrap2(r_gaussian, "sb_rand_gaussian"),
-      sb_rand_special = wrap2(r_special, "sb_rand_special"),
+      sb_rand_special = r_special and wrap2(r_special, "sb_rand_special"),
+      sb_rand_zipfian = V11 and wrap2(r_zipfian, "sb_rand_zipfian") or nil,
+      sb_rand_varstr = V11 and function(buf, min_len, max_len)
+         local s = r_varstr(min_len, max_len)
+         ffi.copy(buf, s, #s)
+         return #s
+      end or nil,
       sb_rand_pareto = wrap2(r_pareto, "sb_rand_pareto"),
       sb_rand_unique = wrap0(host_unique),
       sb_rand_str = function(fmt, buf)
@@ -453,6 +523,11 @@ local sql = {
 }
 sysbench.sql = sql
 local T_BIGINT, T_DOUBLE, T_VARCHAR = 4, 6, 12
+-- the face's release: 1.1.0 sends a FLOAT / DOUBLE parameter's value (1.0.20 sends 0), and the
+-- lines of its sysbench.sql.lua that conversion errors name differ
+local SB_11 = H.sysbench_version == "1.1.0"
+local SQL_LUA_SET = SB_11 and '[string "sysbench.sql.lua"]:351: ' or '[string "sysbench.sql.lua"]:335: '
+local SQL_LUA_NEW = SB_11 and '[string "sysbench.sql.lua"]:411: ' or '[string "sysbench.sql.lua"]:399: '
 
 local Driver, Conn, Result, Stmt, Param = {}, {}, {}, {}, {}
 Driver.__index, Conn.__index, Result.__index, Stmt.__index, Param.__index = Driver, Conn, Result, Stmt, Param
@@ -709,7 +784,7 @@ function Stmt:bind_create(btype, max_len)
    elseif btype == 11 or btype == 12 then
       t = T_VARCHAR
       if type(max_len) ~= "number" then
-         error("[string \"sysbench.sql.lua\"]:399: bad argument #2 to 'new' (cannot convert '" ..
+         error(SQL_LUA_NEW .. "bad argument #2 to 'new' (cannot convert '" ..
                type(max_len) .. "' to 'int')", 0)
       end
    else
@@ -737,14 +812,23 @@ function Param:set(value)
          end
       elseif vt == "boolean" then value = value and 1 or 0
       else
-         error("[string \"sysbench.sql.lua\"]:335: cannot convert '" .. vt .. "' to 'int64_t'", 2)
+         error(SQL_LUA_SET .. "cannot convert '" .. vt .. "' to 'int64_t'", 2)
       end
       self.v = value
    elseif t == T_VARCHAR then
       if #value > self.max_len then value = ssub(value, 1, self.max_len) end
       self.v = value
    elseif t == T_DOUBLE then
-      self.v = 0.0     -- sysbench 1.0.20 writes doubles past the buffer: 0 is sent
+      if not SB_11 then
+         self.v = 0.0  -- sysbench 1.0.20 writes doubles past the buffer: 0 is sent
+         return
+      end
+      local vt = type(value)
+      if vt == "boolean" then value = value and 1 or 0
+      elseif vt ~= "number" then
+         error(SQL_LUA_SET .. "cannot convert '" .. vt .. "' to 'double'", 2)
+      end
+      self.v = value
    else
       error("Unsupported argument type: " .. tostring(t), 2)
    end
@@ -855,6 +939,43 @@ end
 function Stmt:close()
    yield(OP_CLOSE_STMT, self.id)
    return 0
+end
+
+-- sysbench 1.1's multiple result sets (a CALL's): the driver read the whole response, the
+-- results after the first wait on the Python side; a result without rows (the CALL's own
+-- status at the end) and the end itself are both a NULL result, as in 1.1
+if SB_11 then
+   local NO_RESULT = ffi and NULL_RESULT or nil   -- (without ffi a loop `while rs ~= nil` must end)
+   local function next_result(con, rows)
+      if con.closed then
+         alert("attempt to use an already closed connection")
+         error("SQL API error", 3)
+      end
+      free_rs(con)
+      local r, nfields, nrows, data = yield(OP_NEXT_RESULT, con.cid)
+      ok_state(con)
+      if r == 0 then return NO_RESULT end
+      local rs = con.rs
+      if rows then
+         rs.valid, rs.nfields, rs.nrows, rs.data, rs.pos = true, nfields, nrows, data, 0
+      else   -- a prepared statement's result set, as Stmt:execute returns one
+         rs.valid, rs.nfields, rs.nrows, rs.data, rs.pos = true, 0, 0, nil, 0
+      end
+      return rs
+   end
+
+   function Conn:next_result() return next_result(self, true) end
+   function Stmt:next_result() return next_result(self.cf, false) end
+
+   function Conn:more_results()
+      if self.closed then
+         alert("attempt to use an already closed connection")
+         return false
+      end
+      -- 1.1 answers true only while a result set is the connection's current result
+      if not self.rs.valid then return false end
+      return yield(OP_MORE_RESULTS, self.cid) == true
+   end
 end
 
 function Result:fetch_row()

@@ -79,13 +79,15 @@ class Format05:
     def interval_line(self, st: IntervalStat) -> str:
         sec = st.interval_s
         pct = "%4.2fms (%u%%)" % (st.latency_pct_ms, st.percentile)
-        return (f"{_stamp(st.time_s)}threads: {st.threads_running}, "
-                f"tps: {_fixed(_per_s(st.events * self.tx_per_event, sec), '%4.2f')}, "
-                f"reads: {_fixed(_per_s(st.reads, sec), '%4.2f')}, "
-                f"writes: {_fixed(_per_s(st.writes, sec), '%4.2f')}, "
-                f"response time: {pct}, "
-                f"errors: {_fixed(_per_s(st.errors, sec), '%4.2f')}, "
-                f"reconnects: {_fixed(_per_s(st.reconnects, sec), '%5.2f')}")
+        return (
+            f"{_stamp(st.time_s)}threads: {st.threads_running}, "
+            f"tps: {_fixed(_per_s(st.events * self.tx_per_event, sec), '%4.2f')}, "
+            f"reads: {_fixed(_per_s(st.reads, sec), '%4.2f')}, "
+            f"writes: {_fixed(_per_s(st.writes, sec), '%4.2f')}, "
+            f"response time: {pct}, "
+            f"errors: {_fixed(_per_s(st.errors, sec), '%4.2f')}, "
+            f"reconnects: {_fixed(_per_s(st.reconnects, sec), '%5.2f')}"
+        )
 
     @staticmethod
     def rate_line(st: IntervalStat) -> str:
@@ -99,23 +101,32 @@ class Format05:
         def row(label: str, count: int) -> str:
             return f"    {label:<37}{count:<6d} ({_fixed(_per_s(count, sec), '%.2f')} per sec.)"
 
-        lines = ["OLTP test statistics:", "    queries performed:",
-                 f"        read:                            {s.reads}",
-                 f"        write:                           {s.writes}",
-                 f"        other:                           {s.others}",
-                 f"        total:                           {rw + s.others}",
-                 row("transactions:", tx), row("read/write requests:", rw), row("other operations:", s.others),
-                 row("ignored errors:", s.errors), row("reconnects:", s.reconnects)]
+        lines = [
+            "OLTP test statistics:",
+            "    queries performed:",
+            f"        read:                            {s.reads}",
+            f"        write:                           {s.writes}",
+            f"        other:                           {s.others}",
+            f"        total:                           {rw + s.others}",
+            row("transactions:", tx),
+            row("read/write requests:", rw),
+            row("other operations:", s.others),
+            row("ignored errors:", s.errors),
+            row("reconnects:", s.reconnects),
+        ]
         if s.unfinished:
             lines += ["", f"Number of unfinished transactions on forced shutdown: {s.unfinished}"]
-        lines += ["", "General statistics:",
-                  f"    total time:                          {s.total_time_s:.4f}s",
-                  f"    total number of events:              {s.events}",
-                  f"    total time taken by event execution: {s.lat_sum_ns / _NS_PER_S:.4f}s",
-                  "    response time:",
-                  f"         min:                            {_ms(s.lat_min_ns):10.2f}ms",
-                  f"         avg:                            {_ms(s.lat_avg_ns):10.2f}ms",
-                  f"         max:                            {_ms(s.lat_max_ns):10.2f}ms"]
+        lines += [
+            "",
+            "General statistics:",
+            f"    total time:                          {s.total_time_s:.4f}s",
+            f"    total number of events:              {s.events}",
+            f"    total time taken by event execution: {s.lat_sum_ns / _NS_PER_S:.4f}s",
+            "    response time:",
+            f"         min:                            {_ms(s.lat_min_ns):10.2f}ms",
+            f"         avg:                            {_ms(s.lat_avg_ns):10.2f}ms",
+            f"         max:                            {_ms(s.lat_max_ns):10.2f}ms",
+        ]
         if s.events > 0 and s.percentile > 0:
             lines.append(f"         approx. {s.percentile:3d} percentile:         {s.latency_pct_ms:10.2f}ms")
         lines += [""] + _fairness(s)
@@ -131,14 +142,16 @@ def _fairness(s: Summary) -> list[str]:
     time_avg = s.lat_sum_ns / _NS_PER_S / s.threads if s.threads else math.nan
     ev_sd = _stddev(s.thread_events, events_avg)
     time_sd = _stddev([ns / _NS_PER_S for ns in s.thread_lat_ns], time_avg)
-    return ["Threads fairness:",
-            f"    events (avg/stddev):           {_fixed(events_avg, '%.4f')}/{_fixed(ev_sd, '%3.2f')}",
-            f"    execution time (avg/stddev):   {_fixed(time_avg, '%.4f')}/{_fixed(time_sd, '%3.2f')}",
-            ""]
+    return [
+        "Threads fairness:",
+        f"    events (avg/stddev):           {_fixed(events_avg, '%.4f')}/{_fixed(ev_sd, '%3.2f')}",
+        f"    execution time (avg/stddev):   {_fixed(time_avg, '%.4f')}/{_fixed(time_sd, '%3.2f')}",
+        "",
+    ]
 
 
 def report_format(values: Any, workload: Any) -> Format05 | None:
     """The 0.5 format when ``--output-format=0.5``, else None (the 1.0 text)."""
     if values.get("output_format", "1.0") != "0.5":
         return None
-    return Format05(tx_per_event=getattr(workload, "tx_per_event", 1))
+    return Format05(tx_per_event=workload.tx_per_event)

@@ -6,6 +6,8 @@ what it returns and knows nothing of the formats.  Registered:
 
 * ``1.0`` -- sysbench 1.0.20's text (:mod:`.text`), the default and the only
   format the sysbench face lists (the others work there too, unlisted);
+* ``1.1`` -- sysbench 1.1.0's text (``Throughput:``), the default under
+  ``--sysbench-compat=1.1``;
 * ``0.5`` -- sysbench 0.5's text (:mod:`.legacy_text`);
 * ``json`` -- one JSON document a line: ``{"interval": ...}`` per report interval,
   ``{"checkpoint": t, "summary": ...}``, ``{"summary": ...}`` at the end (the
@@ -18,15 +20,16 @@ before the format is asked.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..core.options import Option, OptType
-from ..stats.results import interval_dict, summary_dict
 from ..stats.records import IntervalStat, Summary
+from ..stats.results import interval_dict, summary_dict
 from . import text
 from .legacy_text import Format05
 
-FORMATS: dict[str, Callable[[Any, Any], "Text10"]] = {}
+FORMATS: dict[str, Callable[[Any, Any], Text10]] = {}
 
 
 def register(name: str):
@@ -35,6 +38,7 @@ def register(name: str):
             raise ValueError(f"output format {name!r} is already registered")
         FORMATS[name] = cls
         return cls
+
     return deco
 
 
@@ -43,7 +47,7 @@ def is_data_only(values: Any) -> bool:
     return getattr(FORMATS.get(values.get("output_format", "1.0") or "1.0"), "data_only", False)
 
 
-def report_for(values: Any, workload: Any) -> "Text10":
+def report_for(values: Any, workload: Any) -> Text10:
     """The format ``--output-format`` names (1.0 when it is not given)."""
     return FORMATS[values.get("output_format", "1.0") or "1.0"](values, workload)
 
@@ -52,7 +56,8 @@ def report_for(values: Any, workload: Any) -> "Text10":
 class Text10:
     """sysbench 1.0.20's text (spec section 6)."""
 
-    data_only = False     # True: standard output holds the report's documents alone (the CLI's Printer.data)
+    data_only = False  # True: standard output holds the report's documents alone (the CLI's Printer.data)
+    release = "1.0"  # the sysbench whose text layout this copies (text.summary_block)
 
     def __init__(self, values: Any, workload: Any = None):
         self.values = values
@@ -80,7 +85,7 @@ class Text10:
         if not v.time and not v.events:
             out.append("WARNING: Both event and time limits are disabled, running an endless test")
         if grace_s is not None:
-            out.append(f"Forcing shutdown in {int(v.time + grace_s)} seconds\n")   # replaces the blank (A.7)
+            out.append(f"Forcing shutdown in {int(v.time + grace_s)} seconds\n")  # replaces the blank (A.7)
         else:
             out.append("")
         return out
@@ -89,7 +94,7 @@ class Text10:
         """One interval line; ``sql`` False: sysbench's generic line (a script without a driver)."""
         return text.intermediate_line(st) if sql else text.generic_line(st)
 
-    def rate(self, st: IntervalStat) -> str:
+    def rate(self, st: IntervalStat) -> str | None:
         return text.rate_line(st)
 
     def checkpoint_header(self, t: float) -> str | None:
@@ -101,10 +106,27 @@ class Text10:
     def summary(self, s: Summary, sql: bool = True) -> str:
         v = self.values
         db_debug = bool(v.get("db_debug", False)) and (bool(v.get("debug", False)) or v.get("verbosity", 3) >= 5)
-        return text.summary_block(s, sql, db_debug)
+        return text.summary_block(s, sql, db_debug, self.release)
+
+    def summary_text(self, s: Summary, sql: bool = True) -> str:
+        """The text report alone, whatever the format (a built-in test's own report hook prints it)."""
+        return text.summary_block(s, sql, release=self.release)
 
     def histogram(self, hist) -> str:
         return text.histogram_block(hist)
+
+
+@register("1.1")
+class Text11(Text10):
+    """sysbench 1.1.0's text: ``Throughput:`` in the report, the warmup time second in the banner."""
+
+    release = "1.1"
+
+    def banner(self, grace_s: float | None) -> list[str]:
+        lines = super().banner(grace_s)
+        warmup = [line for line in lines if line.startswith("Warmup time: ")]
+        rest = [line for line in lines if not line.startswith("Warmup time: ")]
+        return rest[:2] + warmup + rest[2:]
 
 
 @register("0.5")
@@ -113,7 +135,7 @@ class Text05(Text10):
 
     def __init__(self, values: Any, workload: Any = None):
         super().__init__(values, workload)
-        self.old = Format05(tx_per_event=getattr(workload, "tx_per_event", 1))
+        self.old = Format05() if workload is None else Format05(tx_per_event=workload.tx_per_event)
 
     def banner(self, grace_s: float | None) -> list[str]:
         return self.old.banner(self.values, grace_s)
@@ -138,30 +160,38 @@ class Json(Text10):
         return []
 
     def interval(self, st: IntervalStat, sql: bool = True) -> str:
-        import json   # here: the text formats, every run's, never need it
+        import json  # here: the text formats, every run's, never need it
+
         return json.dumps({"interval": interval_dict(st)})
 
     def rate(self, st: IntervalStat) -> str | None:
-        return None      # the queue length and concurrency are in the interval's document
+        return None  # the queue length and concurrency are in the interval's document
 
     def checkpoint_header(self, t: float) -> str | None:
         return None
 
     def checkpoint_summary(self, t: float, s: Summary, sql: bool = True) -> str:
         import json
+
         return json.dumps({"checkpoint": t, "summary": summary_dict(s)}) + "\n"
 
     def summary(self, s: Summary, sql: bool = True) -> str:
         import json
+
         return json.dumps({"summary": summary_dict(s)}) + "\n"
 
     def histogram(self, hist) -> str:
-        return ""        # in the summary's document
+        return ""  # in the summary's document
 
 
 OUTPUT_OPTIONS = [
-    Option("output-format", OptType.STRING, "1.0",
-           "report format: '1.0' (sysbench 1.0.20's text), '0.5' (sysbench 0.5's: 'OLTP test statistics:', "
-           "'response time:', 'approx.  95 percentile:' ...) or 'json' (one JSON document a line)",
-           "General options", choices=tuple(FORMATS)),
+    Option(
+        "output-format",
+        OptType.STRING,
+        "1.0",
+        "report format: '1.0' (sysbench 1.0.20's text), '1.1' (sysbench 1.1.0's: 'Throughput:'), '0.5' (sysbench 0.5's: 'OLTP test statistics:', "
+        "'response time:', 'approx.  95 percentile:' ...) or 'json' (one JSON document a line)",
+        "General options",
+        choices=tuple(FORMATS),
+    ),
 ]

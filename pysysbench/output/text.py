@@ -1,4 +1,6 @@
-"""sysbench 1.0.20 human-readable report format (spec section 6), byte for byte.
+"""sysbench 1.0.20 human-readable report format (spec section 6), byte for byte, and
+sysbench 1.1.0's, which differs in the cumulative report alone (``Throughput:`` in place
+of ``General statistics:``).
 
 Role: pure functions from the frozen :mod:`pysysbench.stats.records` to strings;
 nothing here prints.  Single report lines are returned without a trailing newline;
@@ -82,14 +84,23 @@ def intermediate_line(st: IntervalStat) -> str:
         f" lat (ms,{st.percentile:d}%): {_fixed(_pct_ms(st.latency_pct_ms), 2, 4)}"
         f" err/s: {_fixed(_per_s(st.errors, sec), 2, 4)}"
         f" reconn/s: {_fixed(_per_s(st.reconnects, sec), 2, 4)}"
-    )
+    ) + _retries_part(st)
+
+
+def _retries_part(st: IntervalStat) -> str:
+    """--max-retries' figures at the line's end (nothing without the option: sysbench's line)."""
+    if st.retried is None:
+        return ""
+    return f" retried/s: {_fixed(_per_s(st.retried, st.interval_s), 2, 4)} failed/s: {_fixed(_per_s(st.failed or 0, st.interval_s), 2, 4)}"
 
 
 def generic_line(st: IntervalStat) -> str:
     """The intermediate line of a run that used no database driver (a Lua script): events per second."""
-    return (f"{_timestamp(st.time_s)}thds: {st.threads_running:d}"
-            f" eps: {_fixed(_per_s(st.events, st.interval_s), 2, 4)}"
-            f" lat (ms,{st.percentile:d}%): {_fixed(_pct_ms(st.latency_pct_ms), 2, 4)}")
+    return (
+        f"{_timestamp(st.time_s)}thds: {st.threads_running:d}"
+        f" eps: {_fixed(_per_s(st.events, st.interval_s), 2, 4)}"
+        f" lat (ms,{st.percentile:d}%): {_fixed(_pct_ms(st.latency_pct_ms), 2, 4)}"
+    )
 
 
 def rate_line(st: IntervalStat) -> str:
@@ -148,6 +159,11 @@ def _sql_section(s: Summary) -> list[str]:
         rate_row("queries:", queries),
         rate_row("ignored errors:", s.errors),
         rate_row("reconnects:", s.reconnects),
+        *(
+            ()
+            if s.retried is None  # --max-retries off: sysbench's rows only
+            else (rate_row("retried transactions:", s.retried), rate_row("failed transactions:", s.failed or 0))
+        ),
     ]
 
 
@@ -166,6 +182,22 @@ def _general_section(s: Summary) -> list[str]:
         f"    total number of events:              {s.events:d}",
         "",
     ]
+
+
+def _throughput_section(s: Summary) -> list[str]:
+    """sysbench 1.1.0's ``General statistics:``: events per second over the measured interval."""
+    return [
+        "",
+        "Throughput:",
+        f"    events/s (eps):                      {_fixed(_per_s(s.events, s.elapsed_s), 4)}",
+        f"    time elapsed:                        {_fixed(s.total_time_s, 4)}s",
+        f"    total number of events:              {s.events:d}",
+        "",
+    ]
+
+
+# sysbench release -> the section between the SQL statistics and the latency
+_GENERAL = {"1.0": _general_section, "1.1": _throughput_section}
 
 
 def _latency_section(s: Summary) -> list[str]:
@@ -212,21 +244,24 @@ def _fairness_section(s: Summary) -> list[str]:
 # --db-debug=on at verbosity 5: sysbench 1.0.20 appends its per-thread query and fetch timers to
 # the SQL statistics; it never updates them, so every figure is 0.0000s (spec 5.13).
 _DB_DEBUG_TIMER = ["    min:", "    avg:", "    max:", "  total:"]
-DB_DEBUG_LINES = (["DEBUG: ", "DEBUG: Query execution statistics:"]
-                  + [f"DEBUG: {label:<40}0.0000s" for label in _DB_DEBUG_TIMER]
-                  + ["DEBUG: Results fetching statistics:"]
-                  + [f"DEBUG: {label:<40}0.0000s" for label in _DB_DEBUG_TIMER])
+DB_DEBUG_LINES = (
+    ["DEBUG: ", "DEBUG: Query execution statistics:"]
+    + [f"DEBUG: {label:<40}0.0000s" for label in _DB_DEBUG_TIMER]
+    + ["DEBUG: Results fetching statistics:"]
+    + [f"DEBUG: {label:<40}0.0000s" for label in _DB_DEBUG_TIMER]
+)
 
 
-def summary_block(s: Summary, sql: bool = True, db_debug: bool = False) -> str:
+def summary_block(s: Summary, sql: bool = True, db_debug: bool = False, release: str = "1.0") -> str:
     """Return the cumulative report (6.5) from ``SQL statistics:`` to its final blank line;
     without ``sql`` (a Lua script that never initialised a database driver) it starts at
     ``General statistics:``, as sysbench's generic report does.  ``db_debug``: the
-    ``--db-debug=on`` lines after the SQL statistics (the caller checks the verbosity)."""
+    ``--db-debug=on`` lines after the SQL statistics (the caller checks the verbosity).
+    ``release``: the sysbench whose layout to copy, "1.0" or "1.1" (``Throughput:``)."""
     lines = (
         (_sql_section(s) + (DB_DEBUG_LINES if db_debug else []) if sql else [])
         + _forced_shutdown_section(s)
-        + _general_section(s)
+        + _GENERAL[release](s)
         + _latency_section(s)
         + _fairness_section(s)
     )

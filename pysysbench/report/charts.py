@@ -18,10 +18,11 @@ from bisect import bisect_left
 from itertools import accumulate
 
 from matplotlib.figure import Figure
-from PIL import Image
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator, ScalarFormatter
+from PIL import Image
 
 from ..stats.histogram import bucket_value_ms
+from .faults import mark as mark_fault
 from .model import Cell, variant_text, variants
 
 DPI = 90
@@ -80,10 +81,18 @@ def _spread_label(cell_list: list[Cell]) -> str | None:
 def _mark_flagged(ax, mine: list[Cell], metric: str, labelled: set[str], dodge: float = 1.0) -> None:
     """Client-saturated cells get a red ring, unsteady ones an orange square, so a
     reader sees which points may be the client's limit or a trend's average."""
-    for flag, test, style in (("client saturated", lambda r: r.saturated,
-                               dict(marker="o", s=170, facecolors="none", edgecolors="#c62828", linewidths=2)),
-                              ("unsteady run", lambda r: r.steady is False,
-                               dict(marker="s", s=120, facecolors="none", edgecolors="#ef6c00", linewidths=1.6))):
+    for flag, test, style in (
+        (
+            "client saturated",
+            lambda r: r.saturated,
+            dict(marker="o", s=170, facecolors="none", edgecolors="#c62828", linewidths=2),
+        ),
+        (
+            "unsteady run",
+            lambda r: r.steady is False,
+            dict(marker="s", s=120, facecolors="none", edgecolors="#ef6c00", linewidths=1.6),
+        ),
+    ):
         pts = [(c.threads * dodge, c.sample(metric).mean) for c in mine if any(test(r) for r in c.runs)]
         if pts:
             label = flag if flag not in labelled else None
@@ -105,8 +114,15 @@ def _against_threads(workload: str, cell_list: list[Cell], keys: list[str], pane
         label = variant_text(v, keys) if keys else None
         for ax, (metric, _, _) in zip(axes, panels):
             s = [c.sample(metric) for c in mine]
-            ax.errorbar(ts, [x.mean for x in s], yerr=[x.sd for x in s], marker="o", capsize=3,
-                        linestyle=LINESTYLES[i % len(LINESTYLES)], label=label)
+            ax.errorbar(
+                ts,
+                [x.mean for x in s],
+                yerr=[x.sd for x in s],
+                marker="o",
+                capsize=3,
+                linestyle=LINESTYLES[i % len(LINESTYLES)],
+                label=label,
+            )
             if metric in ("tps", "qps"):
                 _mark_flagged(ax, mine, metric, labelled, dodge)
     threads = sorted({c.threads for c in cell_list})
@@ -114,7 +130,7 @@ def _against_threads(workload: str, cell_list: list[Cell], keys: list[str], pane
         ax.set_title(f"{workload}: {title}")
         ax.set_ylabel(unit)
         _thread_axis(ax, threads)
-        if len(threads) == 1:       # one thread count: keep the (dodged) points off the frame
+        if len(threads) == 1:  # one thread count: keep the (dodged) points off the frame
             ax.set_xlim(threads[0] * 0.85, threads[0] * 1.15)
         ax.set_ylim(bottom=0)
     if keys or labelled:
@@ -129,8 +145,9 @@ def _against_threads(workload: str, cell_list: list[Cell], keys: list[str], pane
 def scaling(workload: str, cell_list: list[Cell], keys: list[str]) -> bytes:
     """TPS and p95 latency against threads, one line per variant; error bars are the sd of
     the repeats (said under the chart), flagged cells are marked."""
-    return _against_threads(workload, cell_list, keys, (("tps", "throughput", "transactions/s"),
-                                                        ("p95", "95% latency", "ms")))
+    return _against_threads(
+        workload, cell_list, keys, (("tps", "throughput", "transactions/s"), ("p95", "95% latency", "ms"))
+    )
 
 
 def qps_scaling(workload: str, cell_list: list[Cell], keys: list[str]) -> bytes:
@@ -142,6 +159,7 @@ def _cell_colors(cell_list: list[Cell]):
     """Colour by thread count (viridis), line style by variant; with a single thread
     count the colour tells the variants apart instead (one colour for all is unreadable)."""
     from matplotlib import colormaps
+
     ts = sorted({c.threads for c in cell_list})
     vs = variants(cell_list)
     if len(ts) == 1 and len(vs) > 1:
@@ -173,10 +191,28 @@ def timeseries(workload: str, cell_list: list[Cell], keys: list[str]) -> bytes:
             marker = REPEAT_MARKERS[(r.repeat - 1) % len(REPEAT_MARKERS)] if len(c.runs) > 1 else None
             every = max(1, len(iv) // 8)
             ts = [x["time_s"] for x in iv]
-            ax_tps.plot(ts, [x["tps"] for x in iv], color=color, linestyle=ls, linewidth=1.2, label=label,
-                        marker=marker, markevery=every, markersize=5)
-            ax_lat.plot(ts, [x["latency_pct_ms"] for x in iv], color=color, linestyle=ls, linewidth=1.2,
-                        marker=marker, markevery=every, markersize=5)
+            ax_tps.plot(
+                ts,
+                [x["tps"] for x in iv],
+                color=color,
+                linestyle=ls,
+                linewidth=1.2,
+                label=label,
+                marker=marker,
+                markevery=every,
+                markersize=5,
+            )
+            ax_lat.plot(
+                ts,
+                [x["latency_pct_ms"] for x in iv],
+                color=color,
+                linestyle=ls,
+                linewidth=1.2,
+                marker=marker,
+                markevery=every,
+                markersize=5,
+            )
+            mark_fault(ax_tps, ax_lat, r.doc, color)
     ax_tps.set_title(f"{workload}: per-interval throughput and latency")
     ax_tps.set_ylabel("transactions/s")
     ax_lat.set_ylabel(f"{pct}% latency (ms)")
@@ -185,8 +221,13 @@ def timeseries(workload: str, cell_list: list[Cell], keys: list[str]) -> bytes:
         ax.set_ylim(bottom=0)
     handles = ax_tps.get_legend_handles_labels()[0]
     if handles:
-        fig.legend(handles, ax_tps.get_legend_handles_labels()[1], fontsize="x-small", loc="outside right upper",
-                   ncol=1 if len(handles) <= 14 else 2)
+        fig.legend(
+            handles,
+            ax_tps.get_legend_handles_labels()[1],
+            fontsize="x-small",
+            loc="outside right upper",
+            ncol=1 if len(handles) <= 14 else 2,
+        )
     _style(fig)
     return png(fig)
 
@@ -201,7 +242,7 @@ def percentile_curve(counts: list[int]) -> tuple[list[float], list[float]]:
     xs, ys = [], []
     for k in range(CURVE_POINTS + 1):
         x = top * k / CURVE_POINTS
-        rank = max(1, math.ceil((1 - 10 ** -x) * total))
+        rank = max(1, math.ceil((1 - 10**-x) * total))
         i = bisect_left(cum, min(rank, total))
         xs.append(x)
         ys.append(bucket_value_ms(i))

@@ -20,9 +20,9 @@ from __future__ import annotations
 import math
 import os
 
+from ..core.errors import UsageError
 from ..core.record import record
 from ..stats.noise import Difference, Sample, difference, paired_difference, sample
-from ..core.errors import UsageError
 from .model import METRICS, Metric, Run, load_runs
 from .tables import TableData, busy_host_note, metric_stat
 
@@ -39,17 +39,17 @@ class Group:
 @record(frozen=True)
 class Verdict:
     text: str
-    kind: str       # better | worse | same | unsure (CSS class / colour)
+    kind: str  # better | worse | same | unsure (CSS class / colour)
 
 
 @record(frozen=True)
 class CompareCell:
     workload: str
     threads: int
-    samples: tuple[Sample | None, ...]          # per group; None = no run in that group
-    diffs: tuple[Difference | None, ...]        # per group vs the baseline (None for it)
+    samples: tuple[Sample | None, ...]  # per group; None = no run in that group
+    diffs: tuple[Difference | None, ...]  # per group vs the baseline (None for it)
     verdicts: tuple[Verdict | None, ...]
-    paired: tuple[bool, ...] = ()               # per group: compared round by round with the baseline
+    paired: tuple[bool, ...] = ()  # per group: compared round by round with the baseline
 
 
 @record(frozen=True)
@@ -90,7 +90,7 @@ def _name(groups: list[tuple[str, tuple[Run, ...]]]) -> list[Group]:
         text = ", ".join(f"{k}={labels[k]}" for k in differing if k in labels)
         out.append(Group(text or arg, runs))
     names = [g.name for g in out]
-    if len(set(names)) < len(names):    # labels do not tell them apart: use the arguments
+    if len(set(names)) < len(names):  # labels do not tell them apart: use the arguments
         out = [Group(arg, runs) for arg, runs in groups]
     return out
 
@@ -118,8 +118,10 @@ def make_groups(args: list[str], *, by: str | None = None, pool_dirs: list[str] 
         if not any(r.ok for r in g.runs):
             raise UsageError(f"group '{g.name}' has no successful run to compare")
     if len(groups) < 2:
-        raise UsageError(f"need at least two groups to compare, got {len(groups)}"
-                         + (f" (every run has {by}={groups[0].name.split('=', 1)[-1]})" if by and groups else ""))
+        raise UsageError(
+            f"need at least two groups to compare, got {len(groups)}"
+            + (f" (every run has {by}={groups[0].name.split('=', 1)[-1]})" if by and groups else "")
+        )
     return groups
 
 
@@ -173,8 +175,13 @@ def pairs(base: list[Run], other: list[Run], metric: str) -> list[tuple[float, f
     return [(a[k], b[k]) for k in sorted(a) if k in b]
 
 
-def compare(groups: list[Group], metric: str = "tps", *, min_effect: float = DEFAULT_MIN_EFFECT,
-            single_run_threshold: float = DEFAULT_SINGLE_RUN_THRESHOLD) -> Comparison:
+def compare(
+    groups: list[Group],
+    metric: str = "tps",
+    *,
+    min_effect: float = DEFAULT_MIN_EFFECT,
+    single_run_threshold: float = DEFAULT_SINGLE_RUN_THRESHOLD,
+) -> Comparison:
     if metric not in METRICS:
         raise UsageError(f"unknown metric '{metric}' (choose from {', '.join(METRICS)})")
     m = METRICS[metric]
@@ -217,7 +224,7 @@ def _cell(w: str, threads: int, per_group, m: Metric, min_effect: float, single:
 
 # --- trust: drift between the sides, separate campaigns, how many verdicts --------------------
 
-DRIFT_MIN_EFFECT = 0.10     # client CPU per query / host load must differ by this much to be called drift
+DRIFT_MIN_EFFECT = 0.10  # client CPU per query / host load must differ by this much to be called drift
 
 
 def _campaigns(g: Group) -> list[str]:
@@ -240,7 +247,7 @@ def _drift_cells(base: Group, other: Group, value) -> tuple[int, int, str]:
         if d.significant:
             found += 1
             if not example:
-                example = (f"{key[0]} at {key[1]} threads: {sample(xs).mean:,.1f} → {sample(ys).mean:,.1f}")
+                example = f"{key[0]} at {key[1]} threads: {sample(xs).mean:,.1f} → {sample(ys).mean:,.1f}"
     return found, tested, example
 
 
@@ -256,8 +263,10 @@ def _set_up_notes(base: Group, other: Group) -> list[str]:
     for what, value in (("table count", lambda r: r.tables), ("table size", lambda r: r.table_size)):
         a, b = _values(base, value), _values(other, value)
         if a and b and a != b:
-            out.append(f"Different set-up ({base.name} vs {other.name}): {what} {', '.join(a)} vs {', '.join(b)}: "
-                       "the sides ran on different data sets, so the ratios measure that as well as the change.")
+            out.append(
+                f"Different set-up ({base.name} vs {other.name}): {what} {', '.join(a)} vs {', '.join(b)}: "
+                "the sides ran on different data sets, so the ratios measure that as well as the change."
+            )
     a_cells, b_cells = _cells(base, "tps"), _cells(other, "tps")
     for w in dict.fromkeys(k[0] for k in (*a_cells, *b_cells)):
         ta = sorted(t for wk, t in a_cells if wk == w)
@@ -265,8 +274,10 @@ def _set_up_notes(base: Group, other: Group) -> list[str]:
         if ta and tb and ta != tb:
             both = sorted(set(ta) & set(tb))
             compared = f"only {', '.join(map(str, both))} compared" if both else "no thread count in common"
-            out.append(f"Different thread counts ({base.name} vs {other.name}): {w} ran at "
-                       f"{', '.join(map(str, ta))} vs {', '.join(map(str, tb))} threads ({compared}).")
+            out.append(
+                f"Different thread counts ({base.name} vs {other.name}): {w} ran at "
+                f"{', '.join(map(str, ta))} vs {', '.join(map(str, tb))} threads ({compared})."
+            )
     return out
 
 
@@ -282,33 +293,42 @@ def notes(groups: list[Group], comparisons: list[Comparison]) -> list[str]:
         out += _set_up_notes(base, g)
         found, tested, example = _drift_cells(base, g, lambda r: r.cpu_us_per_query)
         if found:
-            out.append(f"Drift warning ({base.name} vs {g.name}): the client's CPU per query differs beyond noise "
-                       f"in {found} of {tested} cells (µs per query, e.g. {example}): the client machine was in "
-                       "another state (busier, throttled, other software); verdicts may measure that, not the change.")
+            out.append(
+                f"Drift warning ({base.name} vs {g.name}): the client's CPU per query differs beyond noise "
+                f"in {found} of {tested} cells (µs per query, e.g. {example}): the client machine was in "
+                "another state (busier, throttled, other software); verdicts may measure that, not the change."
+            )
         la = [r.load for r in base.runs if r.ok and r.load is not None]
         lb = [r.load for r in g.runs if r.ok and r.load is not None]
         if len(la) >= 2 and len(lb) >= 2:
             d = difference(sample(la), sample(lb), DRIFT_MIN_EFFECT)
             if d.significant:
-                out.append(f"Drift warning ({base.name} vs {g.name}): the host's load average differs beyond noise "
-                           f"({sample(la).mean:.2f} → {sample(lb).mean:.2f}, 1-minute load over the runs): other work "
-                           "on the machine may explain part of the differences.")
+                out.append(
+                    f"Drift warning ({base.name} vs {g.name}): the host's load average differs beyond noise "
+                    f"({sample(la).mean:.2f} → {sample(lb).mean:.2f}, 1-minute load over the runs): other work "
+                    "on the machine may explain part of the differences."
+                )
         ca, cb = _campaigns(base), _campaigns(g)
-        paired = any(p for c in comparisons for cells in c.rows.values() for cell in cells
-                     for p in cell.paired[1:])
+        paired = any(p for c in comparisons for cells in c.rows.values() for cell in cells for p in cell.paired[1:])
         if ca and cb and ca != cb:
-            out.append(f"{base.name} and {g.name} come from separate campaigns ({', '.join(ca)}; {', '.join(cb)}): "
-                       "drift of the machine or the server between them cannot be told apart from the effect. "
-                       "For a trustworthy A/B, define both as [[variant]]s of one campaign: they then run "
-                       "interleaved, round by round, and compare pairs the rounds.")
+            out.append(
+                f"{base.name} and {g.name} come from separate campaigns ({', '.join(ca)}; {', '.join(cb)}): "
+                "drift of the machine or the server between them cannot be told apart from the effect. "
+                "For a trustworthy A/B, define both as [[variant]]s of one campaign: they then run "
+                "interleaved, round by round, and compare pairs the rounds."
+            )
         elif paired:
-            out.append(f"{base.name} and {g.name} ran interleaved in one campaign: each round of one is compared "
-                       "with the same round of the other (paired), so slow drift cancels out.")
+            out.append(
+                f"{base.name} and {g.name} ran interleaved in one campaign: each round of one is compared "
+                "with the same round of the other (paired), so slow drift cancels out."
+            )
     n = sum(c.verdict_count for c in comparisons)
     if n:
-        out.append(f"{n} verdicts made, each at 95 %: even with no real change about {n * 0.05:.1f} of them "
-                   "would say better or worse by chance (multiple comparisons); trust a consistent pattern over one "
-                   "cell.")
+        out.append(
+            f"{n} verdicts made, each at 95 %: even with no real change about {n * 0.05:.1f} of them "
+            "would say better or worse by chance (multiple comparisons); trust a consistent pattern over one "
+            "cell."
+        )
     return out
 
 

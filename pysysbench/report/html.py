@@ -37,11 +37,24 @@ nav ul { columns: 2; }
 
 
 def page(title: str, body: list[str]) -> str:
-    return "\n".join([
-        "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        '<link rel="icon" href="data:,">', f"<title>{escape(title)}</title>", f"<style>{CSS}</style>", "</head>",
-        "<body>", *body, "</body>", "</html>", ""])
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en">',
+            "<head>",
+            '<meta charset="utf-8">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            '<link rel="icon" href="data:,">',
+            f"<title>{escape(title)}</title>",
+            f"<style>{CSS}</style>",
+            "</head>",
+            "<body>",
+            *body,
+            "</body>",
+            "</html>",
+            "",
+        ]
+    )
 
 
 def _td(value: str, right: bool, cls: str) -> str:
@@ -62,15 +75,19 @@ def table(t: TableData, classes: list[list[str]] | None = None) -> str:
 
 def figure(c: Chart) -> str:
     data = base64.b64encode(c.png).decode("ascii")
-    return (f'<figure><img class="chart" alt="{escape(c.alt)}" src="data:image/png;base64,{data}">'
-            f"<figcaption>{escape(c.alt)}</figcaption></figure>")
+    return (
+        f'<figure><img class="chart" alt="{escape(c.alt)}" src="data:image/png;base64,{data}">'
+        f"<figcaption>{escape(c.alt)}</figcaption></figure>"
+    )
 
 
 def render(report: Report) -> str:
     body = [f"<h1>{escape(report.title)}</h1>", f'<p class="muted">{escape(report.description)}.</p>']
     toc = "".join(f'<li><a href="#w-{slug(s.workload)}">{escape(s.workload)}</a></li>' for s in report.sections)
-    body += [f'<nav><ul>{toc}<li><a href="#environment">Environment</a></li>'
-             f'<li><a href="#commands">Commands to reproduce</a></li></ul></nav>']
+    body += [
+        f'<nav><ul>{toc}<li><a href="#environment">Environment</a></li>'
+        f'<li><a href="#commands">Commands to reproduce</a></li></ul></nav>'
+    ]
     body += ["<h2>Summary</h2>", table(report.summary)]
     body += [f'<p class="warn">{escape(n)}</p>' for n in report.notes]
     for s in report.sections:
@@ -78,31 +95,45 @@ def render(report: Report) -> str:
         if s.tests != [s.workload]:
             body.append(f"<p>Test: <code>{escape(', '.join(s.tests))}</code></p>")
         body += [table(s.table), "<ul>" + "".join(f"<li>{escape(p)}</li>" for p in s.peaks) + "</ul>"]
-        if s.warnings:      # one box, not one per run: a noisy campaign flags many
-            body.append('<div class="warn"><ul>' + "".join(f"<li>{escape(w)}</li>" for w in s.warnings)
-                        + "</ul></div>")
+        if s.warnings:  # one box, not one per run: a noisy campaign flags many
+            body.append('<div class="warn"><ul>' + "".join(f"<li>{escape(w)}</li>" for w in s.warnings) + "</ul></div>")
         body += [figure(c) for c in s.charts]
+        if s.faults is not None:
+            body += ["<p>Faults (a lab node killed during the run; the chart marks them):</p>", table(s.faults)]
         if s.runs is not None:
-            body += ["<details open><summary>Runs: steadiness, client saturation, host load, "
-                     "server</summary>",
-                     table(s.runs), "</details>"]
+            body += [
+                "<details open><summary>Runs: steadiness, client saturation, host load, server</summary>",
+                table(s.runs),
+                "</details>",
+            ]
+        if s.nodes is not None:
+            body += [
+                "<details open><summary>Server nodes: share of the work, errors, CPU, skew</summary>",
+                table(s.nodes),
+                "</details>",
+            ]
     env = TableData(["Item", "Value"], [[k, v] for k, v in report.environment], [False, False])
     body += ['<h2 id="environment">Environment</h2>', table(env)]
     body += ['<h2 id="commands">Commands to reproduce</h2>', f"<pre>{escape(chr(10).join(report.commands))}</pre>"]
     if report.failed:
-        items = "".join(f"<li><code>{escape(r.path)}</code>: {escape(r.workload)}, {r.threads} threads: exit code "
-                        f"{escape(str(r.doc.get('exit_code')))}, {escape(str(r.doc.get('error') or 'no summary'))}"
-                        "</li>" for r in report.failed)
+        items = "".join(
+            f"<li><code>{escape(r.path)}</code>: {escape(r.workload)}, {r.threads} threads: exit code "
+            f"{escape(str(r.doc.get('exit_code')))}, {escape(str(r.doc.get('error') or 'no summary'))}"
+            "</li>"
+            for r in report.failed
+        )
         body += ["<h2>Failed or interrupted runs</h2>", f"<ul>{items}</ul>"]
     return page(report.title, body)
 
 
 def render_comparison(title: str, groups: list[cmp.Group], comparisons: list[cmp.Comparison]) -> str:
     sizes = TableData(["Group", "Runs"], [[n, s] for n, s in cmp.group_sizes(groups)], [False, False])
-    body = [f"<h1>{escape(title)}</h1>",
-            f'<p class="muted">Baseline: <b>{escape(groups[0].name)}</b>. Ratios are group / baseline; verdicts '
-            "account for run-to-run noise when repeats exist (Welch 95 %), else say &ldquo;no repeats&rdquo;.</p>",
-            table(sizes)]
+    body = [
+        f"<h1>{escape(title)}</h1>",
+        f'<p class="muted">Baseline: <b>{escape(groups[0].name)}</b>. Ratios are group / baseline; verdicts '
+        "account for run-to-run noise when repeats exist (Welch 95 %), else say &ldquo;no repeats&rdquo;.</p>",
+        table(sizes),
+    ]
     body += [f'<p class="warn">{escape(n)}</p>' for n in cmp.notes(groups, comparisons)]
     for c in comparisons:
         for workload in c.rows:

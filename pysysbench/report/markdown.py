@@ -22,14 +22,16 @@ _MARKUP = re.compile(r"[\\`*\[\]|~]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
 
 
 def escape(text: str) -> str:
-    text = " ".join(str(text).splitlines())               # a line break would end the table row
+    text = " ".join(str(text).splitlines())  # a line break would end the table row
     text = "".join(_HTML.get(ch, ch) for ch in text)
     return _MARKUP.sub(lambda m: "\\" + m.group(0), text)
 
 
 def table(t: TableData) -> str:
-    lines = ["| " + " | ".join(escape(h) for h in t.headers) + " |",
-             "|" + "|".join("---:" if r else "---" for r in t.align_right) + "|"]
+    lines = [
+        "| " + " | ".join(escape(h) for h in t.headers) + " |",
+        "|" + "|".join("---:" if r else "---" for r in t.align_right) + "|",
+    ]
     lines += ["| " + " | ".join(escape(c) for c in row) + " |" for row in t.rows]
     return "\n".join(lines)
 
@@ -48,23 +50,46 @@ def render(report: Report) -> str:
             out += [f"> * {escape(w)}" for w in s.warnings] + [""]
         for c in s.charts:
             out += [f"![{c.alt}]({c.file})", ""]
+        if s.faults is not None:
+            out += ["Faults (a lab node killed during the run; the chart marks them):", "", table(s.faults), ""]
         if s.runs is not None:
-            out += ["<details><summary>Runs: steadiness, client saturation, host load, server</summary>", "",
-                    table(s.runs), "", "</details>", ""]
-    out += ["## Environment", "", table(TableData(["", ""], [[k, v] for k, v in report.environment],
-                                                  [False, False])), ""]
+            out += [
+                "<details><summary>Runs: steadiness, client saturation, host load, server</summary>",
+                "",
+                table(s.runs),
+                "",
+                "</details>",
+                "",
+            ]
+        if s.nodes is not None:
+            out += ["<details><summary>Server nodes: share of the work, errors, CPU, skew</summary>", ""]
+            out += [table(s.nodes), "", "</details>", ""]
+    out += [
+        "## Environment",
+        "",
+        table(TableData(["", ""], [[k, v] for k, v in report.environment], [False, False])),
+        "",
+    ]
     out += ["## Commands to reproduce", "", "```sh", *report.commands, "```", ""]
     if report.failed:
         out += ["## Failed or interrupted runs", ""]
-        out += [f"* `{r.path}`: {escape(r.workload)}, {r.threads} threads: exit code {r.doc.get('exit_code')}, "
-                f"{escape(r.doc.get('error') or 'no summary')}" for r in report.failed]
+        out += [
+            f"* `{r.path}`: {escape(r.workload)}, {r.threads} threads: exit code {r.doc.get('exit_code')}, "
+            f"{escape(r.doc.get('error') or 'no summary')}"
+            for r in report.failed
+        ]
         out.append("")
     return "\n".join(out)
 
 
 def render_comparison(title: str, groups: list[cmp.Group], comparisons: list[cmp.Comparison]) -> str:
-    out = [f"# {escape(title)}", "", f"Baseline: **{escape(groups[0].name)}**. Ratios are group / baseline; verdicts "
-           "account for run-to-run noise when repeats exist (Welch 95 %), else say \"no repeats\".", ""]
+    out = [
+        f"# {escape(title)}",
+        "",
+        f"Baseline: **{escape(groups[0].name)}**. Ratios are group / baseline; verdicts "
+        'account for run-to-run noise when repeats exist (Welch 95 %), else say "no repeats".',
+        "",
+    ]
     out += [table(TableData(["Group", "Runs"], [[n, s] for n, s in cmp.group_sizes(groups)], [False, False])), ""]
     out += [f"> {escape(n)}\n" for n in cmp.notes(groups, comparisons)]
     for c in comparisons:

@@ -11,18 +11,19 @@ runs without labels fall back to their campaign's name.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import field
-from typing import Any, Iterable
+from typing import Any, TypeGuard
 
-from ..stats import results
-from ..core.record import record
-from ..stats.noise import Sample, sample
 from ..core.errors import DamagedResultFile, UsageError
+from ..core.record import record
+from ..stats import results
 from ..stats.histogram import N_BUCKETS
 from ..stats.host import mean_load
+from ..stats.noise import Sample, sample
 from ..stats.steadiness import of_intervals
 
-SATURATED_BUSY = 0.9        # the run command's warning threshold (engine.local.CLIENT_BUSY_FRACTION)
+SATURATED_BUSY = 0.9  # the run command's warning threshold (engine.local.CLIENT_BUSY_FRACTION)
 # A run measured on a busy host is unreliable (docs/campaigns.md): the 1-minute load average when
 # its measured phase began exceeded the cores its client left to the rest of the machine (the
 # machine's cores minus the cores the client kept busy, at least MIN_FREE_CORES), or a hypervisor
@@ -36,7 +37,7 @@ Variant = tuple[tuple[str, str], ...]
 @record(frozen=True)
 class Metric:
     key: str
-    title: str          # table header
+    title: str  # table header
     unit: str
     higher_is_better: bool
     decimals: int = 2
@@ -201,7 +202,7 @@ class Run:
         return out
 
 
-def _number(value: Any) -> bool:
+def _number(value: Any) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
@@ -229,15 +230,21 @@ def run_of(path: str, doc: dict[str, Any]) -> Run:
     camp = doc.get("campaign") or {}
     summary = doc.get("summary") or {}
     threads = camp.get("threads") or summary.get("threads") or (doc.get("options") or {}).get("threads") or 1
-    return Run(path=path, doc=doc, workload=str(camp.get("workload") or doc.get("test") or "?"),
-               test=str(doc.get("test") or "?"), variant=variant_of(doc), threads=int(threads),
-               repeat=int(camp.get("repeat") or 1))
+    return Run(
+        path=path,
+        doc=doc,
+        workload=str(camp.get("workload") or doc.get("test") or "?"),
+        test=str(doc.get("test") or "?"),
+        variant=variant_of(doc),
+        threads=int(threads),
+        repeat=int(camp.get("repeat") or 1),
+    )
 
 
 def result_paths(arg: str) -> list[tuple[str, bool]]:
     """(path, explicit) for a file, or every ``*.json`` under a directory (not explicit)."""
     if os.path.isdir(arg):
-        found = []
+        found: list[tuple[str, bool]] = []
         for root, dirs, files in os.walk(arg):
             dirs.sort()
             found.extend((os.path.join(root, f), False) for f in sorted(files) if f.endswith(".json"))
@@ -300,8 +307,9 @@ def cells(runs: Iterable[Run]) -> dict[str, list[Cell]]:
     out = {}
     for workload in sorted(grouped, key=lambda w: (first[w], w)):
         by_key = grouped[workload]
-        out[workload] = [Cell(workload, v, t, tuple(sorted(rs, key=lambda r: r.repeat)))
-                         for (v, t), rs in sorted(by_key.items())]
+        out[workload] = [
+            Cell(workload, v, t, tuple(sorted(rs, key=lambda r: r.repeat))) for (v, t), rs in sorted(by_key.items())
+        ]
     return out
 
 

@@ -8,18 +8,47 @@ standard deviation and the number of runs) and how numbers are written.
 from __future__ import annotations
 
 import shlex
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ..core.record import record
 from ..stats.noise import Sample, welch_margin
-from .model import (METRICS, STEAL_LIMIT, TABLE_METRICS, Cell, Metric, Run, Variant, differing_keys, variant_text,
-                    variants)
+from .model import (
+    METRICS,
+    STEAL_LIMIT,
+    TABLE_METRICS,
+    Cell,
+    Metric,
+    Run,
+    Variant,
+    differing_keys,
+    variant_text,
+    variants,
+)
 
-SATURATION_MIN_GAIN = 0.05      # as peak finding's default min-gain
-KEY_SETTINGS = ("tables", "table_size", "range_size", "rand-type", "db-ps-mode", "percentile", "time",
-                "warmup-time", "report-interval", "skip_trx", "auto_inc", "point_selects", "index_updates",
-                "non_index_updates", "delete_inserts", "mysql-ignore-errors", "pgsql-ignore-errors",
-                "sqlite-journal-mode", "sqlite-synchronous", "create_table_options")
+SATURATION_MIN_GAIN = 0.05  # as peak finding's default min-gain
+KEY_SETTINGS = (
+    "tables",
+    "table_size",
+    "range_size",
+    "rand-type",
+    "db-ps-mode",
+    "percentile",
+    "time",
+    "warmup-time",
+    "report-interval",
+    "skip_trx",
+    "auto_inc",
+    "point_selects",
+    "index_updates",
+    "non_index_updates",
+    "delete_inserts",
+    "mysql-ignore-errors",
+    "pgsql-ignore-errors",
+    "sqlite-journal-mode",
+    "sqlite-synchronous",
+    "create_table_options",
+)
 DRIVER_PREFIXES = ("mysql", "pgsql", "sqlite")
 
 
@@ -78,13 +107,13 @@ class PeakInfo:
     metric: str
     threads: int
     value: float
-    saturation_threads: int         # fewest threads within 5 % of the peak
+    saturation_threads: int  # fewest threads within 5 % of the peak
     p95_ms: float
-    saturation_value: float = 0.0   # mean at saturation_threads
-    noise_threads: int | None = None   # fewest threads not told apart from the peak (Welch 95 %); None: unknown
+    saturation_value: float = 0.0  # mean at saturation_threads
+    noise_threads: int | None = None  # fewest threads not told apart from the peak (Welch 95 %); None: unknown
     noise_value: float = 0.0
     noise_margin: float | None = None  # the 95 % margin at noise_threads, relative to the peak
-    repeats: int = 1                # fewest repeats of any cell of this variant
+    repeats: int = 1  # fewest repeats of any cell of this variant
 
 
 def peaks(cell_list: list[Cell], metric: str = "tps") -> list[PeakInfo]:
@@ -106,11 +135,21 @@ def peaks(cell_list: list[Cell], metric: str = "tps") -> list[PeakInfo]:
                 if m is not None and best.mean - c.sample(metric).mean <= m:
                     noise_cell, noise_margin = c, (m / best.mean if best.mean else None)
                     break
-        out.append(PeakInfo(v, metric, top.threads, best.mean, near.threads, top.sample("p95").mean,
-                            saturation_value=near.sample(metric).mean,
-                            noise_threads=noise_cell.threads if noise_cell else None,
-                            noise_value=noise_cell.sample(metric).mean if noise_cell else 0.0,
-                            noise_margin=noise_margin, repeats=repeats))
+        out.append(
+            PeakInfo(
+                v,
+                metric,
+                top.threads,
+                best.mean,
+                near.threads,
+                top.sample("p95").mean,
+                saturation_value=near.sample(metric).mean,
+                noise_threads=noise_cell.threads if noise_cell else None,
+                noise_value=noise_cell.sample(metric).mean if noise_cell else 0.0,
+                noise_margin=noise_margin,
+                repeats=repeats,
+            )
+        )
     return out
 
 
@@ -136,16 +175,34 @@ def within_noise_text(p: PeakInfo) -> str:
 def summary_table(all_cells: dict[str, list[Cell]]) -> TableData:
     vs = variants(c for cl in all_cells.values() for c in cl)
     keys = differing_keys(vs) if len(vs) > 1 else []
-    headers = ["Workload"] + ([", ".join(keys)] if keys else []) + [
-        "Peak TPS", "at threads", "QPS at peak", "95% latency at peak (ms)",
-        f"within {SATURATION_MIN_GAIN:.0%} of peak from", "within noise of peak from"]
+    headers = (
+        ["Workload"]
+        + ([", ".join(keys)] if keys else [])
+        + [
+            "Peak TPS",
+            "at threads",
+            "QPS at peak",
+            "95% latency at peak (ms)",
+            f"within {SATURATION_MIN_GAIN:.0%} of peak from",
+            "within noise of peak from",
+        ]
+    )
     rows = []
     for workload, cl in all_cells.items():
         for p in peaks(cl):
             top = next(c for c in cl if c.variant == p.variant and c.threads == p.threads)
-            rows.append([workload] + ([variant_text(p.variant, keys)] if keys else [])
-                        + [number(p.value), str(p.threads), number(top.sample("qps").mean), latency(p.p95_ms),
-                           within_5_text(p), within_noise_text(p)])
+            rows.append(
+                [workload]
+                + ([variant_text(p.variant, keys)] if keys else [])
+                + [
+                    number(p.value),
+                    str(p.threads),
+                    number(top.sample("qps").mean),
+                    latency(p.p95_ms),
+                    within_5_text(p),
+                    within_noise_text(p),
+                ]
+            )
     right = [False] + ([False] if keys else []) + [True] * 6
     return TableData(headers, rows, right)
 
@@ -162,17 +219,21 @@ def summary_notes(all_cells: dict[str, list[Cell]]) -> list[str]:
     busy = busy_host_note([r for cl in all_cells.values() for c in cl for r in c.runs])
     notes = [f"Warning: {busy}"] if busy else []
     if any(p.repeats == 1 for p in ps):
-        notes.append(f"Warning: some cells have a single run, so their run-to-run noise is unknown: \"within noise\" "
-                     f"cannot be told there, and \"within {SATURATION_MIN_GAIN:.0%}\" compares single measurements. "
-                     "Repeat the runs (5 or more) before calling a thread count saturated.")
+        notes.append(
+            f'Warning: some cells have a single run, so their run-to-run noise is unknown: "within noise" '
+            f'cannot be told there, and "within {SATURATION_MIN_GAIN:.0%}" compares single measurements. '
+            "Repeat the runs (5 or more) before calling a thread count saturated."
+        )
     few = [p for p in ps if 1 < p.repeats <= FEW_REPEATS]
     if few:
         margins = [p.noise_margin for p in few if p.noise_margin is not None]
         wide = f" (up to ±{max(margins):.0%} of the peak here)" if margins else ""
-        notes.append(f"Warning: {min(p.repeats for p in few)} repeats per cell (<= {FEW_REPEATS}): the 95 % noise "
-                     f"margin is wide{wide}, so \"within noise of peak\" may name thread counts well below the peak; "
-                     f"\"within {SATURATION_MIN_GAIN:.0%}\" does not depend on the noise. Use 5 or more repeats for "
-                     "firm statements.")
+        notes.append(
+            f"Warning: {min(p.repeats for p in few)} repeats per cell (<= {FEW_REPEATS}): the 95 % noise "
+            f'margin is wide{wide}, so "within noise of peak" may name thread counts well below the peak; '
+            f'"within {SATURATION_MIN_GAIN:.0%}" does not depend on the noise. Use 5 or more repeats for '
+            "firm statements."
+        )
     return notes
 
 
@@ -205,11 +266,17 @@ def _distinct(values: Iterable[Any]) -> str:
 
 def environment_rows(runs: list[Run]) -> list[tuple[str, str]]:
     docs = [r.doc for r in runs]
-    tool = _distinct(f"{d['tool'].get('name', 'pysysbench')} {d['tool'].get('version', '?')} (Python "
-                     f"{d['tool'].get('python', '?')})" for d in docs if d.get("tool"))
+    tool = _distinct(
+        f"{d['tool'].get('name', 'pysysbench')} {d['tool'].get('version', '?')} (Python {d['tool'].get('python', '?')})"
+        for d in docs
+        if d.get("tool")
+    )
     server = _distinct(f"{d.get('server_version') or 'unknown'} (driver {d.get('driver', '?')})" for d in docs)
-    client = _distinct(f"{d['client'].get('hostname', '?')}: {d['client'].get('platform', '?')}, "
-                       f"{d['client'].get('cpus', '?')} CPUs" for d in docs if d.get("client"))
+    client = _distinct(
+        f"{d['client'].get('hostname', '?')}: {d['client'].get('platform', '?')}, {d['client'].get('cpus', '?')} CPUs"
+        for d in docs
+        if d.get("client")
+    )
     rows = [("Tool", tool), ("Server", server), ("Client machine", client)]
     impl = _distinct(implementation_text(d["implementation"]) for d in docs if d.get("implementation"))
     if impl:
@@ -316,8 +383,7 @@ def steadiness_text(r: Run) -> str:
     if st["steady"]:
         return "steady"
     trend = "climbs" if change > 0 else "falls"
-    return (f"{trend} {change:+.0%} ({number(st['first_third_tps'], 0)} → {number(st['last_third_tps'], 0)} "
-            "TPS)")
+    return f"{trend} {change:+.0%} ({number(st['first_third_tps'], 0)} → {number(st['last_third_tps'], 0)} TPS)"
 
 
 def _pct(value: float | None) -> str:
@@ -336,10 +402,12 @@ def _us(value: float | None) -> str:
     return "-" if value is None else number(value, 1)
 
 
-SERVER_COLUMNS = (("hit_ratio", "Hit ratio", lambda v: f"{v:.2%}"),
-                  ("lock_waits_per_trx", "Lock waits / trx", lambda v: number(v, 3)),
-                  ("fsyncs_per_trx", "fsyncs / trx", lambda v: number(v, 3)),
-                  ("server_cpu_us_per_query", "Server CPU / query (µs)", lambda v: number(v, 1)))
+SERVER_COLUMNS = (
+    ("hit_ratio", "Hit ratio", lambda v: f"{v:.2%}"),
+    ("lock_waits_per_trx", "Lock waits / trx", lambda v: number(v, 3)),
+    ("fsyncs_per_trx", "fsyncs / trx", lambda v: number(v, 3)),
+    ("server_cpu_us_per_query", "Server CPU / query (µs)", lambda v: number(v, 1)),
+)
 
 
 def run_flags(r: Run) -> list[str]:
@@ -357,24 +425,44 @@ def runs_table(cell_list: list[Cell]) -> TableData:
     keys = differing_keys(vs) if len(vs) > 1 else []
     runs = [r for c in cell_list for r in c.runs]
     derived = [k for k, _, _ in SERVER_COLUMNS if any(k in r.derived for r in runs)]
-    headers = ([", ".join(keys)] if keys else []) + ["Threads", "Run", "TPS", "Steadiness (first → last third)",
-                                                     "Client busy", "Client CPU / query (µs)",
-                                                     "Host load (1 min)", "Steal"]
-    headers += [title for k, title, _ in SERVER_COLUMNS if k in derived] + ["Flags"]
+    retries = any("retried" in r.summary for r in runs)  # --max-retries: its counts, where a run had it
+    headers = ([", ".join(keys)] if keys else []) + [
+        "Threads",
+        "Run",
+        "TPS",
+        "Steadiness (first → last third)",
+        "Client busy",
+        "Client CPU / query (µs)",
+        "Host load (1 min)",
+        "Steal",
+    ]
+    headers += [title for k, title, _ in SERVER_COLUMNS if k in derived]
+    headers += ["Retried", "Failed"] if retries else []
+    headers += ["Flags"]
     rows = []
     for c in cell_list:
         for r in c.runs:
-            row = ([variant_text(c.variant, keys)] if keys else []) + [str(c.threads), f"r{r.repeat}",
-                                                                       number(r.value("tps"))]
-            row += [steadiness_text(r), _pct(r.busy), _us(r.cpu_us_per_query), _load_text(r),
-                    _pct(r.host.get("steal_fraction"))]
+            row = ([variant_text(c.variant, keys)] if keys else []) + [
+                str(c.threads),
+                f"r{r.repeat}",
+                number(r.value("tps")),
+            ]
+            row += [
+                steadiness_text(r),
+                _pct(r.busy),
+                _us(r.cpu_us_per_query),
+                _load_text(r),
+                _pct(r.host.get("steal_fraction")),
+            ]
             d = r.derived
-            row += [fmt(d[k]) if isinstance(d.get(k), (int, float)) else "-" for k, _, fmt in SERVER_COLUMNS
-                    if k in derived]
+            row += [
+                fmt(d[k]) if isinstance(d.get(k), (int, float)) else "-" for k, _, fmt in SERVER_COLUMNS if k in derived
+            ]
+            row += [str(r.summary.get(k, "-")) for k in ("retried", "failed")] if retries else []
             row.append(", ".join(run_flags(r)) or "-")
             rows.append(row)
     right = ([False] if keys else []) + [True, False, True, False, True, True, True, True]
-    right += [True] * len(derived) + [False]
+    right += [True] * (len(derived) + 2 * retries) + [False]
     return TableData(headers, rows, right)
 
 
@@ -386,17 +474,29 @@ def run_warnings(cell_list: list[Cell], keys: list[str]) -> list[str]:
         for r in c.runs:
             tag = f"{who} r{r.repeat}"
             if r.steady is False:
-                out.append(f"Unsteady: {tag}: TPS {steadiness_text(r)} from the first to the last third of its "
-                           "intervals; its mean describes no moment of the run (warm up longer, or run longer).")
+                out.append(
+                    f"Unsteady: {tag}: TPS {steadiness_text(r)} from the first to the last third of its "
+                    "intervals; its mean describes no moment of the run (warm up longer, or run longer)."
+                )
             if r.saturated:
-                out.append(f"Client saturated: {tag}: the client kept {r.busy:.0%} of its cores busy "
-                           f"({_us(r.cpu_us_per_query)} µs CPU per query): the figure may be the client's limit "
-                           "(add --workers or client machines).")
+                out.append(
+                    f"Client saturated: {tag}: the client kept {r.busy:.0%} of its cores busy "
+                    f"({_us(r.cpu_us_per_query)} µs CPU per query): the figure may be the client's limit "
+                    "(add --workers or client machines)."
+                )
+            if r.summary.get("failed"):
+                out.append(
+                    f"Failed transactions: {tag}: {r.summary['failed']} transactions still failed after "
+                    f"--max-retries={r.option('max_retries')} ({r.summary.get('retried', 0)} retried); its TPS "
+                    "counts only those that committed (retry more, or lower the contention)."
+                )
             if r.host_problems:
-                out.append(f"Busy host: {tag}: {'; '.join(r.host_problems)}: the client machine's CPU was not the "
-                           "run's alone (other work, or a hypervisor taking it), so its figures are unreliable. Run "
-                           "on a quiet machine; after a heavy run the 1-minute load takes a minute or more to fall "
-                           "(a longer pause).")
+                out.append(
+                    f"Busy host: {tag}: {'; '.join(r.host_problems)}: the client machine's CPU was not the "
+                    "run's alone (other work, or a hypervisor taking it), so its figures are unreliable. Run "
+                    "on a quiet machine; after a heavy run the 1-minute load takes a minute or more to fall "
+                    "(a longer pause)."
+                )
     return out
 
 
@@ -406,7 +506,9 @@ def busy_host_note(runs: list[Run]) -> str | None:
     if not bad:
         return None
     r = bad[0]
-    return (f"{len(bad)} of {sum(1 for x in runs if x.ok)} runs were measured on a busy host (1-minute load at "
-            f"the start above the cores the client left free, or CPU steal of {STEAL_LIMIT:.0%} or more), e.g. {r.workload} "
-            f"at {_threads_text(r.threads)} r{r.repeat}: {'; '.join(r.host_problems)}; their figures are "
-            "unreliable.")
+    return (
+        f"{len(bad)} of {sum(1 for x in runs if x.ok)} runs were measured on a busy host (1-minute load at "
+        f"the start above the cores the client left free, or CPU steal of {STEAL_LIMIT:.0%} or more), e.g. {r.workload} "
+        f"at {_threads_text(r.threads)} r{r.repeat}: {'; '.join(r.host_problems)}; their figures are "
+        "unreliable."
+    )

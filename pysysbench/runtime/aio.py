@@ -7,13 +7,15 @@ with a traceback each at the loop's shutdown ("unhandled exception during
 asyncio.run() shutdown"). The engine's thread start-up and the loader's parallel
 loads both use it. :func:`close_quietly` ends a connection at a run's end, whatever
 state its server is in (the engine's threads, the Lua states' own connections).
-Standard library only; it sits in the bottom layer.
+:func:`run_to_end` runs a coroutine on a new loop (uvloop when there is one).
+Standard library only (uvloop when installed); it sits in the bottom layer.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Awaitable, Iterable
+from collections.abc import Awaitable, Coroutine, Iterable
+from typing import Any
 
 
 async def all_or_nothing(aws: Iterable[Awaitable[Any]]) -> list[Any]:
@@ -41,4 +43,15 @@ async def close_quietly(conn: Any) -> None:
         pass
 
 
-__all__ = ["all_or_nothing", "close_quietly"]
+def run_to_end(coro: Coroutine[Any, Any, Any]) -> Any:
+    """``coro`` run on a new event loop: uvloop when installed (it is a dependency), the
+    stdlib loop otherwise."""
+    try:
+        import uvloop
+
+        return uvloop.run(coro)
+    except ImportError:
+        return asyncio.run(coro)
+
+
+__all__ = ["all_or_nothing", "close_quietly", "run_to_end"]

@@ -21,26 +21,32 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 from ..core.switches import CHILD_SAVED_ENV
 
 _KEYS = ("PYTHONSAFEPATH", "PYTHONPATH")
-_SAVED = CHILD_SAVED_ENV     # the user's values of _KEYS, for restore_environment
+_SAVED = CHILD_SAVED_ENV  # the user's values of _KEYS, for restore_environment
 
 
 def _parent_path() -> str:
     """The parent's import path as PYTHONPATH (``''`` is the working directory at start-up,
     as multiprocessing's spawn preparation resolves it)."""
     from multiprocessing import process
-    entries = [process.ORIGINAL_DIR if entry == "" else entry for entry in sys.path]
+
+    entries = [
+        process.ORIGINAL_DIR if entry == "" else entry  # type: ignore[attr-defined]  # undocumented
+        for entry in sys.path
+    ]
     return os.pathsep.join(e for e in entries if os.pathsep not in e)
 
 
 @contextmanager
 def parent_import_path() -> Iterator[None]:
     import json
+
     saved = {key: os.environ.get(key) for key in _KEYS}
     os.environ["PYTHONSAFEPATH"] = "1"
     os.environ["PYTHONPATH"] = _parent_path()
@@ -57,6 +63,7 @@ def restore_environment() -> None:
     raw = _SAVED.take()
     if raw is not None:
         import json
+
         _put_back(json.loads(raw))
 
 
@@ -89,7 +96,7 @@ class PausedThreads:
     """``with PausedThreads():`` every registered helper thread stopped inside (those that
     could not stop within their bound run on, and the group spawns instead of forking)."""
 
-    def __enter__(self) -> "PausedThreads":
+    def __enter__(self) -> PausedThreads:
         self.paused = [o for o in list(_PAUSABLE) if o.pause()]
         return self
 

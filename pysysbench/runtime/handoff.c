@@ -63,7 +63,7 @@ handoff_here(void)
 }
 
 int
-handoff_init(PyObject *m)
+handoff_init(PyObject *Py_UNUSED(m))
 {
     s_strand = PyUnicode_InternFromString("strand");
     return s_strand == NULL ? -1 : 0;

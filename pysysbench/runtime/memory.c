@@ -17,7 +17,7 @@
 
 /* mallopt(param, value): glibc's return value (1 done, 0 refused) */
 static PyObject *
-memory_mallopt(PyObject *self, PyObject *args)
+memory_mallopt(PyObject *Py_UNUSED(self), PyObject *args)
 {
     int param, value;
     if (!PyArg_ParseTuple(args, "ii:mallopt", &param, &value))
@@ -35,7 +35,7 @@ static long heap_advised_bytes;
  * (madvise MADV_HUGEPAGE) on what the heap grew by since the last one.  sbrk(0) is glibc's
  * cached break: no system call unless the heap grew. */
 static PyObject *
-memory_heap_hugepages(PyObject *self, PyObject *args)
+memory_heap_hugepages(PyObject *Py_UNUSED(self), PyObject *args)
 {
     long pad;
     uintptr_t end, page = (uintptr_t)sysconf(_SC_PAGESIZE);

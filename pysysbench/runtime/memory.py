@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 
-from .native import heap_hugepages as _c_heap_hugepages, mallopt as _c_mallopt
+from .native import heap_hugepages as _c_heap_hugepages
+from .native import mallopt as _c_mallopt
 
-M_MMAP_THRESHOLD = -3                 # glibc's mallopt parameter
-MMAP_THRESHOLD_BYTES = 128 * 1024     # glibc's initial value, kept
+M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
+MMAP_THRESHOLD_BYTES = 128 * 1024  # glibc's initial value, kept
 
 _pinned: bool | None = None
 
@@ -44,12 +46,13 @@ def pin_mmap_threshold() -> bool:
     return _pinned
 
 
-def _mallopt():
+def _mallopt() -> Callable[[int, int], int]:
     """glibc's ``mallopt(int, int)``: the C extension's, else through ctypes (AttributeError
     or OSError where the C library has none)."""
     if _c_mallopt is not None:
         return _c_mallopt
     import ctypes
+
     mallopt = ctypes.CDLL(None).mallopt
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     return mallopt
@@ -78,9 +81,13 @@ def huge_heap() -> None:
     (their choice stands)."""
     global _huge
     if _huge is None:
-        _huge = (_c_heap_hugepages is not None and sys.platform.startswith("linux")
-                 and "GLIBC_TUNABLES" not in os.environ and _thp_mode() == "madvise")
-    if _huge and _c_heap_hugepages(HEAP_PAD_BYTES) < 0:
+        _huge = (
+            _c_heap_hugepages is not None
+            and sys.platform.startswith("linux")
+            and "GLIBC_TUNABLES" not in os.environ
+            and _thp_mode() == "madvise"
+        )
+    if _huge and _c_heap_hugepages is not None and _c_heap_hugepages(HEAP_PAD_BYTES) < 0:
         _huge = False
 
 
@@ -92,7 +99,7 @@ def _thp_mode() -> str:
     except OSError:
         return ""
     start, end = text.find("["), text.find("]")
-    return text[start + 1:end] if 0 <= start < end else ""
+    return text[start + 1 : end] if 0 <= start < end else ""
 
 
 __all__ = ["huge_heap", "pin_mmap_threshold"]

@@ -1,11 +1,12 @@
 /* The runtime layer of pysysbench's C extension: what the files above share, below every user.
  *
- *   native_util.c   the shared helpers (slot offsets, tuples) and the base type of event sources
+ *   native_util.c   the shared helpers (slot offsets, tuples), the base type of event sources and
+ *                   the event-limit rule (runtime/limits.py)
  *   handoff.c       the strand running now (handoff.py's `here`), shared by wire and strand
  *   memory.c        glibc's mallopt (the mmap threshold's pin), huge pages for the Lua states' heap
  *
  * The C layers, lowest first (a file includes and calls only its own layer or below; the module
- * init, _native.c, is the top and only wires):  native_core.h (rand.c)  <
+ * init, engine/_native.c, is the top and only wires):  native_core.h (rand.c)  <
  * native_runtime.h  <  native_stats.h  <  native_drivers.h  <  native_workloads.h  <
  * native_engine.h  <  _native.c.  tests/unit/test_layers.py (C_LAYERS) holds the same order.
  * Everything is one shared object, so the calls between files stay direct C calls; the one call
@@ -55,6 +56,21 @@ typedef struct {
     EVENT_SOURCE_HEAD
 } EventSource;
 extern PyTypeObject EventSourceType;
+
+/* --------------------------------------------- native_util.c: the event-limit rule --- */
+
+/* Whether a thread may start another event: the rule is stated once, in runtime/limits.py
+ * (Limits.admit is its Python twin); every C loop asks it here.  The time part alone, for a
+ * loop that runs a batch of events without the GIL (workloads/builtin.c): deadline_ns (0: no
+ * time limit) has come at now_ns (time.perf_counter_ns()'s clock, read as the event starts). */
+static inline int
+limits_time_up(long long deadline_ns, long long now_ns)
+{
+    return deadline_ns != 0 && now_ns >= deadline_ns;
+}
+/* the whole rule on a runtime/limits.py Limits (its stop, deadline_ns, budget, warming): how
+ * many of n events may start at now_ns, taken from its --events budget; -1 with an exception */
+long long limits_admit(PyObject *limits, long long now_ns, long long n);
 
 /* ------------------------------------------------------------------ handoff.c --- */
 

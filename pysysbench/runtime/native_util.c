@@ -47,9 +47,131 @@ PyTypeObject EventSourceType = {
     .tp_doc = "What an EventLoop runs instead of steps (native_runtime.h).",
 };
 
+/* ------------------------------------------------------------ the event-limit rule --- *
+ * runtime/limits.py states it; Limits.admit is the Python twin of limits_admit. */
+
+enum { LIM_STOP, LIM_DEADLINE, LIM_BUDGET, LIM_WARMING, LIM_FIELDS };
+static const char *const lim_names[LIM_FIELDS] = {"stop", "deadline_ns", "budget", "warming"};
+static PyObject *lim_name[LIM_FIELDS], *s_take;
+static PyTypeObject *lim_type;             /* the type lim_off was taken from (a strong reference) */
+static Py_ssize_t lim_off[LIM_FIELDS];     /* its slot offsets (-1: read by name) */
+
+/* limits.<field> (a new reference): read in place while limits is of the type the offsets are of */
+static PyObject *
+lim_get(PyObject *limits, int field)
+{
+    PyObject *v;
+    if (!Py_IS_TYPE(limits, lim_type)) {
+        PyTypeObject *old = lim_type;
+        Py_INCREF(Py_TYPE(limits));
+        lim_type = Py_TYPE(limits);
+        Py_XDECREF(old);
+        for (int i = 0; i < LIM_FIELDS; i++)
+            lim_off[i] = native_slot_offset(limits, lim_name[i]);
+    }
+    if (lim_off[field] >= 0 && (v = SLOT(limits, lim_off[field])) != NULL) {
+        Py_INCREF(v);
+        return v;
+    }
+    return PyObject_GetAttr(limits, lim_name[field]);     /* anything else (or unset: its error) */
+}
+
+/* limits.<field> as a truth value: 0, 1, or -1 with an exception */
+static int
+lim_flag(PyObject *limits, int field)
+{
+    PyObject *v = lim_get(limits, field);
+    int r;
+    if (v == NULL)
+        return -1;
+    r = v == Py_False ? 0 : v == Py_True ? 1 : PyObject_IsTrue(v);
+    Py_DECREF(v);
+    return r;
+}
+
+/* the stop, or the time limit at now_ns: 0, 1, or -1 with an exception */
+static int
+lim_ended(PyObject *limits, long long now_ns)
+{
+    PyObject *v;
+    long long deadline;
+    int stop = lim_flag(limits, LIM_STOP);
+    if (stop != 0)
+        return stop;
+    if ((v = lim_get(limits, LIM_DEADLINE)) == NULL)
+        return -1;
+    deadline = PyLong_AsLongLong(v);
+    Py_DECREF(v);
+    if (deadline == -1 && PyErr_Occurred())
+        return -1;
+    return limits_time_up(deadline, now_ns);
+}
+
+/* budget.take(n): how many of n events it gave, or -1 with an exception */
+static long long
+lim_take(PyObject *budget, long long n)
+{
+    PyObject *arg = PyLong_FromLongLong(n), *r;
+    long long got;
+    if (arg == NULL)
+        return -1;
+    r = PyObject_CallMethodOneArg(budget, s_take, arg);
+    Py_DECREF(arg);
+    if (r == NULL)
+        return -1;
+    got = PyLong_AsLongLong(r);
+    Py_DECREF(r);
+    return got;
+}
+
+long long
+limits_admit(PyObject *limits, long long now_ns, long long n)
+{
+    PyObject *budget;
+    long long got;
+    int ended = lim_ended(limits, now_ns), warming;
+    if (ended != 0)
+        return ended < 0 ? -1 : 0;
+    if ((budget = lim_get(limits, LIM_BUDGET)) == NULL)
+        return -1;
+    warming = budget == Py_None ? 1 : lim_flag(limits, LIM_WARMING);   /* not counted: all n may start */
+    got = warming < 0 ? -1 : warming ? n : lim_take(budget, n);
+    Py_DECREF(budget);
+    return got;
+}
+
+/* limits_admit(limits, now_ns, n=1): the C rule, for tests/unit/test_limits.py */
+static PyObject *
+util_limits_admit(PyObject *module, PyObject *args)
+{
+    PyObject *limits;
+    long long now, n = 1, got;
+    (void)module;
+    if (!PyArg_ParseTuple(args, "OL|L", &limits, &now, &n))
+        return NULL;
+    if (n < 0) {
+        PyErr_SetString(PyExc_ValueError, "the count must not be negative");
+        return NULL;
+    }
+    got = limits_admit(limits, now, n);
+    return got < 0 ? NULL : PyLong_FromLongLong(got);
+}
+
+static PyMethodDef util_methods[] = {
+    {"limits_admit", util_limits_admit, METH_VARARGS,
+     "limits_admit(limits, now_ns, n=1): how many of n events may start (runtime/limits.py's rule)"},
+    {NULL, NULL, 0, NULL},
+};
+
 int
 native_util_init(PyObject *module)
 {
-    (void)module;
-    return PyType_Ready(&EventSourceType);
+    for (int i = 0; i < LIM_FIELDS; i++)
+        if ((lim_name[i] = PyUnicode_InternFromString(lim_names[i])) == NULL)
+            return -1;
+    if ((s_take = PyUnicode_InternFromString("take")) == NULL)
+        return -1;
+    if (PyType_Ready(&EventSourceType) < 0)
+        return -1;
+    return PyModule_AddFunctions(module, util_methods);
 }

@@ -23,10 +23,10 @@ def snapshot() -> dict[str, Any]:
     except OSError:
         pass
     try:
-        with open(PROC_STAT, "rb") as fh:     # bytes: a text file's codec import was 0.7 M instructions
+        with open(PROC_STAT, "rb") as fh:  # bytes: a text file's codec import was 0.7 M instructions
             first = fh.readline().split()
         if first and first[0] == b"cpu":
-            out["cpu"] = dict(zip(FIELDS, (int(x) for x in first[1:1 + len(FIELDS)])))
+            out["cpu"] = dict(zip(FIELDS, (int(x) for x in first[1 : 1 + len(FIELDS)])))
     except (OSError, ValueError):
         pass
     return out

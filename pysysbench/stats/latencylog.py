@@ -37,7 +37,7 @@ class LoggingRecorder:
         self.counters = inner.counters
         self.reset_minmax = inner.reset_minmax
         self.path = path
-        self.fd: int | None = None      # opened at the first flush (the parent created the file)
+        self.fd: int | None = None  # opened at the first flush (the parent created the file)
         self.rate = rate
         self.limits = limits
         self.buf: list[str] = []
@@ -75,9 +75,10 @@ class LoggingRecorder:
             if self.fd is None:
                 self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             os.write(self.fd, "".join(self.buf).encode("ascii"))
-        except OSError as exc:     # a full disk, a removed directory: one line, not a crash
+        except OSError as exc:  # a full disk, a removed directory: one line, not a crash
             from ..core.errors import UsageError
             from ..core.files import problem
+
             self.buf.clear()
             raise UsageError(f"cannot write latency log '{self.path}': {problem(exc)}") from None
         self.buf.clear()
@@ -88,5 +89,5 @@ class LoggingRecorder:
             os.close(self.fd)
             self.fd = None
 
-    def snapshot(self):
+    def snapshot(self) -> Any:
         return self.inner.snapshot()

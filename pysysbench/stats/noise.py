@@ -12,14 +12,43 @@ is unknown: callers say so instead of pretending.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..core.record import record
 
 # Two-sided 95 % critical values of Student's t for 1..30 degrees of freedom.
-T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-       2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-       2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+T95 = (
+    12.706,
+    4.303,
+    3.182,
+    2.776,
+    2.571,
+    2.447,
+    2.365,
+    2.306,
+    2.262,
+    2.228,
+    2.201,
+    2.179,
+    2.160,
+    2.145,
+    2.131,
+    2.120,
+    2.110,
+    2.101,
+    2.093,
+    2.086,
+    2.080,
+    2.074,
+    2.069,
+    2.064,
+    2.060,
+    2.056,
+    2.052,
+    2.048,
+    2.045,
+    2.042,
+)
 T95_LARGE = 1.96
 
 
@@ -68,11 +97,11 @@ def welch_margin(a: Sample, b: Sample) -> float | None:
     None when either side has a single value (noise unknown)."""
     if a.n < 2 or b.n < 2:
         return None
-    va, vb = a.sd ** 2 / a.n, b.sd ** 2 / b.n
+    va, vb = a.sd**2 / a.n, b.sd**2 / b.n
     se = math.sqrt(va + vb)
     if se == 0:
         return 0.0
-    df = (va + vb) ** 2 / ((va ** 2 / (a.n - 1) if va else 0.0) + (vb ** 2 / (b.n - 1) if vb else 0.0))
+    df = (va + vb) ** 2 / ((va**2 / (a.n - 1) if va else 0.0) + (vb**2 / (b.n - 1) if vb else 0.0))
     return t_critical(df) * se
 
 
@@ -80,9 +109,9 @@ def welch_margin(a: Sample, b: Sample) -> float | None:
 class Difference:
     """``b`` relative to ``a``: ratio, relative change and whether it beats the noise."""
 
-    ratio: float            # mean(b) / mean(a)
-    change: float           # ratio - 1
-    noise: float | None     # 95 % margin relative to mean(a); None = unknown (single runs)
+    ratio: float  # mean(b) / mean(a)
+    change: float  # ratio - 1
+    noise: float | None  # 95 % margin relative to mean(a); None = unknown (single runs)
     significant: bool | None  # None = cannot tell (single runs)
 
 

@@ -63,7 +63,7 @@ recorder_record(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 }
 
 static PyObject *
-recorder_reset_minmax(PyObject *self, PyObject *unused)
+recorder_reset_minmax(PyObject *self, PyObject *Py_UNUSED(unused))
 {
     Recorder *r = (Recorder *)self;
     r->lat_min = r->lat_max = 0;
@@ -72,7 +72,7 @@ recorder_reset_minmax(PyObject *self, PyObject *unused)
 
 /* (events, lat_sum, lat_min, lat_max, hist list, {tid: events}, {tid: lat}) of threads that recorded */
 static PyObject *
-recorder_state(PyObject *self, PyObject *unused)
+recorder_state(PyObject *self, PyObject *Py_UNUSED(unused))
 {
     Recorder *r = (Recorder *)self;
     long long events = 0, lat_sum = 0;
@@ -121,7 +121,7 @@ recorder_dealloc(Recorder *r)
 
 /* Recorder(tid0, n, ln_ns_per_ms, ln_min_ms, m) */
 static PyObject *
-recorder_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+recorder_new(PyTypeObject *type, PyObject *args, PyObject *Py_UNUSED(kw))
 {
     long long tid0;
     Py_ssize_t n;

@@ -14,7 +14,7 @@ import math
 from typing import Any
 
 from ..runtime.native import Recorder as _CRecorderCore
-from .histogram import LN_MIN_MS, M, N_BUCKETS
+from .histogram import LN_MIN_MS, N_BUCKETS, M
 from .records import Snapshot
 
 LN_NS_PER_MS = math.log(1e6)
@@ -68,12 +68,18 @@ class PyRecorder:
     def reset_minmax(self) -> None:
         self.lat_min = self.lat_max = 0
 
-    def state(self) -> tuple:
+    def state(self) -> tuple[Any, ...]:
         """(events, lat_sum, lat_min, lat_max, hist, thread_events, thread_lat), as the C core's."""
         threads = self.threads
-        return (sum(t[0] for t in threads.values()), sum(t[1] for t in threads.values()), self.lat_min,
-                self.lat_max, list(self.hist), {tid: t[0] for tid, t in threads.items()},
-                {tid: t[1] for tid, t in threads.items()})
+        return (
+            sum(t[0] for t in threads.values()),
+            sum(t[1] for t in threads.values()),
+            self.lat_min,
+            self.lat_max,
+            list(self.hist),
+            {tid: t[0] for tid, t in threads.items()},
+            {tid: t[1] for tid, t in threads.items()},
+        )
 
     def snapshot(self) -> Snapshot:
         return _snapshot(self.counters, self.state())
@@ -87,6 +93,7 @@ class CRecorder:
 
     def __init__(self, counters: Any, tids: range):
         self.counters = counters
+        assert _CRecorderCore is not None  # this class is chosen only when the C is used
         self.core = _CRecorderCore(tids.start, len(tids), LN_NS_PER_MS, LN_MIN_MS, M)
         self.record = self.core.record
         self.reset_minmax = self.core.reset_minmax
@@ -95,14 +102,29 @@ class CRecorder:
         return _snapshot(self.counters, self.core.state())
 
 
-def _snapshot(c: Any, state: tuple) -> Snapshot:
+def _snapshot(c: Any, state: tuple[Any, ...]) -> Snapshot:
     """A recorder's state and its counters as one Snapshot."""
     events, lat_sum, lat_min, lat_max, hist, thread_events, thread_lat = state
-    return Snapshot(events=events, reads=c.reads, writes=c.writes, others=c.others, errors=c.errors,
-                    reconnects=c.reconnects, lat_sum_ns=lat_sum, lat_min_ns=lat_min, lat_max_ns=lat_max,
-                    hist=hist, thread_events=thread_events, thread_lat_ns=thread_lat,
-                    error_codes=dict(c.errors_by_code), reconnect_failures=dict(c.reconnect_failures),
-                    reconnect_error=c.reconnect_error, reopened=c.reopened)
+    return Snapshot(
+        events=events,
+        reads=c.reads,
+        writes=c.writes,
+        others=c.others,
+        errors=c.errors,
+        reconnects=c.reconnects,
+        lat_sum_ns=lat_sum,
+        lat_min_ns=lat_min,
+        lat_max_ns=lat_max,
+        hist=hist,
+        thread_events=thread_events,
+        thread_lat_ns=thread_lat,
+        error_codes=dict(c.errors_by_code),
+        reconnect_failures=dict(c.reconnect_failures),
+        reconnect_error=c.reconnect_error,
+        reopened=c.reopened,
+        retried=c.retried,
+        failed=c.failed,
+    )
 
 
 def make_recorder(counters: Any, tids: range) -> PyRecorder | CRecorder:

@@ -14,22 +14,35 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import field
+from typing import Any
+
+from pysysbench.stats.histogram import new_counts, percentile_ms
 
 from ..core.record import record
-from pysysbench.stats.histogram import new_counts, percentile_ms
 
 DEFAULT_PERCENTILES = (50, 90, 95, 99, 99.9)
 
 # Integer counters handled identically by merge and minus.
-_COUNTERS = ("events", "reads", "writes", "others", "errors", "reconnects", "lat_sum_ns", "reopened")
+_COUNTERS = (
+    "events",
+    "reads",
+    "writes",
+    "others",
+    "errors",
+    "reconnects",
+    "lat_sum_ns",
+    "reopened",
+    "retried",
+    "failed",
+)
 
 
-def _dict_add(dst: dict, src: dict) -> None:
+def _dict_add(dst: dict[Any, Any], src: dict[Any, Any]) -> None:
     for key, value in src.items():
         dst[key] = dst.get(key, 0) + value
 
 
-def _dict_minus(new: dict, base: dict) -> dict:
+def _dict_minus(new: dict[Any, Any], base: dict[Any, Any]) -> dict[Any, Any]:
     out = dict(new)
     for key, value in base.items():
         out[key] = out.get(key, 0) - value
@@ -56,6 +69,8 @@ class Snapshot:
     reconnect_failures: dict[str, int] = field(default_factory=dict)  # error code -> failed reconnect attempts
     reconnect_error: str = ""  # the last failed reconnect's message (not a counter: merge keeps one)
     reopened: int = 0  # lost connections re-opened (a reconnect that succeeded)
+    retried: int = 0  # --max-retries: transactions retried at least once
+    failed: int = 0  # --max-retries: transactions that still failed after the last retry
 
     @property
     def failed_reconnects(self) -> int:
@@ -135,6 +150,9 @@ class IntervalStat:
     queue_length: int | None = None  # rate mode only
     concurrency: int | None = None  # rate mode only
     reconnect_failures: int = 0  # failed attempts to re-open lost connections
+    retried: int | None = None  # --max-retries: transactions retried (None: the option is off)
+    failed: int | None = None  # --max-retries: transactions failed after their last retry
+    error_codes: dict[str, int] = field(default_factory=dict)  # error code -> count (ignored errors)
 
 
 @record(frozen=True, slots=True)
@@ -162,6 +180,8 @@ class Summary:
     error_codes: dict[str, int] = field(default_factory=dict)
     reconnect_failures: dict[str, int] = field(default_factory=dict)  # error code -> failed reconnect attempts
     reconnect_error: str = ""  # the last failed reconnect's message
+    retried: int | None = None  # --max-retries: transactions retried (None: the option is off)
+    failed: int | None = None  # --max-retries: transactions failed after their last retry
 
     @property
     def lat_avg_ns(self) -> int:
@@ -188,6 +208,7 @@ def interval_from(
     percentile: int,
     queue_length: int | None = None,
     concurrency: int | None = None,
+    retries: bool = False,
 ) -> IntervalStat:
     """Build one intermediate line's record from two consecutive merged snapshots."""
     d = new.minus(old)
@@ -206,6 +227,9 @@ def interval_from(
         queue_length=queue_length,
         concurrency=concurrency,
         reconnect_failures=d.failed_reconnects,
+        retried=d.retried if retries else None,
+        failed=d.failed if retries else None,
+        error_codes={k: v for k, v in d.error_codes.items() if v},
     )
 
 
@@ -218,6 +242,7 @@ def summary_from(
     threads: int,
     percentile: int,
     unfinished: int | None = None,
+    retries: bool = False,
 ) -> Summary:
     """Build the cumulative report from *snap* minus *base* (zero or last checkpoint).
 
@@ -250,4 +275,6 @@ def summary_from(
         error_codes={k: v for k, v in d.error_codes.items() if v},
         reconnect_failures={k: v for k, v in d.reconnect_failures.items() if v},
         reconnect_error=d.reconnect_error if d.failed_reconnects else "",
+        retried=d.retried if retries else None,
+        failed=d.failed if retries else None,
     )

@@ -13,9 +13,9 @@ cannot tell (``steady`` is None).
 
 from __future__ import annotations
 
-from typing import Any, Sequence
-
 import math
+from collections.abc import Sequence
+from typing import Any
 
 from .noise import t_critical
 
@@ -39,8 +39,14 @@ def steadiness(tps: Sequence[float]) -> dict[str, Any]:
     if not first:
         return {"intervals": n, "first_third_tps": first, "last_third_tps": last, "steady": None}
     change, noise = last / first - 1, margin / first
-    return {"intervals": n, "first_third_tps": first, "last_third_tps": last, "change": change, "noise": noise,
-            "steady": not (abs(change) > noise and abs(change) >= MIN_CHANGE)}
+    return {
+        "intervals": n,
+        "first_third_tps": first,
+        "last_third_tps": last,
+        "change": change,
+        "noise": noise,
+        "steady": not (abs(change) > noise and abs(change) >= MIN_CHANGE),
+    }
 
 
 def of_intervals(intervals: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -7,11 +7,16 @@ import inspect
 import os
 
 from ..core.errors import WorkloadError
+from . import (  # noqa: F401  (registration side effect)  # noqa: F401  (sysbench's built-in tests: cpu memory threads mutex fileio)
+    builtin,
+    bulk_insert,
+    fileio,
+    olap,  # noqa: F401  (registers; legacy.py, which resolves sysbench 0.5 script paths, is imported for .lua names)
+    oltp,
+    select_random,
+    stock,
+)
 from .base import LUA_SOURCE_PREFIX, REGISTRY, Env, ThreadContext, Workload, register
-from . import bulk_insert, oltp, select_random  # noqa: F401  (registration side effect)
-from . import olap  # noqa: F401  (registers; legacy.py, which resolves sysbench 0.5 script paths, is imported for .lua names)
-from . import builtin, fileio  # noqa: F401  (sysbench's built-in tests: cpu memory threads mutex fileio)
-from . import stock
 
 __all__ = ["REGISTRY", "Env", "ThreadContext", "Workload", "register", "find_workload"]
 
@@ -25,8 +30,8 @@ def find_workload(name: str, lua_bundled: bool = False) -> type[Workload]:
     or 0.5 name whose file (or the common file it loads) is on disk and edited runs
     through the Lua engine as well: the native workload reproduces the stock scripts
     only (stock.py)."""
-    if name.startswith(LUA_SOURCE_PREFIX):    # a worker process resolving a parent's script
-        return _script(name[len(LUA_SOURCE_PREFIX):])
+    if name.startswith(LUA_SOURCE_PREFIX):  # a worker process resolving a parent's script
+        return _script(name[len(LUA_SOURCE_PREFIX) :])
     if name.endswith(".py"):
         return _load_file(name)
     if not lua_bundled:
@@ -40,6 +45,7 @@ def _script(name: str) -> type[Workload]:
     """A sysbench Lua script's workload class: the Lua engine is imported only here, so a
     bundled test never loads it (nor lupa, which only a running script imports)."""
     from ..lua import script_class
+
     return script_class(name)
 
 
@@ -47,7 +53,8 @@ def _native(name: str) -> type[Workload] | None:
     stem = os.path.basename(name)
     if stem.endswith(".lua"):
         from . import legacy
-        old = legacy.resolve(name)   # tests/db/oltp.lua & co. (sysbench 0.5 and the sysbench-xa fork)
+
+        old = legacy.resolve(name)  # tests/db/oltp.lua & co. (sysbench 0.5 and the sysbench-xa fork)
         if old is not None:
             return None if stock.edited_legacy(name) else old
         stem = stem[:-4]
@@ -68,13 +75,18 @@ def _load_file(path: str) -> type[Workload]:
         spec.loader.exec_module(module)
     except Exception as exc:
         raise WorkloadError(f"cannot load workload file '{path}': {type(exc).__name__}: {exc}") from None
-    found = [obj for obj in vars(module).values()
-             if inspect.isclass(obj) and issubclass(obj, Workload) and obj.__module__ == mod_name]
+    found = [
+        obj
+        for obj in vars(module).values()
+        if inspect.isclass(obj) and issubclass(obj, Workload) and obj.__module__ == mod_name
+    ]
     if len(found) != 1:
-        raise WorkloadError(f"workload file '{path}' must define exactly one subclass of "
-                            f"pysysbench.workloads.Workload (found {len(found)})")
+        raise WorkloadError(
+            f"workload file '{path}' must define exactly one subclass of "
+            f"pysysbench.workloads.Workload (found {len(found)})"
+        )
     cls = found[0]
     if not cls.name:
         cls.name = os.path.splitext(os.path.basename(path))[0]
-    cls.source = os.path.abspath(path)   # worker processes load the same file
+    cls.source = os.path.abspath(path)  # worker processes load the same file
     return cls

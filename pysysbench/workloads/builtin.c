@@ -14,6 +14,8 @@
  * `step()` runs one event (rate mode: the engine times it).  An I/O error raises
  * OSError(errno, message) with the events before it recorded. */
 
+#include "native_core.h"
+#include "native_runtime.h"
 #include "native_stats.h"
 #include "native_workloads.h"
 #include <structmember.h>
@@ -65,7 +67,7 @@ typedef struct {
     Builtin *test;
     long long tid;
     PyObject *tid_obj;
-    uint64_t s[2];               /* xoroshiro128+ */
+    uint64_t s[2];               /* core/rand.c's xoroshiro128+ (XORO_2018), seeded by splitmix64 */
     size_t *local_buf;
     char *io_buf;
     long long my_reads, my_writes;
@@ -86,39 +88,6 @@ now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);     /* time.perf_counter_ns()'s clock on Linux */
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-/* --- the random source: splitmix64-seeded xoroshiro128+ (builtin_core.Rng) -------------- */
-
-static uint64_t
-splitmix(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-static inline uint64_t
-rotl(uint64_t x, int k)
-{
-    return (x << k) | (x >> (64 - k));
-}
-
-static inline uint64_t
-rng_next(BuiltinRunner *r)
-{
-    uint64_t s0 = r->s[0], s1 = r->s[1], out = s0 + s1;
-    s1 ^= s0;
-    r->s[0] = rotl(s0, 24) ^ s1 ^ (s1 << 16);
-    r->s[1] = rotl(s1, 37);
-    return out;
-}
-
-static inline double
-rng_double(BuiltinRunner *r)
-{
-    return (double)(rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
 }
 
 /* --- the events ---------------------------------------------------------------------- */
@@ -164,11 +133,11 @@ ev_memory(BuiltinRunner *r)
         break;
     case MEM_WRITE * 2 + 1:
         for (i = 0; i < words; i++)
-            buf[(size_t)(rng_double(r) * words)] = i;
+            buf[(size_t)(xoro_double(r->s, XORO_2018) * words)] = i;
         break;
     case MEM_READ * 2 + 1:
         for (i = 0; i < words; i++)
-            tmp = buf[(size_t)(rng_double(r) * words)];
+            tmp = buf[(size_t)(xoro_double(r->s, XORO_2018) * words)];
         break;
     default:                              /* none */
         for (i = 0; i < words; i++)
@@ -202,7 +171,7 @@ ev_mutex(BuiltinRunner *r)
         return 1;
     r->done_once = 1;
     do {
-        pthread_mutex_t *m = &b->locks[rng_next(r) % (uint64_t)b->nlocks];
+        pthread_mutex_t *m = &b->locks[xoro_next(r->s, XORO_2018) % (uint64_t)b->nlocks];
         for (i = 0; i < loops; i++)
             __asm__ __volatile__("" ::: "memory");
         pthread_mutex_lock(m);
@@ -276,7 +245,7 @@ next_request(BuiltinRunner *r, int *file, long long *pos, long long *size)
             op = mode == M_RNDWR ? OP_WRITE : OP_READ;
         if (b->F_FSYNC_FREQ && b->is_dirty && b->req_performed % b->F_FSYNC_FREQ == 0)
             goto fsync;
-        long long t = (long long)(rng_double(r) * (double)b->F_TOTAL);
+        long long t = (long long)(xoro_double(r->s, XORO_2018) * (double)b->F_TOTAL);
         t -= t % b->F_BLOCK;
         *file = (int)(t / b->F_FILE_SIZE);
         *pos = t % b->F_FILE_SIZE;
@@ -436,7 +405,7 @@ runner_batch(BuiltinRunner *r, PyObject *args)
          * timed on its own (sb_event_start / sb_event_stop), so the latencies and the
          * "execution time" are the events' and the loop's cost per event is sysbench's */
         while (n < limit) {
-            if (deadline && now >= deadline) {
+            if (limits_time_up(deadline, now)) {   /* the rule's time part (runtime/limits.py) */
                 finished = 2;                 /* the time is up: no event started */
                 break;
             }
@@ -470,7 +439,7 @@ runner_batch(BuiltinRunner *r, PyObject *args)
 }
 
 static PyObject *
-runner_step(BuiltinRunner *r, PyObject *unused)
+runner_step(BuiltinRunner *r, PyObject *Py_UNUSED(unused))
 {
     int rc;
     Py_BEGIN_ALLOW_THREADS
@@ -482,7 +451,7 @@ runner_step(BuiltinRunner *r, PyObject *unused)
 }
 
 static PyObject *
-runner_fsync_all(BuiltinRunner *r, PyObject *unused)
+runner_fsync_all(BuiltinRunner *r, PyObject *Py_UNUSED(unused))
 {
     int i, rc = 0;
     Py_BEGIN_ALLOW_THREADS
@@ -537,7 +506,6 @@ builtin_runner(Builtin *b, PyObject *args)
     long long tid;
     unsigned long long seed;
     BuiltinRunner *r;
-    uint64_t x;
     if (!PyArg_ParseTuple(args, "LK", &tid, &seed))
         return NULL;
     r = PyObject_New(BuiltinRunner, &BuiltinRunnerType);
@@ -547,9 +515,7 @@ builtin_runner(Builtin *b, PyObject *args)
     r->test = b;
     r->tid = tid;
     r->tid_obj = PyLong_FromLongLong(tid);
-    x = seed;
-    r->s[0] = splitmix(&x);
-    r->s[1] = splitmix(&x);
+    xoro_seed_splitmix64(r->s, seed);
     r->local_buf = NULL;
     r->io_buf = NULL;
     r->slot = 0;
@@ -587,7 +553,7 @@ nomem:
 }
 
 static PyObject *
-builtin_stats(Builtin *b, PyObject *unused)
+builtin_stats(Builtin *b, PyObject *Py_UNUSED(unused))
 {
     return Py_BuildValue("(LLLLL)", __atomic_load_n(&b->reads, __ATOMIC_RELAXED),
                          __atomic_load_n(&b->writes, __ATOMIC_RELAXED), __atomic_load_n(&b->fsyncs, __ATOMIC_RELAXED),
@@ -596,14 +562,14 @@ builtin_stats(Builtin *b, PyObject *unused)
 }
 
 static PyObject *
-builtin_claimed(Builtin *b, PyObject *unused)
+builtin_claimed(Builtin *b, PyObject *Py_UNUSED(unused))
 {
     long long c = __atomic_load_n(&b->claimed_bytes, __ATOMIC_RELAXED);
     return PyLong_FromLongLong(c < b->p[1] ? c : b->p[1]);
 }
 
 static PyObject *
-builtin_close(Builtin *b, PyObject *unused)
+builtin_close(Builtin *b, PyObject *Py_UNUSED(unused))
 {
     int i;
     if (b->maps != NULL) {
@@ -634,7 +600,7 @@ builtin_dealloc(Builtin *b)
 
 /* Builtin(kind, params, fds, ratio) */
 static PyObject *
-builtin_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+builtin_new(PyTypeObject *type, PyObject *args, PyObject *Py_UNUSED(kw))
 {
     int kind;
     PyObject *params, *fds;

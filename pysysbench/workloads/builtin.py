@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..core.errors import ConfigError, UsageError
 from ..core.options import Option, OptType
@@ -62,7 +63,7 @@ def thread_seed(values: Any, tid: int) -> int:
 class Reports:
     """A built-in test's report hooks (the CLI's ``workload.reports``: True = printed)."""
 
-    def __init__(self, test: "BuiltinTest"):
+    def __init__(self, test: BuiltinTest):
         self.test = test
         self.say: Say = print
 
@@ -72,7 +73,7 @@ class Reports:
         self.test.summary_block = summary_block
 
     def sql(self, counts: Any) -> bool:
-        return False       # sysbench's generic reports: events per second, no "SQL statistics"
+        return False  # sysbench's generic reports: events per second, no "SQL statistics"
 
     def intermediate(self, st: Any) -> bool:
         return self.test.report_intermediate(st, self.say)
@@ -95,13 +96,13 @@ class BuiltinTest(Workload):
 
     kind = core.CPU
     connects = False
-    batched = True          # engine/worker.py: _batch_loop
-    os_threads = True       # an OS thread per benchmark thread, one process
+    batched = True  # engine/worker.py: _batch_loop
+    os_threads = True  # an OS thread per benchmark thread, one process
     own_event_limit = False  # True: --events does not apply (the test counts its own)
-    logs_messages = True    # prepare/cleanup lines are sysbench log lines (the sysbench face: --verbosity applies)
-    measures_the_client = True   # the machine is the subject: a busy client is the point, not a warning
+    logs_messages = True  # prepare/cleanup lines are sysbench log lines (the sysbench face: --verbosity applies)
+    measures_the_client = True  # the machine is the subject: a busy client is the point, not a warning
     help_text = ""
-    summary_block: Callable[..., str] | None = None   # output/text.py's, given by the CLI (Reports.attach)
+    summary_block: Callable[..., str] | None = None  # output/text.py's, given by the CLI (Reports.attach)
 
     def __init__(self, values, driver):
         super().__init__(values, driver)
@@ -130,7 +131,7 @@ class BuiltinTest(Workload):
         self.shared = core.make(self.kind, self.params())
 
     async def thread_init(self, ctx: ThreadContext) -> None:
-        if self.shared is None:      # a run not started by the CLI (a library call)
+        if self.shared is None:  # a run not started by the CLI (a library call)
             self.shared = core.make(self.kind, self.params())
         ctx.state["runner"] = self.shared.runner(ctx.tid, thread_seed(self.values, ctx.tid))
 
@@ -143,13 +144,14 @@ class BuiltinTest(Workload):
 
     def io_error(self, exc: OSError) -> Exception:
         from ..core.errors import RunAborted
+
         return RunAborted(f"{exc.strerror} errno = {exc.errno} ({os.strerror(exc.errno)})")
 
     def finish(self) -> None:
         """After the final report: release what the run held (fileio: its files)."""
 
     def report_intermediate(self, st: Any, say: Say) -> bool:
-        return False        # the generic "[ 1s ] thds: 1 eps: ... lat (ms,95%): ..." line
+        return False  # the generic "[ 1s ] thds: 1 eps: ... lat (ms,95%): ..." line
 
     def report_cumulative(self, s: Any, say: Say) -> None:
         if self.summary_block is not None:
@@ -199,14 +201,16 @@ class Memory(BuiltinTest):
 
     name = "memory"
     kind = core.MEMORY
-    own_event_limit = True      # sysbench: "use our own limit on the number of events"
+    own_event_limit = True  # sysbench: "use our own limit on the number of events"
     G = "memory options"
-    options = [Option("memory-block-size", OptType.STRING, "1K", "size of memory block for test", G),
-               Option("memory-total-size", OptType.STRING, "100G", "total size of data to transfer", G),
-               Option("memory-scope", OptType.STRING, "global", "memory access scope {global,local}", G),
-               Option("memory-hugetlb", OptType.BOOL, False, "allocate memory from HugeTLB pool", G),
-               Option("memory-oper", OptType.STRING, "write", "type of memory operations {read, write, none}", G),
-               Option("memory-access-mode", OptType.STRING, "seq", "memory access mode {seq,rnd}", G)]
+    options = [
+        Option("memory-block-size", OptType.STRING, "1K", "size of memory block for test", G),
+        Option("memory-total-size", OptType.STRING, "100G", "total size of data to transfer", G),
+        Option("memory-scope", OptType.STRING, "global", "memory access scope {global,local}", G),
+        Option("memory-hugetlb", OptType.BOOL, False, "allocate memory from HugeTLB pool", G),
+        Option("memory-oper", OptType.STRING, "write", "type of memory operations {read, write, none}", G),
+        Option("memory-access-mode", OptType.STRING, "seq", "memory access mode {seq,rnd}", G),
+    ]
     help_text = MEMORY_HELP
     OPERS = {"none": core.MEM_NONE, "read": core.MEM_READ, "write": core.MEM_WRITE}
 
@@ -232,8 +236,14 @@ class Memory(BuiltinTest):
 
     def params(self) -> dict[str, int]:
         v = self.values
-        return {"block_size": self.block, "total_size": self.total, "local": v.memory_scope == "local",
-                "oper": self.OPERS[v.memory_oper], "rnd": v.memory_access_mode == "rnd", "threads": v.threads}
+        return {
+            "block_size": self.block,
+            "total_size": self.total,
+            "local": v.memory_scope == "local",
+            "oper": self.OPERS[v.memory_oper],
+            "rnd": v.memory_access_mode == "rnd",
+            "threads": v.threads,
+        }
 
     def run_intro(self, say: Say) -> None:
         v = self.values
@@ -243,7 +253,7 @@ class Memory(BuiltinTest):
         say(f"  operation: {v.memory_oper}")
         say(f"  scope: {v.memory_scope}")
         if v.memory_access_mode == "rnd":
-            say("  access mode: rnd")   # not printed by 1.0.20 for seq
+            say("  access mode: rnd")  # not printed by 1.0.20 for seq
         say("")
         super().run_intro(say)
 
@@ -271,10 +281,14 @@ class Threads(BuiltinTest):
     name = "threads"
     kind = core.THREADS
     G = "threads options"
-    options = [Option("thread-yields", OptType.INT, 1000, "number of yields to do per request", G),
-               Option("thread-locks", OptType.INT, 8, "number of locks per thread", G)]
-    help_text = ("threads options:\n  --thread-yields=N number of yields to do per request [1000]\n"
-                 "  --thread-locks=N  number of locks per thread [8]\n")
+    options = [
+        Option("thread-yields", OptType.INT, 1000, "number of yields to do per request", G),
+        Option("thread-locks", OptType.INT, 8, "number of locks per thread", G),
+    ]
+    help_text = (
+        "threads options:\n  --thread-yields=N number of yields to do per request [1000]\n"
+        "  --thread-locks=N  number of locks per thread [8]\n"
+    )
 
     def configure(self) -> None:
         v = self.values
@@ -293,14 +307,18 @@ class Mutex(BuiltinTest):
 
     name = "mutex"
     kind = core.MUTEX
-    own_event_limit = True      # one event per thread
+    own_event_limit = True  # one event per thread
     G = "mutex options"
-    options = [Option("mutex-num", OptType.INT, 4096, "total size of mutex array", G),
-               Option("mutex-locks", OptType.INT, 50000, "number of mutex locks to do per thread", G),
-               Option("mutex-loops", OptType.INT, 10000, "number of empty loops to do outside mutex lock", G)]
-    help_text = ("mutex options:\n  --mutex-num=N   total size of mutex array [4096]\n"
-                 "  --mutex-locks=N number of mutex locks to do per thread [50000]\n"
-                 "  --mutex-loops=N number of empty loops to do outside mutex lock [10000]\n")
+    options = [
+        Option("mutex-num", OptType.INT, 4096, "total size of mutex array", G),
+        Option("mutex-locks", OptType.INT, 50000, "number of mutex locks to do per thread", G),
+        Option("mutex-loops", OptType.INT, 10000, "number of empty loops to do outside mutex lock", G),
+    ]
+    help_text = (
+        "mutex options:\n  --mutex-num=N   total size of mutex array [4096]\n"
+        "  --mutex-locks=N number of mutex locks to do per thread [50000]\n"
+        "  --mutex-loops=N number of empty loops to do outside mutex lock [10000]\n"
+    )
 
     def configure(self) -> None:
         v = self.values

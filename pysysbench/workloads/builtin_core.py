@@ -3,7 +3,7 @@
 ``make(kind, params, fds, ratio)`` gives the test's shared state: the C ``Builtin`` when
 the extension is used (pysysbench/runtime/native.py), else :class:`PyBuiltin`, which is its
 contract: the same events, the same request generator, the same random stream
-(splitmix64-seeded xoroshiro128+) and the same interface::
+(core/rand.py's xoroshiro128+ with XORO_2018, seeded by splitmix64) and the same interface::
 
     test.runner(tid, seed) -> runner
     runner.batch(record, max_n, deadline_ns, budget_ns) -> (events, finished)
@@ -23,10 +23,13 @@ import math
 import mmap
 import os
 import threading
+from collections.abc import Callable
 from time import perf_counter_ns
-from typing import Any, Callable
+from typing import Any
 
+from ..core.rand import XORO_2018, Xoroshiro128Plus
 from ..runtime import native
+from ..runtime.limits import time_up
 
 CPU, MEMORY, THREADS, MUTEX, FILEIO = range(5)
 SEQWR, SEQREWR, SEQRD, RNDRD, RNDWR, RNDRW = range(6)
@@ -39,11 +42,20 @@ PARAMS = {
     MEMORY: ("block_size", "total_size", "local", "oper", "rnd", "threads"),
     THREADS: ("yields", "locks"),
     MUTEX: ("num", "locks", "loops"),
-    FILEIO: ("mode", "file_size", "total_size", "block_size", "request_size", "fsync_freq", "fsync_all",
-             "fdatasync", "mmap"),
+    FILEIO: (
+        "mode",
+        "file_size",
+        "total_size",
+        "block_size",
+        "request_size",
+        "fsync_freq",
+        "fsync_all",
+        "fdatasync",
+        "mmap",
+    ),
 }
 M64 = (1 << 64) - 1
-WORD = 8   # sizeof(size_t)
+WORD = 8  # sizeof(size_t)
 
 
 def make(kind: int, params: dict[str, int], fds: tuple[int, ...] = (), ratio: float = 1.5) -> Any:
@@ -51,34 +63,6 @@ def make(kind: int, params: dict[str, int], fds: tuple[int, ...] = (), ratio: fl
     values = tuple(int(params[name]) for name in PARAMS[kind])
     cls = native.Builtin if native.Builtin is not None else PyBuiltin
     return cls(kind, values, tuple(fds), float(ratio))
-
-
-class Rng:
-    """xoroshiro128+ seeded with splitmix64 (builtin.c's rng_*)."""
-
-    __slots__ = ("s0", "s1")
-
-    def __init__(self, seed: int):
-        x = seed & M64
-        out = []
-        for _ in range(2):
-            x = (x + 0x9E3779B97F4A7C15) & M64
-            z = x
-            z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
-            z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
-            out.append(z ^ (z >> 31))
-        self.s0, self.s1 = out
-
-    def next(self) -> int:
-        s0, s1 = self.s0, self.s1
-        out = (s0 + s1) & M64
-        s1 ^= s0
-        self.s0 = (((s0 << 24) | (s0 >> 40)) & M64) ^ s1 ^ ((s1 << 16) & M64)
-        self.s1 = ((s1 << 37) | (s1 >> 27)) & M64
-        return out
-
-    def double(self) -> float:
-        return (self.next() >> 11) * (1.0 / 9007199254740992.0)
 
 
 class PyBuiltin:
@@ -112,7 +96,7 @@ class PyBuiltin:
             if self.p["mmap"]:
                 self.maps = [mmap.mmap(fd, self.p["file_size"]) for fd in fds]
 
-    def runner(self, tid: int, seed: int) -> "PyRunner":
+    def runner(self, tid: int, seed: int) -> PyRunner:
         return PyRunner(self, tid, seed)
 
     def stats(self) -> tuple[int, int, int, int, int]:
@@ -134,22 +118,30 @@ class PyRunner:
     def __init__(self, test: PyBuiltin, tid: int, seed: int):
         self.test = test
         self.tid = tid
-        self.rng = Rng(seed)
+        self.rng = Xoroshiro128Plus.from_splitmix64(seed, XORO_2018)
         self.sink = 0
         self.reads = self.writes = 0
         self.done_once = False
         p = test.p
         # memory: as sysbench 1.0.20, each thread does total / block / threads events
-        self.left = (p["total_size"] // p["block_size"] // max(1, p["threads"])
-                     if test.kind == MEMORY and p["total_size"] > 0 else -1)
+        self.left = (
+            p["total_size"] // p["block_size"] // max(1, p["threads"])
+            if test.kind == MEMORY and p["total_size"] > 0
+            else -1
+        )
         if test.kind == MEMORY and p["local"]:
             self.local_buf = [0] * (p["block_size"] // WORD)
         if test.kind == FILEIO:
             # one buffer for reads and writes, as sysbench's per-thread buffer: a write after a
             # read writes what was read
             self.io_buf = bytearray(max(p["request_size"], p["block_size"]))
-        self.event: Callable[[], bool] = {CPU: self._cpu, MEMORY: self._memory, THREADS: self._threads,
-                                          MUTEX: self._mutex, FILEIO: self._fileio}[test.kind]
+        self.event: Callable[[], bool] = {
+            CPU: self._cpu,
+            MEMORY: self._memory,
+            THREADS: self._threads,
+            MUTEX: self._mutex,
+            FILEIO: self._fileio,
+        }[test.kind]
 
     # --- the engine's interface -------------------------------------------------------
 
@@ -160,7 +152,7 @@ class PyRunner:
         stop_at = now + budget
         event, tid = self.event, self.tid
         while n < max_n:
-            if deadline and now >= deadline:
+            if time_up(deadline, now):  # the rule's time part (runtime/limits.py)
                 return n, False
             start = clock()
             if event():
@@ -185,12 +177,12 @@ class PyRunner:
         n = 0
         for c in range(3, self.test.p["max_prime"]):
             t = math.sqrt(c)
-            l = 2
-            while l <= t:
-                if c % l == 0:
+            d = 2
+            while d <= t:
+                if c % d == 0:
                     break
-                l += 1
-            if l > t:
+                d += 1
+            if d > t:
                 n += 1
         self.sink = n
         return False
@@ -218,7 +210,7 @@ class PyRunner:
         elif p["oper"] == MEM_WRITE:
             buf[:] = range(words, 0, -1)
         elif p["oper"] == MEM_READ:
-            for tmp in buf:
+            for tmp in buf:  # noqa: B007 -- reads every word, as sysbench's loop does
                 pass
         else:
             tmp = sum(words - i for i in range(words)) & M64
@@ -314,12 +306,12 @@ class PyRunner:
         if op == WRITE:
             try:
                 if t.maps is not None:
-                    t.maps[f][pos:pos + size] = bytes(self.io_buf[:size])
+                    t.maps[f][pos : pos + size] = bytes(self.io_buf[:size])
                     got = size
                 else:
                     view = memoryview(self.io_buf)
                     got = 0
-                    while got < size:    # a short write: the next one says why (ENOSPC, EFBIG)
+                    while got < size:  # a short write: the next one says why (ENOSPC, EFBIG)
                         got += os.pwrite(t.fds[f], view[got:size], pos + got)
             except OSError as exc:
                 raise OSError(exc.errno, f"Failed to write file! file: {t.fds[f]} pos: {pos}") from None
@@ -333,7 +325,7 @@ class PyRunner:
                 t.bytes_written += size
         elif op == READ:
             try:
-                data = t.maps[f][pos:pos + size] if t.maps is not None else os.pread(t.fds[f], size, pos)
+                data = t.maps[f][pos : pos + size] if t.maps is not None else os.pread(t.fds[f], size, pos)
                 got = len(data)
                 self.io_buf[:got] = data
             except OSError as exc:
@@ -353,4 +345,4 @@ def is_native() -> bool:
     return native.Builtin is not None
 
 
-__all__ = ["make", "Rng", "PyBuiltin", "PyRunner", "FILE_MODES", "is_native"]
+__all__ = ["make", "PyBuiltin", "PyRunner", "FILE_MODES", "is_native"]

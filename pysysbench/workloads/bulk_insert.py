@@ -9,11 +9,13 @@ from .oltp_common import BULK_INSERT_MAX_BYTES, drop_tables
 
 
 def _create_sql(table: int) -> str:
-    return (f"\n        CREATE TABLE IF NOT EXISTS sbtest{table} (\n"
-            "          id INTEGER NOT NULL,\n"
-            "          k INTEGER DEFAULT '0' NOT NULL,\n"
-            "          PRIMARY KEY (id)\n"
-            "        )")
+    return (
+        f"\n        CREATE TABLE IF NOT EXISTS sbtest{table} (\n"
+        "          id INTEGER NOT NULL,\n"
+        "          k INTEGER DEFAULT '0' NOT NULL,\n"
+        "          PRIMARY KEY (id)\n"
+        "        )"
+    )
 
 
 @register

@@ -64,10 +64,16 @@ async def check_table(conn, dialect, table: int, table_size: int, rule: str, sec
 INDEX_COUNT_SQL = {
     "mysql": ("SELECT COUNT(*) FROM sbtest{table} FORCE INDEX (k_{table}) WHERE k IS NOT NULL",),
     # with sequential scans and sorts disabled the planner must walk k_N in order
-    "postgresql": ("SELECT 1 / COUNT(*) FROM pg_indexes WHERE indexname = 'k_{table}'",
-                   "SET enable_seqscan = off", "SET enable_sort = off", "SET enable_bitmapscan = off",
-                   "SELECT COUNT(*) FROM (SELECT k FROM sbtest{table} ORDER BY k) s",
-                   "RESET enable_seqscan", "RESET enable_sort", "RESET enable_bitmapscan"),
+    "postgresql": (
+        "SELECT 1 / COUNT(*) FROM pg_indexes WHERE indexname = 'k_{table}'",
+        "SET enable_seqscan = off",
+        "SET enable_sort = off",
+        "SET enable_bitmapscan = off",
+        "SELECT COUNT(*) FROM (SELECT k FROM sbtest{table} ORDER BY k) s",
+        "RESET enable_seqscan",
+        "RESET enable_sort",
+        "RESET enable_bitmapscan",
+    ),
     "sqlite": ("SELECT COUNT(*) FROM sbtest{table} INDEXED BY k_{table} WHERE k IS NOT NULL",),
 }
 

@@ -26,6 +26,7 @@ from .base import Env, ThreadContext, register
 from .builtin import BuiltinTest, Say, print_size, sysbench_size, timestamp
 
 MIB = 1024.0 * 1024.0
+MB = 1000.0 * 1000.0
 G = "fileio options"
 FILEIO_HELP = """fileio options:
   --file-num=N                  number of files to create [128]
@@ -42,9 +43,14 @@ FILEIO_HELP = """fileio options:
   --file-merged-requests=N      merge at most this number of IO requests if possible (0 - don't merge) [0]
   --file-rw-ratio=N             reads/writes ratio for combined test [1.5]
 """
-MODE_TEXT = {core.SEQWR: "sequential write (creation)", core.SEQREWR: "sequential rewrite",
-             core.SEQRD: "sequential read", core.RNDRD: "random read", core.RNDWR: "random write",
-             core.RNDRW: "random r/w"}
+MODE_TEXT = {
+    core.SEQWR: "sequential write (creation)",
+    core.SEQREWR: "sequential rewrite",
+    core.SEQRD: "sequential read",
+    core.RNDRD: "random read",
+    core.RNDWR: "random write",
+    core.RNDRW: "random r/w",
+}
 FLAGS = {"sync": os.O_SYNC, "dsync": os.O_DSYNC, "direct": getattr(os, "O_DIRECT", 0)}
 
 
@@ -62,25 +68,33 @@ class FileIO(BuiltinTest):
 
     name = "fileio"
     kind = core.FILEIO
-    options = [Option("file-num", OptType.INT, 128, "number of files to create", G),
-               Option("file-block-size", OptType.STRING, "16384", "block size to use in all IO operations", G),
-               Option("file-total-size", OptType.STRING, "2G", "total size of files to create", G),
-               Option("file-test-mode", OptType.STRING, None, "test mode {seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw}",
-                      G),
-               Option("file-io-mode", OptType.STRING, "sync", "file operations mode {sync,async,mmap}", G),
-               Option("file-async-backlog", OptType.INT, 128, "number of asynchronous operatons to queue per thread",
-                      G),
-               Option("file-extra-flags", OptType.LIST, [], "list of additional flags to use to open files "
-                      "{sync,dsync,direct}", G),
-               Option("file-fsync-freq", OptType.INT, 100, "do fsync() after this number of requests "
-                      "(0 - don't use fsync())", G),
-               Option("file-fsync-all", OptType.BOOL, False, "do fsync() after each write operation", G),
-               Option("file-fsync-end", OptType.BOOL, True, "do fsync() at the end of test", G),
-               Option("file-fsync-mode", OptType.STRING, "fsync", "which method to use for synchronization "
-                      "{fsync, fdatasync}", G),
-               Option("file-merged-requests", OptType.INT, 0, "merge at most this number of IO requests if possible "
-                      "(0 - don't merge)", G),
-               Option("file-rw-ratio", OptType.DOUBLE, 1.5, "reads/writes ratio for combined test", G)]
+    options = [
+        Option("file-num", OptType.INT, 128, "number of files to create", G),
+        Option("file-block-size", OptType.STRING, "16384", "block size to use in all IO operations", G),
+        Option("file-total-size", OptType.STRING, "2G", "total size of files to create", G),
+        Option("file-test-mode", OptType.STRING, None, "test mode {seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw}", G),
+        Option("file-io-mode", OptType.STRING, "sync", "file operations mode {sync,async,mmap}", G),
+        Option("file-async-backlog", OptType.INT, 128, "number of asynchronous operatons to queue per thread", G),
+        Option(
+            "file-extra-flags", OptType.LIST, [], "list of additional flags to use to open files {sync,dsync,direct}", G
+        ),
+        Option(
+            "file-fsync-freq", OptType.INT, 100, "do fsync() after this number of requests (0 - don't use fsync())", G
+        ),
+        Option("file-fsync-all", OptType.BOOL, False, "do fsync() after each write operation", G),
+        Option("file-fsync-end", OptType.BOOL, True, "do fsync() at the end of test", G),
+        Option(
+            "file-fsync-mode", OptType.STRING, "fsync", "which method to use for synchronization {fsync, fdatasync}", G
+        ),
+        Option(
+            "file-merged-requests",
+            OptType.INT,
+            0,
+            "merge at most this number of IO requests if possible (0 - don't merge)",
+            G,
+        ),
+        Option("file-rw-ratio", OptType.DOUBLE, 1.5, "reads/writes ratio for combined test", G),
+    ]
     help_text = FILEIO_HELP
 
     def configure(self) -> None:
@@ -101,8 +115,9 @@ class FileIO(BuiltinTest):
             self.mode = core.FILE_MODES[mode]
         io = v.file_io_mode or "sync"
         if io == "async":
-            raise ConfigError("--file-io-mode=async (sysbench's libaio mode) is not supported by pysysbench: "
-                              "use sync or mmap")
+            raise ConfigError(
+                "--file-io-mode=async (sysbench's libaio mode) is not supported by pysysbench: use sync or mmap"
+            )
         if io not in ("sync", "mmap"):
             raise ConfigError(f"unknown I/O mode: {io}")
         self.io_mode = io
@@ -169,7 +184,7 @@ class FileIO(BuiltinTest):
                 view = memoryview(buf)
                 while offset < self.file_size:
                     done = 0
-                    while done < self.block:      # a short write: the next one says why (ENOSPC, EFBIG)
+                    while done < self.block:  # a short write: the next one says why (ENOSPC, EFBIG)
                         done += os.write(fd, view[done:])
                     written += self.block
                     offset += self.block
@@ -198,10 +213,17 @@ class FileIO(BuiltinTest):
 
     def params(self) -> dict[str, int]:
         v = self.values
-        return {"mode": self.mode, "file_size": self.file_size, "total_size": self.file_size * self.num,
-                "block_size": self.block, "request_size": self.request, "fsync_freq": v.file_fsync_freq,
-                "fsync_all": v.file_fsync_all, "fdatasync": v.file_fsync_mode == "fdatasync",
-                "mmap": self.io_mode == "mmap"}
+        return {
+            "mode": self.mode,
+            "file_size": self.file_size,
+            "total_size": self.file_size * self.num,
+            "block_size": self.block,
+            "request_size": self.request,
+            "fsync_freq": v.file_fsync_freq,
+            "fsync_all": v.file_fsync_all,
+            "fdatasync": v.file_fsync_mode == "fdatasync",
+            "mmap": self.io_mode == "mmap",
+        }
 
     def run_intro(self, say: Say) -> None:
         v = self.values
@@ -240,8 +262,9 @@ class FileIO(BuiltinTest):
                 fd = os.open(name, flags, 0o600)
             except OSError as exc:
                 self.close_files()
-                raise WorkloadError(f"Cannot open file '{name}' {errno_text(exc)}\n"
-                                    "WARNING: Did you forget to run the prepare step?") from None
+                raise WorkloadError(
+                    f"Cannot open file '{name}' {errno_text(exc)}\nWARNING: Did you forget to run the prepare step?"
+                ) from None
             self.fds.append(fd)
             if self.mode == core.SEQWR:
                 if self.io_mode == "mmap":
@@ -250,10 +273,12 @@ class FileIO(BuiltinTest):
             size = os.fstat(fd).st_size
             if size < self.file_size:
                 self.close_files()
-                raise WorkloadError(f"Size of file '{name}' is {print_size(size)}, but at least "
-                                    f"{print_size(self.file_size)} is expected.\n"
-                                    "WARNING: Did you run 'prepare' with different --file-total-size or "
-                                    "--file-num values?")
+                raise WorkloadError(
+                    f"Size of file '{name}' is {print_size(size)}, but at least "
+                    f"{print_size(self.file_size)} is expected.\n"
+                    "WARNING: Did you run 'prepare' with different --file-total-size or "
+                    "--file-num values?"
+                )
 
     def close_files(self) -> None:
         if self.shared is not None:
@@ -295,14 +320,20 @@ class FileIO(BuiltinTest):
         _, _, fsyncs, rbytes, wbytes = self._delta()
         sec = st.interval_s or float("nan")
         pct = st.latency_pct_ms if st.percentile > 0 else 0.0
-        say(f"{timestamp(st.time_s)}reads: {rbytes / MIB / sec:4.2f} MiB/s writes: {wbytes / MIB / sec:4.2f} "
-            f"MiB/s fsyncs: {fsyncs / sec:4.2f}/s latency (ms,{st.percentile}%): {pct:4.3f}")
+        say(
+            f"{timestamp(st.time_s)}reads: {rbytes / MIB / sec:4.2f} MiB/s writes: {wbytes / MIB / sec:4.2f} "
+            f"MiB/s fsyncs: {fsyncs / sec:4.2f}/s latency (ms,{st.percentile}%): {pct:4.3f}"
+        )
         return True
 
     def report_cumulative(self, s: Any, say: Say) -> None:
-        self.last = (0, 0, 0, 0, 0)        # the cumulative figures: since the start
+        self.last = (0, 0, 0, 0, 0)  # the cumulative figures: since the start
         reads, writes, fsyncs, rbytes, wbytes = self._delta()
         sec = s.elapsed_s or float("nan")
+        if self.values.get("sysbench_compat") == "1.1":
+            for line in report_11(s, sec, reads, writes, fsyncs, rbytes, wbytes):
+                say(line)
+            return
         say("")
         say("File operations:")
         say(f"    reads/s:                      {reads / sec:4.2f}")
@@ -313,3 +344,32 @@ class FileIO(BuiltinTest):
         say(f"    read, MiB/s:                  {rbytes / MIB / sec:4.2f}")
         say(f"    written, MiB/s:               {wbytes / MIB / sec:4.2f}")
         super().report_cumulative(s, say)
+
+
+def report_11(s: Any, sec: float, reads: int, writes: int, fsyncs: int, rbytes: int, wbytes: int) -> list[str]:
+    """sysbench 1.1.0's fileio report (file_report_cumulative): IOPS and both units, then the
+    latency in its own column widths, and no thread fairness."""
+
+    def ms(ns: float) -> str:
+        return f"{ns / 1e9 * 1000:10.2f}"
+
+    pct = (
+        f"        {s.percentile:3d}th percentile:                {s.latency_pct_ms / 1000.0 * 1000:10.2f}"
+        if s.percentile > 0
+        else "         percentile stats:               disabled"
+    )
+    return [
+        "",
+        "Throughput:",
+        f"         read:  IOPS={reads / sec:4.2f} {rbytes / MIB / sec:4.2f} MiB/s ({rbytes / MB / sec:4.2f} MB/s)",
+        f"         write: IOPS={writes / sec:4.2f} {wbytes / MIB / sec:4.2f} MiB/s ({wbytes / MB / sec:4.2f} MB/s)",
+        f"         fsync: IOPS={fsyncs / sec:4.2f}",
+        "",
+        "Latency (ms):",
+        f"         min:                            {ms(s.lat_min_ns)}",
+        f"         avg:                            {ms(s.lat_avg_ns)}",
+        f"         max:                            {ms(s.lat_max_ns)}",
+        pct,
+        f"         sum:                            {ms(s.lat_sum_ns)}",
+        "",
+    ]

@@ -31,8 +31,9 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from ..core.errors import ConfigError, DatabaseError, TableExistsError, WorkloadError
 from ..core.options import Values
@@ -40,12 +41,20 @@ from ..core.rand import C_TEMPLATE, PAD_TEMPLATE, Rand, Unique, thread_unique
 from ..core.record import record
 from .base import Env, ThreadContext, Workload
 from .bulk_insert import BulkInsert
-from .legacy_options import (COMMON_OPTIONS, NONTRX_MODES, OLD_OPTIONS, OLTP_OPTIONS, RANDOM_POINTS_OPTIONS,
-                             RANDOM_RANGES_OPTIONS, XA_OPTIONS, LegacyMixin)
+from .legacy_options import (
+    COMMON_OPTIONS,
+    NONTRX_MODES,
+    OLD_OPTIONS,
+    OLTP_OPTIONS,
+    RANDOM_POINTS_OPTIONS,
+    RANDOM_RANGES_OPTIONS,
+    XA_OPTIONS,
+    LegacyMixin,
+)
 from .oltp_common import bulk_insert, drop_tables
 
-SB_MAX_RND = 0x3FFFFFFF           # 0.5's sb_rnd(): 30-bit random numbers
-LEGACY_DIRS = ("db", "oltp_legacy")   # tests/db/ (0.5) and 1.0's tests/include/oltp_legacy/
+SB_MAX_RND = 0x3FFFFFFF  # 0.5's sb_rnd(): 30-bit random numbers
+LEGACY_DIRS = ("db", "oltp_legacy")  # tests/db/ (0.5) and 1.0's tests/include/oltp_legacy/
 
 # --- 0.5's random numbers ----------------------------------------------------------------
 
@@ -60,11 +69,12 @@ class LegacyRand:
         self._iter = max(1, int(values.rand_spec_iter))
         self._pct = float(values.rand_spec_pct)
         res = float(values.rand_spec_res)
-        self._mult = math.floor(100 / (100 - res)) if res < 100 else 0   # 0: every draw in the band
+        self._mult = math.floor(100 / (100 - res)) if res < 100 else 0  # 0: every draw in the band
         kind = values.rand_type
         # pareto / zipfian: 1.0's formulas (0.5's pareto has the same shape)
-        self.default: Callable[[int, int], int] = (getattr(self, kind) if kind in ("uniform", "gaussian", "special")
-                                                   else getattr(rand, kind))
+        self.default: Callable[[int, int], int] = (
+            getattr(self, kind) if kind in ("uniform", "gaussian", "special") else getattr(rand, kind)
+        )
         self.string = rand.string
 
     def _r(self) -> int:
@@ -99,17 +109,17 @@ class LegacyRand:
 class LegacyDialect:
     """What 0.5's scripts did differently per server."""
 
-    id_column: Callable[[bool], str]          # auto_inc -> id column definition
+    id_column: Callable[[bool], str]  # auto_inc -> id column definition
     k_type: str
-    table_suffix: Callable[[Values], str]     # after the closing parenthesis
-    table_locks: bool = False                 # MyISAM: LOCK TABLES instead of BEGIN/COMMIT
+    table_suffix: Callable[[Values], str]  # after the closing parenthesis
+    table_locks: bool = False  # MyISAM: LOCK TABLES instead of BEGIN/COMMIT
     omit_id_on_auto_inc_insert: bool = False  # insert.lua on PostgreSQL
     xa_start: Callable[[str], list[str]] | None = None
     # (xid, two_phase) -> [(sql, state of the XA transaction once it succeeded)]
     xa_end: Callable[[str, bool], list[tuple[str, str | None]]] | None = None
-    xa_abort: Callable[[str, str], list[str]] | None = None      # (xid, state) -> roll-back statements
-    xa_limit_sql: str = ""                    # a query returning the prepared-transaction limit
-    variant_id_columns: tuple[tuple[str, str], ...] = ()    # (--pgsql-variant, its id column)
+    xa_abort: Callable[[str, str], list[str]] | None = None  # (xid, state) -> roll-back statements
+    xa_limit_sql: str = ""  # a query returning the prepared-transaction limit
+    variant_id_columns: tuple[tuple[str, str], ...] = ()  # (--pgsql-variant, its id column)
 
 
 def _mysql_suffix(v: Values) -> str:
@@ -129,37 +139,55 @@ def _pg_abort(xid: str, state: str) -> list[str]:
 DIALECTS: dict[str, LegacyDialect] = {
     "mysql": LegacyDialect(
         id_column=lambda auto: f"id INTEGER UNSIGNED NOT NULL {'AUTO_INCREMENT' if auto else ''}",
-        k_type="INTEGER UNSIGNED", table_suffix=_mysql_suffix, table_locks=True,
+        k_type="INTEGER UNSIGNED",
+        table_suffix=_mysql_suffix,
+        table_locks=True,
         xa_start=lambda xid: [f"XA START '{xid}'"],
-        xa_end=lambda xid, two: ([(f"XA END '{xid}'", "ended"), (f"XA PREPARE '{xid}'", "prepared"),
-                                  (f"XA COMMIT '{xid}'", None)] if two
-                                 else [(f"XA END '{xid}'", "ended"), (f"XA COMMIT '{xid}' ONE PHASE", None)]),
-        xa_abort=_mysql_abort),
+        xa_end=lambda xid, two: (
+            [(f"XA END '{xid}'", "ended"), (f"XA PREPARE '{xid}'", "prepared"), (f"XA COMMIT '{xid}'", None)]
+            if two
+            else [(f"XA END '{xid}'", "ended"), (f"XA COMMIT '{xid}' ONE PHASE", None)]
+        ),
+        xa_abort=_mysql_abort,
+    ),
     "postgresql": LegacyDialect(
-        id_column=lambda auto: "id SERIAL NOT NULL", k_type="INTEGER", table_suffix=lambda v: "",
-        omit_id_on_auto_inc_insert=True, variant_id_columns=(("redshift", "id INTEGER IDENTITY(1,1) NOT NULL"),),
+        id_column=lambda auto: "id SERIAL NOT NULL",
+        k_type="INTEGER",
+        table_suffix=lambda v: "",
+        omit_id_on_auto_inc_insert=True,
+        variant_id_columns=(("redshift", "id INTEGER IDENTITY(1,1) NOT NULL"),),
         xa_start=lambda xid: ["BEGIN"],
-        xa_end=lambda xid, two: ([(f"PREPARE TRANSACTION '{xid}'", "prepared"), (f"COMMIT PREPARED '{xid}'", None)]
-                                 if two else [("COMMIT", None)]),
+        xa_end=lambda xid, two: (
+            [(f"PREPARE TRANSACTION '{xid}'", "prepared"), (f"COMMIT PREPARED '{xid}'", None)]
+            if two
+            else [("COMMIT", None)]
+        ),
         xa_abort=_pg_abort,
-        xa_limit_sql="SELECT current_setting('max_prepared_transactions')::int"),
+        xa_limit_sql="SELECT current_setting('max_prepared_transactions')::int",
+    ),
 }
 # SQLite and other families: 1.0-like DDL, no table locks, no XA
-GENERIC = LegacyDialect(id_column=lambda auto: "id INTEGER NOT NULL", k_type="INTEGER",
-                        table_suffix=lambda v: "", omit_id_on_auto_inc_insert=True)
+GENERIC = LegacyDialect(
+    id_column=lambda auto: "id INTEGER NOT NULL",
+    k_type="INTEGER",
+    table_suffix=lambda v: "",
+    omit_id_on_auto_inc_insert=True,
+)
 
 
 def create_table_sql(dialect: LegacyDialect, v: Values, table: int) -> str:
     """0.5 common.lua's CREATE TABLE (Lua long strings: no leading newline)."""
     key = "KEY xid" if v.oltp_secondary else "PRIMARY KEY"
     id_column = dict(dialect.variant_id_columns).get(v.get("pgsql_variant", "")) or dialect.id_column(v.oltp_auto_inc)
-    return (f"CREATE TABLE sbtest{table} (\n"
-            f"{id_column},\n"
-            f"k {dialect.k_type} DEFAULT '0' NOT NULL,\n"
-            "c CHAR(120) DEFAULT '' NOT NULL,\n"
-            "pad CHAR(60) DEFAULT '' NOT NULL,\n"
-            f"{key} (id)\n"
-            f") {dialect.table_suffix(v)}")
+    return (
+        f"CREATE TABLE sbtest{table} (\n"
+        f"{id_column},\n"
+        f"k {dialect.k_type} DEFAULT '0' NOT NULL,\n"
+        "c CHAR(120) DEFAULT '' NOT NULL,\n"
+        "pad CHAR(60) DEFAULT '' NOT NULL,\n"
+        f"{key} (id)\n"
+        f") {dialect.table_suffix(v)}"
+    )
 
 
 def check_prepared_transactions(limit: int, threads: int) -> None:
@@ -169,12 +197,14 @@ def check_prepared_transactions(limit: int, threads: int) -> None:
             "PostgreSQL has max_prepared_transactions = 0, so the two-phase XA transactions of the sysbench-xa "
             "scripts (PREPARE TRANSACTION / COMMIT PREPARED) cannot run: set max_prepared_transactions to at "
             f"least --num-threads ({threads}) in postgresql.conf and restart PostgreSQL, or pass "
-            "--oltp_use_xa_2pc_pct=0 (one-phase only) or --oltp_use_xa_pct=0 (no XA)")
+            "--oltp_use_xa_2pc_pct=0 (one-phase only) or --oltp_use_xa_pct=0 (no XA)"
+        )
     if limit < threads:
         raise WorkloadError(
             f"PostgreSQL's max_prepared_transactions ({limit}) is below --num-threads ({threads}): concurrent "
             "PREPARE TRANSACTIONs would fail with 'maximum number of prepared transactions reached'; raise "
-            "max_prepared_transactions (restart needed) or use fewer threads")
+            "max_prepared_transactions (restart needed) or use fewer threads"
+        )
 
 
 # --- statement counting ----------------------------------------------------------------------
@@ -192,7 +222,7 @@ class _ErrorsOnly:
         self.count_error = real.count_error
 
 
-READ, WRITE, OTHER = "reads", "writes", "others"   # Counters attributes
+READ, WRITE, OTHER = "reads", "writes", "others"  # Counters attributes
 
 
 def keyword_kind(sql: str) -> str:
@@ -223,7 +253,8 @@ class LegacyScript(LegacyMixin, Workload):
         self.dialect = DIALECTS.get(self.driver.dialect.family, GENERIC)
 
     def required_tables(self) -> Sequence[str]:
-        from .oltp_common import TableNames     # named when asked (--oltp-tables-count=2147483647)
+        from .oltp_common import TableNames  # named when asked (--oltp-tables-count=2147483647)
+
         return TableNames(self.tables)
 
     # -- prepare / cleanup (0.5's common.lua) --
@@ -240,17 +271,24 @@ class LegacyScript(LegacyMixin, Workload):
         v = self.values
         say(f"Creating table 'sbtest{table}'...")
         if await conn.table_exists(f"sbtest{table}"):
-            raise TableExistsError(f"table 'sbtest{table}' already exists in {self.driver.target()}: "
-                                   "run cleanup first")
+            raise TableExistsError(f"table 'sbtest{table}' already exists in {self.driver.target()}: run cleanup first")
         await conn.query(create_table_sql(self.dialect, v, table))
         say(f"Inserting {self.table_size} records into 'sbtest{table}'")
-        rand = Rand(None if seed is None else seed * 1_000_003 + table, rand_type=v.rand_type,
-                    spec_iter=v.rand_spec_iter, spec_pct=v.rand_spec_pct, spec_res=v.rand_spec_res,
-                    pareto_h=v.rand_pareto_h)
+        rand = Rand(
+            None if seed is None else seed * 1_000_003 + table,
+            rand_type=v.rand_type,
+            spec_iter=v.rand_spec_iter,
+            spec_pct=v.rand_spec_pct,
+            spec_res=v.rand_spec_res,
+            pareto_h=v.rand_pareto_h,
+        )
         cols = "(k, c, pad)" if v.oltp_auto_inc else "(id, k, c, pad)"
-        await bulk_insert(conn, f"INSERT INTO sbtest{table}{cols} VALUES",
-                          self._rows(LegacyRand(rand, v), v.oltp_auto_inc),
-                          wrap_trx=self.driver.caps.needs_commit_for_load)
+        await bulk_insert(
+            conn,
+            f"INSERT INTO sbtest{table}{cols} VALUES",
+            self._rows(LegacyRand(rand, v), v.oltp_auto_inc),
+            wrap_trx=self.driver.caps.needs_commit_for_load,
+        )
         if v.oltp_create_secondary:
             say(f"Creating secondary indexes on 'sbtest{table}'...")
             await conn.query(f"CREATE INDEX k_{table} on sbtest{table}(k)")
@@ -394,8 +432,8 @@ class Oltp(LegacyScript):
 
     script = "oltp.lua"
     options = OLTP_OPTIONS + XA_OPTIONS + OLD_OPTIONS
-    table_per_statement = False     # oltp-randtabs.lua: a new table for every statement
-    fixed_delete_inserts: int | None = None   # the fork's scripts: always one pair
+    table_per_statement = False  # oltp-randtabs.lua: a new table for every statement
+    fixed_delete_inserts: int | None = None  # the fork's scripts: always one pair
     uses_xa = False
 
     @classmethod
@@ -407,12 +445,21 @@ class Oltp(LegacyScript):
         given = [n for n in ("oltp_use_xa_pct", "oltp_use_xa_2pc_pct") if values.is_set(n)]
         if given:
             pct = values.oltp_use_xa_pct
-            names, verb, it = (" and ".join("--" + n for n in given), "are", "them") if len(given) > 1 else \
-                ("--" + given[0], "is", "it")
-            say(f"WARNING: {names} {verb} read only by the sysbench-xa fork's oltp-xa.lua and "
+            names, verb, it = (
+                (" and ".join("--" + n for n in given), "are", "them")
+                if len(given) > 1
+                else ("--" + given[0], "is", "it")
+            )
+            say(
+                f"WARNING: {names} {verb} read only by the sysbench-xa fork's oltp-xa.lua and "
                 f"update_non_index_xa.lua; {cls.script} ignores {it}, as the fork does, so no XA transactions "
-                "are run" + (" (with --oltp_use_xa_pct=0 none would be anyway)" if pct == 0
-                             else "; use --test=tests/db/oltp-xa.lua for XA"))
+                "are run"
+                + (
+                    " (with --oltp_use_xa_pct=0 none would be anyway)"
+                    if pct == 0
+                    else "; use --test=tests/db/oltp-xa.lua for XA"
+                )
+            )
         mode = values.oltp_test_mode
         if values.is_set("oltp_test_mode") and mode != "complex":
             cls._test_mode_note(values, mode, say)
@@ -420,25 +467,39 @@ class Oltp(LegacyScript):
     @staticmethod
     def _test_mode_note(values: Values, mode: str, say: Callable[[str], None]) -> None:
         if mode == "simple":
-            say("NOTE: --oltp-test-mode=simple (sysbench 0.4; 0.5's oltp.lua ignored it) is honoured: each event "
-                "is one point select")
+            say(
+                "NOTE: --oltp-test-mode=simple (sysbench 0.4; 0.5's oltp.lua ignored it) is honoured: each event "
+                "is one point select"
+            )
         elif mode == "nontrx":
             nt = values.oltp_nontrx_mode
             if nt not in NONTRX_MODES:
-                raise ConfigError(f"Invalid value for --oltp-nontrx-mode: '{nt}' (choose one of: "
-                                  f"{', '.join(NONTRX_MODES)})")
-            say(f"NOTE: --oltp-test-mode=nontrx (sysbench 0.4; 0.5's oltp.lua ignored it) is honoured: each "
-                f"event is one '{nt}' statement (--oltp-nontrx-mode) without BEGIN/COMMIT")
+                raise ConfigError(
+                    f"Invalid value for --oltp-nontrx-mode: '{nt}' (choose one of: {', '.join(NONTRX_MODES)})"
+                )
+            say(
+                f"NOTE: --oltp-test-mode=nontrx (sysbench 0.4; 0.5's oltp.lua ignored it) is honoured: each "
+                f"event is one '{nt}' statement (--oltp-nontrx-mode) without BEGIN/COMMIT"
+            )
         else:
             raise ConfigError(f"--oltp-test-mode={mode} is not supported (complex, simple and nontrx are)")
 
     def configure(self) -> None:
         super().configure()
         v = self.values
-        self.counts = {name: v.get(name) for name in
-                       ("oltp_point_selects", "oltp_simple_ranges", "oltp_sum_ranges", "oltp_order_ranges",
-                        "oltp_distinct_ranges", "oltp_index_updates", "oltp_non_index_updates",
-                        "oltp_delete_inserts")}
+        self.counts = {
+            name: v.get(name)
+            for name in (
+                "oltp_point_selects",
+                "oltp_simple_ranges",
+                "oltp_sum_ranges",
+                "oltp_order_ranges",
+                "oltp_distinct_ranges",
+                "oltp_index_updates",
+                "oltp_non_index_updates",
+                "oltp_delete_inserts",
+            )
+        }
         if self.fixed_delete_inserts is not None:
             self.counts["oltp_delete_inserts"] = self.fixed_delete_inserts
         self.width = v.oltp_range_size - 1
@@ -449,8 +510,9 @@ class Oltp(LegacyScript):
         if self.single is not None:
             self.tx_per_event = 0
         locks = self.dialect.table_locks and v.mysql_table_engine.lower() == "myisam"
-        self.begin_sql = ("LOCK TABLES " + " ,".join(f"sbtest{i} WRITE" for i in range(1, self.tables + 1))
-                          if locks else "BEGIN")
+        self.begin_sql = (
+            "LOCK TABLES " + " ,".join(f"sbtest{i} WRITE" for i in range(1, self.tables + 1)) if locks else "BEGIN"
+        )
         self.commit_sql = "UNLOCK TABLES" if locks else "COMMIT"
 
     @staticmethod
@@ -459,8 +521,13 @@ class Oltp(LegacyScript):
         if mode == "simple":
             return "point_select"
         if mode == "nontrx":
-            return {"select": "point_select", "update_key": "index_update", "update_nokey": "non_index_update",
-                    "insert": "insert", "delete": "delete"}[v.oltp_nontrx_mode]
+            return {
+                "select": "point_select",
+                "update_key": "index_update",
+                "update_nokey": "non_index_update",
+                "insert": "insert",
+                "delete": "delete",
+            }[v.oltp_nontrx_mode]
         return None
 
     def _table(self, r: LegacyRand, fixed: str | None) -> str:
@@ -502,7 +569,7 @@ class Oltp(LegacyScript):
             c = r.string(C_TEMPLATE)
             await send(ctx, f"UPDATE {t} SET c='{c}' WHERE id={r.default(1, n)}")
         for _ in range(counts["oltp_delete_inserts"]):
-            t = self._table(r, table)   # one table for the pair, also in oltp-randtabs.lua
+            t = self._table(r, table)  # one table for the pair, also in oltp-randtabs.lua
             i = r.default(1, n)
             await send(ctx, f"DELETE FROM {t} WHERE id={i}")
             c = r.string(C_TEMPLATE)
@@ -519,9 +586,16 @@ class OltpRandTabs(Oltp):
     fixed_delete_inserts = 1
 
 
-TENCENT_DEFAULTS = {"oltp-point-selects": 4, "oltp-simple-ranges": 0, "oltp-sum-ranges": 0,
-                    "oltp-order-ranges": 0, "oltp-distinct-ranges": 0, "oltp-index-updates": 1,
-                    "oltp-non-index-updates": 0, "oltp-delete-inserts": 0}
+TENCENT_DEFAULTS = {
+    "oltp-point-selects": 4,
+    "oltp-simple-ranges": 0,
+    "oltp-sum-ranges": 0,
+    "oltp-order-ranges": 0,
+    "oltp-distinct-ranges": 0,
+    "oltp-index-updates": 1,
+    "oltp-non-index-updates": 0,
+    "oltp-delete-inserts": 0,
+}
 
 
 class TencentOltp(Oltp):
@@ -530,8 +604,7 @@ class TencentOltp(Oltp):
     --rand-type=special --percentile=99 as the report does."""
 
     script = "our_oltp.lua"
-    options = [replace(o, default=TENCENT_DEFAULTS[o.name]) if o.name in TENCENT_DEFAULTS else o
-               for o in Oltp.options]
+    options = [replace(o, default=TENCENT_DEFAULTS[o.name]) if o.name in TENCENT_DEFAULTS else o for o in Oltp.options]
 
 
 class XaMixin:
@@ -545,8 +618,10 @@ class XaMixin:
         self.xa_2pc_pct = v.oltp_use_xa_2pc_pct
         d = self.dialect
         if self.xa_pct > 0 and d.xa_start is None:
-            raise WorkloadError(f"{self.script}: XA transactions need MySQL or PostgreSQL (the {self.driver.name} "
-                                "driver has none); pass --oltp_use_xa_pct=0")
+            raise WorkloadError(
+                f"{self.script}: XA transactions need MySQL or PostgreSQL (the {self.driver.name} "
+                "driver has none); pass --oltp_use_xa_pct=0"
+            )
 
     async def xa_thread_init(self, ctx: ThreadContext) -> None:
         sql = self.dialect.xa_limit_sql
@@ -585,7 +660,7 @@ class XaMixin:
                 try:
                     await conn.fetchall(sql)
                 except DatabaseError:
-                    pass   # already rolled back by the server
+                    pass  # already rolled back by the server
         finally:
             conn.counters = counters
 
@@ -614,7 +689,7 @@ class OltpXa(XaMixin, Oltp):
 
     async def event(self, ctx: ThreadContext) -> None:
         r = ctx.state["r"]
-        use_xa = self.use_xa(r)          # drawn before the table, as the fork does
+        use_xa = self.use_xa(r)  # drawn before the table, as the fork does
         table = f"sbtest{r.uniform(1, self.tables)}"
         if self.trx:
             if use_xa:
@@ -669,7 +744,7 @@ class ParallelPrepare(LegacyScript):
         return []
 
     async def event(self, ctx: ThreadContext) -> bool:
-        counters, ctx.conn.counters = ctx.conn.counters, ctx.counters   # loads count as the driver sees them
+        counters, ctx.conn.counters = ctx.conn.counters, ctx.counters  # loads count as the driver sees them
         try:
             for table in range(ctx.tid + 1, self.tables + 1, ctx.threads):
                 await self.create_insert(lambda line: None, ctx.conn, table, seed=None)
@@ -687,6 +762,9 @@ class _RandomSelect(LegacyScript):
     def configure(self) -> None:
         super().configure()
         self.tables = 1
+
+    def prepared_per_thread(self) -> int:
+        return 1  # "select", below
 
     async def thread_init(self, ctx: ThreadContext) -> None:
         await super().thread_init(ctx)
@@ -712,8 +790,11 @@ class SelectRandomPoints(_RandomSelect):
     def configure(self) -> None:
         super().configure()
         self.points = max(1, self.values.random_points)
-        self.sql = ("        SELECT id, k, c, pad\n          FROM sbtest1\n          WHERE k IN ("
-                    + ", ".join("?" * self.points) + ")\n        ")
+        self.sql = (
+            "        SELECT id, k, c, pad\n          FROM sbtest1\n          WHERE k IN ("
+            + ", ".join("?" * self.points)
+            + ")\n        "
+        )
 
     def values_for(self, r: LegacyRand, lo: int, hi: int) -> list[int]:
         return [r.default(lo, hi) for _ in range(self.points)]
@@ -729,8 +810,11 @@ class SelectRandomRanges(_RandomSelect):
         super().configure()
         self.ranges = max(1, self.values.number_of_ranges)
         self.delta = self.values.random_ranges_delta
-        self.sql = ("        SELECT count(k)\n          FROM sbtest1\n          WHERE "
-                    + " OR ".join(["k BETWEEN ? AND ?"] * self.ranges) + "\n        ")
+        self.sql = (
+            "        SELECT count(k)\n          FROM sbtest1\n          WHERE "
+            + " OR ".join(["k BETWEEN ? AND ?"] * self.ranges)
+            + "\n        "
+        )
 
     def values_for(self, r: LegacyRand, lo: int, hi: int) -> list[int]:
         out: list[int] = []
@@ -748,8 +832,23 @@ class LegacyBulkInsert(LegacyMixin, BulkInsert):
 
 
 LEGACY_SCRIPTS: dict[str, type[Workload]] = {}
-for _cls in (Oltp, OltpRandTabs, TencentOltp, OltpXa, UpdateNonIndexXa, OltpSimple, Select, Insert, Delete, UpdateIndex,
-             UpdateNonIndex, ParallelPrepare, SelectRandomPoints, SelectRandomRanges, LegacyBulkInsert):
+for _cls in (
+    Oltp,
+    OltpRandTabs,
+    TencentOltp,
+    OltpXa,
+    UpdateNonIndexXa,
+    OltpSimple,
+    Select,
+    Insert,
+    Delete,
+    UpdateIndex,
+    UpdateNonIndex,
+    ParallelPrepare,
+    SelectRandomPoints,
+    SelectRandomRanges,
+    LegacyBulkInsert,
+):
     _cls.name = _cls.script
     LEGACY_SCRIPTS[_cls.script[:-4]] = _cls
 # names 1.0 also ships: the 0.5 script only from a tests/db/ (or oltp_legacy/) directory
@@ -768,5 +867,5 @@ def resolve(name: str) -> type[Workload] | None:
         return None
     if stem in AMBIGUOUS and os.path.basename(os.path.dirname(os.path.normpath(name))) not in LEGACY_DIRS:
         return None
-    cls.source = name          # worker processes resolve the same path again
+    cls.source = name  # worker processes resolve the same path again
     return cls

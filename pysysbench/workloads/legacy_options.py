@@ -10,7 +10,8 @@ in :mod:`pysysbench.workloads.legacy`.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from ..core.errors import ConfigError
 from ..core.options import COUNT, NON_NEGATIVE, PERCENT, Bounds, Option, OptType, RawOption, Values, canonical
@@ -20,7 +21,7 @@ from .select_random import POINTS, RANGES
 
 GROUP = "sysbench 0.5 script options"
 OLD_GROUP = "sysbench 0.4 options (accepted for old command lines)"
-LEGACY_EVENTS = 10_000            # 0.5's --max-requests default
+LEGACY_EVENTS = 10_000  # 0.5's --max-requests default
 READ_ONLY_BARE = ("oltp_read_only", "oltp_write_only", "oltp_skip_trx")
 
 
@@ -34,18 +35,35 @@ COMMON_OPTIONS = [
     _o("oltp-auto-inc", OptType.BOOL, True, "AUTO_INCREMENT / SERIAL id; off: ids 1..N sent by the client"),
     _o("oltp-secondary", OptType.BOOL, False, "use a secondary key xid(id) instead of the PRIMARY KEY"),
     _o("oltp-create-secondary", OptType.BOOL, True, "create the k_N index after loading (0.5 always did)"),
-    _o("mysql-table-engine", OptType.STRING, "innodb", "storage engine (MyISAM: LOCK TABLES instead of "
-       "BEGIN/COMMIT)"),
+    _o("mysql-table-engine", OptType.STRING, "innodb", "storage engine (MyISAM: LOCK TABLES instead of BEGIN/COMMIT)"),
     _o("myisam-max-rows", OptType.INT, 1000000, "MAX_ROWS of the MySQL tables", bounds=NON_NEGATIVE),
     _o("mysql-table-options", OptType.STRING, "", "appended to CREATE TABLE on MySQL"),
-    _o("mysql-engine-trx", OptType.STRING, "auto", "whether the engine is transactional (accepted, unused "
-       "as in 0.5's scripts)"),
-    _o("pgsql-variant", OptType.STRING, "", "'redshift': INTEGER IDENTITY(1,1) ids on PostgreSQL, no k_N "
-       "index, --oltp-delete-inserts=0 (as 0.5's common.lua)"),
-    _o("rand-init", OptType.BOOL, False, "seed the random numbers from the current time (what --rand-seed=0 "
-       "does anyway)"),
-    _o("reconnect", OptType.INT, 0, "reconnect after every N events (sysbench 1.1; --oltp-reconnect-mode="
-       "transaction sets 1)", bounds=COUNT),
+    _o(
+        "mysql-engine-trx",
+        OptType.STRING,
+        "auto",
+        "whether the engine is transactional (accepted, unused as in 0.5's scripts)",
+    ),
+    _o(
+        "pgsql-variant",
+        OptType.STRING,
+        "",
+        "'redshift': INTEGER IDENTITY(1,1) ids on PostgreSQL, no k_N "
+        "index, --oltp-delete-inserts=0 (as 0.5's common.lua)",
+    ),
+    _o(
+        "rand-init",
+        OptType.BOOL,
+        False,
+        "seed the random numbers from the current time (what --rand-seed=0 does anyway)",
+    ),
+    _o(
+        "reconnect",
+        OptType.INT,
+        0,
+        "reconnect after every N events (sysbench 1.1; --oltp-reconnect-mode=transaction sets 1)",
+        bounds=COUNT,
+    ),
 ]
 
 OLTP_OPTIONS = COMMON_OPTIONS + [
@@ -61,15 +79,30 @@ OLTP_OPTIONS = COMMON_OPTIONS + [
     _o("oltp-range-selects", OptType.BOOL, True, "run the range selects at all"),
     _o("oltp-read-only", OptType.BOOL, False, "no writes (give =on; 0.5 ignored a bare --oltp-read-only)"),
     _o("oltp-write-only", OptType.BOOL, False, "no reads"),
-    _o("oltp-skip-trx", OptType.BOOL, False, "no BEGIN/COMMIT (--output-format=0.5 then shows 0 transactions, "
-       "as 0.5 did)"),
+    _o(
+        "oltp-skip-trx",
+        OptType.BOOL,
+        False,
+        "no BEGIN/COMMIT (--output-format=0.5 then shows 0 transactions, as 0.5 did)",
+    ),
 ]
 
 XA_OPTIONS = [
-    _o("oltp_use_xa_pct", OptType.DOUBLE, 0.0, "sysbench-xa fork: an event is an XA transaction when "
-       "sb_rand(1,100) <= this (drawn with --rand-type, so not a plain percentage)", bounds=PERCENT),
-    _o("oltp_use_xa_2pc_pct", OptType.DOUBLE, 100.0, "sysbench-xa fork: an XA transaction commits in two "
-       "phases unless sb_rand(1,100) > this", bounds=PERCENT),
+    _o(
+        "oltp_use_xa_pct",
+        OptType.DOUBLE,
+        0.0,
+        "sysbench-xa fork: an event is an XA transaction when "
+        "sb_rand(1,100) <= this (drawn with --rand-type, so not a plain percentage)",
+        bounds=PERCENT,
+    ),
+    _o(
+        "oltp_use_xa_2pc_pct",
+        OptType.DOUBLE,
+        100.0,
+        "sysbench-xa fork: an XA transaction commits in two phases unless sb_rand(1,100) > this",
+        bounds=PERCENT,
+    ),
 ]
 
 # 0.4 names: 0.5 accepted and ignored them; honoured where they mean something
@@ -80,14 +113,29 @@ OLD_OPTIONS = [
     _o("oltp-dist-iter", OptType.INT, 12, "0.4 name of --rand-spec-iter", OLD_GROUP, Bounds(1)),
     _o("oltp-dist-pct", OptType.DOUBLE, 1.0, "0.4 name of --rand-spec-pct", OLD_GROUP, PERCENT),
     _o("oltp-dist-res", OptType.DOUBLE, 75.0, "0.4 name of --rand-spec-res", OLD_GROUP, PERCENT),
-    _o("oltp-test-mode", OptType.STRING, "complex", "0.4 mode {complex, simple, nontrx}: simple = one point "
-       "select per event, nontrx = one --oltp-nontrx-mode statement per event", OLD_GROUP),
-    _o("oltp-nontrx-mode", OptType.STRING, "select", "0.4 statement of nontrx mode {select, update_key, "
-       "update_nokey, insert, delete}", OLD_GROUP),
-    _o("oltp-reconnect-mode", OptType.STRING, "session", "0.4 {session, transaction}: transaction = reconnect "
-       "after every event", OLD_GROUP),
-    _o("oltp-table-name", OptType.STRING, "sbtest", "0.4 single table name (ignored: 0.5 uses sbtest1..N)",
-       OLD_GROUP),
+    _o(
+        "oltp-test-mode",
+        OptType.STRING,
+        "complex",
+        "0.4 mode {complex, simple, nontrx}: simple = one point "
+        "select per event, nontrx = one --oltp-nontrx-mode statement per event",
+        OLD_GROUP,
+    ),
+    _o(
+        "oltp-nontrx-mode",
+        OptType.STRING,
+        "select",
+        "0.4 statement of nontrx mode {select, update_key, update_nokey, insert, delete}",
+        OLD_GROUP,
+    ),
+    _o(
+        "oltp-reconnect-mode",
+        OptType.STRING,
+        "session",
+        "0.4 {session, transaction}: transaction = reconnect after every event",
+        OLD_GROUP,
+    ),
+    _o("oltp-table-name", OptType.STRING, "sbtest", "0.4 single table name (ignored: 0.5 uses sbtest1..N)", OLD_GROUP),
     _o("oltp-connect-delay", OptType.INT, 10000, "0.4 (ignored)", OLD_GROUP),
     _o("oltp-user-delay-min", OptType.INT, 0, "0.4 (ignored)", OLD_GROUP),
     _o("oltp-user-delay-max", OptType.INT, 0, "0.4 (ignored)", OLD_GROUP),
@@ -104,12 +152,24 @@ RANDOM_RANGES_OPTIONS = [
     _o("random-ranges-delta", OptType.INT, 5, "width of each BETWEEN range", bounds=COUNT),
 ]
 
-IGNORED_OLD = ("oltp_table_name", "oltp_connect_delay", "oltp_user_delay_min", "oltp_user_delay_max",
-               "oltp_point_select_mysql_handler", "oltp_point_select_all_cols", "oltp_sp_name", "tx_jitter",
-               "mysql_engine_trx")
-RAND_ALIASES = (("oltp_dist_type", "rand_type"), ("oltp_dist_iter", "rand_spec_iter"),
-                ("oltp_dist_pct", "rand_spec_pct"), ("oltp_dist_res", "rand_spec_res"),
-                ("seed_rng", "rand_seed"))
+IGNORED_OLD = (
+    "oltp_table_name",
+    "oltp_connect_delay",
+    "oltp_user_delay_min",
+    "oltp_user_delay_max",
+    "oltp_point_select_mysql_handler",
+    "oltp_point_select_all_cols",
+    "oltp_sp_name",
+    "tx_jitter",
+    "mysql_engine_trx",
+)
+RAND_ALIASES = (
+    ("oltp_dist_type", "rand_type"),
+    ("oltp_dist_iter", "rand_spec_iter"),
+    ("oltp_dist_pct", "rand_spec_pct"),
+    ("oltp_dist_res", "rand_spec_res"),
+    ("seed_rng", "rand_seed"),
+)
 NONTRX_MODES = ("select", "update_key", "update_nokey", "insert", "delete")
 
 
@@ -136,55 +196,72 @@ def _rand_notes(values: Values, say: Callable[[str], None]) -> None:
         if not values.is_set(old):
             continue
         value = values.get(old)
-        shown = f"--{old.replace('_', '-')}={value:g}" if isinstance(value, float) else \
-            f"--{old.replace('_', '-')}={value}"
+        shown = (
+            f"--{old.replace('_', '-')}={value:g}" if isinstance(value, float) else f"--{old.replace('_', '-')}={value}"
+        )
         if values.is_set(new) and values.get(new) != value:
-            say(f"NOTE: {shown} (sysbench 0.4) is ignored in favour of --{new.replace('_', '-')}="
-                f"{values.get(new)}")
+            say(f"NOTE: {shown} (sysbench 0.4) is ignored in favour of --{new.replace('_', '-')}={values.get(new)}")
             continue
         if new == "rand_type" and value not in DISTRIBUTIONS:
-            raise ConfigError(f"Invalid value for --oltp-dist-type: '{value}' (choose one of: "
-                              f"{', '.join(DISTRIBUTIONS)})")
+            raise ConfigError(
+                f"Invalid value for --oltp-dist-type: '{value}' (choose one of: {', '.join(DISTRIBUTIONS)})"
+            )
         _set(values, new, value)
-        say(f"NOTE: {shown} (a sysbench 0.4 option that 0.5 ignored) is honoured as "
-            f"--{new.replace('_', '-')}={value}")
+        say(f"NOTE: {shown} (a sysbench 0.4 option that 0.5 ignored) is honoured as --{new.replace('_', '-')}={value}")
     if values.is_set("init_rng"):
         state = "on" if values.init_rng else "off"
-        say(f"NOTE: --init-rng={state} (a sysbench 0.4 option that 0.5 ignored) is taken as --rand-init={state}: "
-            + ("random numbers are seeded from the current time" if values.init_rng else
-               "random numbers are still seeded from the current time unless --rand-seed is given"))
+        say(
+            f"NOTE: --init-rng={state} (a sysbench 0.4 option that 0.5 ignored) is taken as --rand-init={state}: "
+            + (
+                "random numbers are seeded from the current time"
+                if values.init_rng
+                else "random numbers are still seeded from the current time unless --rand-seed is given"
+            )
+        )
         _set(values, "rand_init", values.init_rng)
     if values.rand_init and values.rand_seed:
-        raise ConfigError("--rand-init=on and --rand-seed cannot be used together (sysbench 0.5 refuses them "
-                          "too): --rand-init seeds from the current time, --rand-seed from the given number")
+        raise ConfigError(
+            "--rand-init=on and --rand-seed cannot be used together (sysbench 0.5 refuses them "
+            "too): --rand-init seeds from the current time, --rand-seed from the given number"
+        )
 
 
 def _old_option_notes(values: Values, say: Callable[[str], None]) -> None:
     for name in IGNORED_OLD:
         if values.is_set(name):
-            say(f"NOTE: --{name.replace('_', '-')} (sysbench 0.4) has no equivalent in sysbench 0.5's scripts "
-                "and is ignored")
+            say(
+                f"NOTE: --{name.replace('_', '-')} (sysbench 0.4) has no equivalent in sysbench 0.5's scripts "
+                "and is ignored"
+            )
     if values.is_set("mysql_create_options"):
-        say("NOTE: --mysql-create-options (sysbench 0.4) is honoured: appended to CREATE TABLE on MySQL, as "
-            "--mysql-table-options")
+        say(
+            "NOTE: --mysql-create-options (sysbench 0.4) is honoured: appended to CREATE TABLE on MySQL, as "
+            "--mysql-table-options"
+        )
     mode = values.oltp_reconnect_mode
     if values.is_set("oltp_reconnect_mode"):
         if mode == "transaction":
             _set(values, "reconnect", 1)
-            say("NOTE: --oltp-reconnect-mode=transaction (sysbench 0.4) is honoured: the connection is re-opened "
-                "after every event (--reconnect=1)")
+            say(
+                "NOTE: --oltp-reconnect-mode=transaction (sysbench 0.4) is honoured: the connection is re-opened "
+                "after every event (--reconnect=1)"
+            )
         elif mode == "session":
             say("NOTE: --oltp-reconnect-mode=session (sysbench 0.4) is the default behaviour")
         else:
-            say(f"NOTE: --oltp-reconnect-mode={mode} (sysbench 0.4) is not supported and is ignored "
-                "(session and transaction are)")
+            say(
+                f"NOTE: --oltp-reconnect-mode={mode} (sysbench 0.4) is not supported and is ignored "
+                "(session and transaction are)"
+            )
 
 
 def _bare_notes(raw: Iterable[RawOption], say: Callable[[str], None]) -> None:
     for item in raw:
         if item.value is None and canonical(item.name) in READ_ONLY_BARE:
-            say(f"NOTE: a bare --{item.name} is taken as --{item.name}=on (sysbench 0.5 ignored the option "
-                "unless written with =on)")
+            say(
+                f"NOTE: a bare --{item.name} is taken as --{item.name}=on (sysbench 0.5 ignored the option "
+                "unless written with =on)"
+            )
 
 
 def _variant(values: Values, say: Callable[[str], None]) -> None:
@@ -201,9 +278,9 @@ def _variant(values: Values, say: Callable[[str], None]) -> None:
 class LegacyMixin:
     """What every 0.5 script shares on the command line."""
 
-    script = ""                     # the 0.5 file name
+    script = ""  # the 0.5 file name
     accepts_unknown_options = True  # 0.5 accepted any option (a WARNING names the ones unused)
-    tx_per_event = 0                # COMMITs per event: 0.5 counted transactions by COMMIT
+    tx_per_event = 0  # COMMITs per event: 0.5 counted transactions by COMMIT
 
     @classmethod
     def after_parse(cls, values: Values, raw: list[RawOption], say: Callable[[str], None]) -> None:

@@ -22,7 +22,7 @@ class SelectOnly(Oltp):
 
     def configure(self) -> None:
         super().configure()
-        self.range_selects = True        # --range_selects does not turn these workloads off
+        self.range_selects = True  # --range_selects does not turn these workloads off
 
     def statement_kinds(self) -> list[str]:
         return [self.kind]

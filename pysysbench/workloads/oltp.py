@@ -1,57 +1,62 @@
 """The bundled sysbench 1.0.20 OLTP scripts as small classes (spec 3.5, 3.6).
 
-Each query group draws its own table (even when its count is 0), then its ids,
-in sysbench's order.  Statements are prepared per table in ``thread_init``, only
-for the groups a script uses, plus BEGIN/COMMIT unless ``--skip_trx``.
+A script's event is a list of parts (``parts``: names of oltp_common.PARTS, where each
+part's statements and draws are defined once); the Python helpers here interpret the
+parts (base.run_steps) and ``event_steps`` hands the same steps to the C event loop.
+Each query group draws its own table (even when its count is 0), then its ids, in
+sysbench's order.  Statements are prepared per table in ``thread_init``, only for the
+parts a script uses, plus BEGIN/COMMIT unless ``--skip_trx``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Coroutine
+from functools import cached_property
+from typing import Any
+
 from ..core.rand import C_TEMPLATE, PAD_TEMPLATE, thread_unique
-
-from .base import ID, ThreadContext, native_step, plus, register, string
+from .base import ThreadContext, compile_steps, native_step, register, run_steps
 from .check import AT_LEAST, AT_MOST
-from .oltp_common import OltpBase
+from .oltp_common import PARTS, RANGE_WIDTH, SQL, OltpBase, Part
 
-SQL = {
-    "point": "SELECT c FROM sbtest{table} WHERE id=?",
-    "simple": "SELECT c FROM sbtest{table} WHERE id BETWEEN ? AND ?",
-    "sum": "SELECT SUM(k) FROM sbtest{table} WHERE id BETWEEN ? AND ?",
-    "order": "SELECT c FROM sbtest{table} WHERE id BETWEEN ? AND ? ORDER BY c",
-    "distinct": "SELECT DISTINCT c FROM sbtest{table} WHERE id BETWEEN ? AND ? ORDER BY c",
-    "index": "UPDATE sbtest{table} SET k=k+1 WHERE id=?",
-    "non_index": "UPDATE sbtest{table} SET c=? WHERE id=?",
-    "delete": "DELETE FROM sbtest{table} WHERE id=?",
-    "insert": "INSERT INTO sbtest{table} (id, k, c, pad) VALUES (?, ?, ?, ?)",
-}
-RANGES = ("simple", "sum", "order", "distinct")
+# the methods that run the parts: a subclass overriding one has its events run part by part
+# through them, in Python
+HELPERS = (*dict.fromkeys(part.helper for part in PARTS.values()), "_run", "_by_helpers")
 # what the C event loop's steps stand for (Oltp.event_steps): overriding any of them
 # in a subclass means its events run as written, in Python
-NATIVE_HELPERS = ("event_steps", "_begin", "_commit", "_points", "_ranges", "_non_index", "_delete_inserts")
+NATIVE_HELPERS = ("event", "event_steps", *HELPERS)
 
 
 class Oltp(OltpBase):
-    """Common event steps; subclasses list their groups and compose ``event``."""
+    """The OLTP event made of ``parts`` (oltp_common.PARTS), run by the Python helpers below
+    or by the C event loop; subclasses list their parts."""
 
-    groups: tuple[str, ...] = ()
-    transactional = True     # BEGIN/COMMIT around the event unless --skip_trx
+    parts: tuple[str, ...] = ()  # the event: names of PARTS, in order
+    transactional = True  # BEGIN/COMMIT around the event unless --skip_trx
 
     def configure(self) -> None:
         super().configure()
         v = self.values
-        self.counts = {"point": v.point_selects, "simple": v.simple_ranges, "sum": v.sum_ranges,
-                       "order": v.order_ranges, "distinct": v.distinct_ranges, "index": v.index_updates,
-                       "non_index": v.non_index_updates, "delete": v.delete_inserts}
+        self.counts = {
+            "point": v.point_selects,
+            "simple": v.simple_ranges,
+            "sum": v.sum_ranges,
+            "order": v.order_ranges,
+            "distinct": v.distinct_ranges,
+            "index": v.index_updates,
+            "non_index": v.non_index_updates,
+            "delete": v.delete_inserts,
+        }
         self.use_trx = self.transactional and self.trx
         self.range_selects = v.range_selects
 
     def statement_kinds(self) -> list[str]:
-        kinds = []
-        for g in self.groups:
-            if g in RANGES and not self.range_selects:
-                continue
-            kinds.extend(("delete", "insert") if g == "delete" else (g,))
-        return kinds
+        """The statements ``parts`` send, in order (BEGIN and COMMIT aside)."""
+        names = (name for part in self.parts for step in self.part_steps[part] for name in step[0])
+        return [name for name in dict.fromkeys(names) if name not in ("begin", "commit")]
+
+    def prepared_per_thread(self) -> int:
+        return (2 if self.use_trx else 0) + len(self.statement_kinds()) * self.tables
 
     async def thread_init(self, ctx: ThreadContext) -> None:
         if self.use_trx:
@@ -62,90 +67,98 @@ class Oltp(OltpBase):
 
     @classmethod
     def native_parts(cls) -> tuple[str, ...] | None:
-        """The parts of ``event`` (its ``steps``) when the C event loop provably does
-        what this class's Python does: ``event`` lists its parts and no class below the
-        one defining it overrides a method those parts stand for.  A subclass that
-        overrides ``_points`` (say) inherits ``event.steps`` but not its meaning, so it
-        runs in Python."""
-        parts = getattr(cls.event, "steps", None)
-        if parts is None:
+        """``parts`` when the C event loop provably does what this class's Python does: no
+        method the parts stand for (``NATIVE_HELPERS``) is overridden.  A subclass that
+        overrides ``_points`` (say) inherits ``parts`` but not their meaning, so it runs
+        in Python."""
+        if not cls.parts or any(getattr(cls, name) is not getattr(Oltp, name) for name in NATIVE_HELPERS):
             return None
-        owner = next(k for k in cls.__mro__ if "event" in vars(k))
-        if any(getattr(cls, name) is not getattr(owner, name) for name in NATIVE_HELPERS):
-            return None
-        return parts
+        return cls.parts
+
+    @cached_property
+    def part_steps(self) -> dict[str, tuple]:
+        """PARTS with this workload's counts and range width: the steps each part sends
+        (none when its flag is off)."""
+        return {name: self._resolved(part) for name, part in PARTS.items()}
+
+    def _resolved(self, part: Part) -> tuple:
+        if part.flag is not None and not getattr(self, part.flag):
+            return ()
+        width = self.range_size - 1
+
+        def value(draw):
+            return ("plus", draw[1], width) if draw[0] == "plus" and draw[2] == RANGE_WIDTH else draw
+
+        return tuple(
+            (
+                names,
+                per_table,
+                count if isinstance(count, int) else self.counts[count],
+                tuple(value(d) for d in draws),
+                calls,
+            )
+            for names, per_table, count, draws, calls in part.steps
+        )
 
     def event_steps(self, ctx: ThreadContext, parts: tuple[str, ...]) -> list[tuple]:
-        """The event made of ``parts`` (its ``event.steps``) as steps of the C event loop
-        (engine/event_loop.c's ``EventLoop``, run by engine/worker.py): each part is the method of
-        the same name below, the same statements with the same draws in the same order."""
-        s, out = ctx.stmts, []
-        for part in parts:
-            if part in ("begin", "commit"):                 # _begin / _commit
-                if self.use_trx:
-                    out.append(native_step((s[part][0],), 1, per_table=False))
-            elif part in ("point", "index"):                # _points: stmt(id)
-                out.append(native_step((s[part],), self.counts[part], (ID,), ((0, (0,)),)))
-            elif part == "ranges":                          # _ranges: stmt(lo, lo + range_size - 1)
-                if self.range_selects:
-                    out.extend(native_step((s[kind],), self.counts[kind], (ID, plus(0, self.range_size - 1)),
-                                           ((0, (0, 1)),)) for kind in RANGES)
-            elif part == "non_index":                       # _non_index: stmt(c, id)
-                out.append(native_step((s["non_index"],), self.counts["non_index"], (string(C_TEMPLATE), ID),
-                                       ((0, (0, 1)),)))
-            elif part == "delete":                          # _delete_inserts: delete(id), insert(id, k, c, pad)
-                out.append(native_step((s["delete"], s["insert"]), self.counts["delete"],
-                                       (ID, ID, string(C_TEMPLATE), string(PAD_TEMPLATE)),
-                                       ((0, (0,)), (1, (0, 1, 2, 3)))))
-            else:
-                raise ValueError(f"no event part {part!r}")
-        return out
+        """The event made of ``parts`` as steps of the C event loop (engine/event_loop.c's
+        ``EventLoop``, run by engine/worker.py): ``part_steps`` with each statement's
+        handles, the same statements with the same draws in the same order as ``event``."""
+        unknown = [part for part in parts if part not in PARTS]
+        if unknown:
+            raise ValueError(f"no event part {unknown[0]!r}")
+        s = ctx.stmts
+        return [
+            native_step(tuple(s[n] if per_table else s[n][0] for n in names), count, draws, calls, per_table)
+            for part in parts
+            for names, per_table, count, draws, calls in self.part_steps[part]
+        ]
 
-    async def _begin(self, ctx: ThreadContext) -> None:
-        if self.use_trx:
-            await ctx.stmts["begin"][0]()
+    @cached_property
+    def part_programs(self) -> dict[str, tuple]:
+        """``part_steps`` as the Python helpers run them (base.run_steps)."""
+        return {name: compile_steps(steps) for name, steps in self.part_steps.items()}
 
-    async def _commit(self, ctx: ThreadContext) -> None:
-        if self.use_trx:
-            await ctx.stmts["commit"][0]()
+    @cached_property
+    def _program(self) -> tuple | None:
+        """The whole event as one program when no helper is overridden (each helper runs its
+        part's program: the same statements, draws and order); None: ``event`` calls the helpers."""
+        if any(getattr(type(self), name) is not getattr(Oltp, name) for name in HELPERS):
+            return None
+        return tuple(step for part in self.parts for step in self.part_programs[part])
 
-    async def _points(self, ctx: ThreadContext, kind: str = "point") -> None:
-        r = ctx.rand
-        stmt = ctx.stmts[kind][r.uniform(1, self.tables)]
-        draw, n = r.default, self.table_size
-        for _ in range(self.counts[kind]):
-            await stmt(draw(1, n))
+    def event(self, ctx: ThreadContext) -> Coroutine[Any, Any, None]:
+        """The parts in order (returned, not awaited here: one frame fewer per statement)."""
+        program = self._program
+        if program is None:
+            return self._by_helpers(ctx)
+        return run_steps(program, ctx.stmts, ctx.rand, self.tables, self.table_size)
 
-    async def _ranges(self, ctx: ThreadContext) -> None:
-        if not self.range_selects:
-            return
-        r = ctx.rand
-        draw, n, width = r.default, self.table_size, self.range_size - 1
-        for kind in RANGES:
-            stmt = ctx.stmts[kind][r.uniform(1, self.tables)]
-            for _ in range(self.counts[kind]):
-                lo = draw(1, n)
-                await stmt(lo, lo + width)
+    async def _by_helpers(self, ctx: ThreadContext) -> None:
+        for part in self.parts:
+            await getattr(self, PARTS[part].helper)(ctx, *PARTS[part].args)
 
-    async def _non_index(self, ctx: ThreadContext) -> None:
-        r = ctx.rand
-        stmt = ctx.stmts["non_index"][r.uniform(1, self.tables)]
-        for _ in range(self.counts["non_index"]):
-            c = r.string(C_TEMPLATE)
-            await stmt(c, r.default(1, self.table_size))
+    # the helpers return the coroutine running their part
+    def _run(self, ctx: ThreadContext, part: str) -> Coroutine[Any, Any, None]:
+        return run_steps(self.part_programs[part], ctx.stmts, ctx.rand, self.tables, self.table_size)
 
-    async def _delete_inserts(self, ctx: ThreadContext) -> None:
-        r = ctx.rand
-        t = r.uniform(1, self.tables)
-        delete, insert = ctx.stmts["delete"][t], ctx.stmts["insert"][t]
-        n = self.table_size
-        for _ in range(self.counts["delete"]):
-            ident = r.default(1, n)
-            k = r.default(1, n)
-            c = r.string(C_TEMPLATE)
-            pad = r.string(PAD_TEMPLATE)
-            await delete(ident)
-            await insert(ident, k, c, pad)
+    def _begin(self, ctx: ThreadContext) -> Coroutine[Any, Any, None]:
+        return self._run(ctx, "begin")
+
+    def _commit(self, ctx: ThreadContext) -> Coroutine[Any, Any, None]:
+        return self._run(ctx, "commit")
+
+    def _points(self, ctx: ThreadContext, kind: str = "point") -> Coroutine[Any, Any, None]:
+        return self._run(ctx, kind)
+
+    def _ranges(self, ctx: ThreadContext) -> Coroutine[Any, Any, None]:
+        return self._run(ctx, "ranges")
+
+    def _non_index(self, ctx: ThreadContext) -> Coroutine[Any, Any, None]:
+        return self._run(ctx, "non_index")
+
+    def _delete_inserts(self, ctx: ThreadContext) -> Coroutine[Any, Any, None]:
+        return self._run(ctx, "delete")
 
 
 @register
@@ -153,19 +166,7 @@ class OltpReadWrite(Oltp):
     """Point selects, range selects, updates and a delete/insert pair in one transaction."""
 
     name = "oltp_read_write"
-    groups = ("point", "simple", "sum", "order", "distinct", "index", "non_index", "delete")
-
-    async def event(self, ctx: ThreadContext) -> None:
-        await self._begin(ctx)
-        await self._points(ctx)
-        await self._ranges(ctx)
-        await self._points(ctx, "index")
-        await self._non_index(ctx)
-        await self._delete_inserts(ctx)
-        await self._commit(ctx)
-
-    # the parts above, for event_steps (a subclass that overrides event runs its own in Python)
-    event.steps = ("begin", "point", "ranges", "index", "non_index", "delete", "commit")
+    parts = ("begin", "point", "ranges", "index", "non_index", "delete", "commit")
 
 
 @register
@@ -173,15 +174,7 @@ class OltpReadOnly(Oltp):
     """Point selects and range selects in one transaction."""
 
     name = "oltp_read_only"
-    groups = ("point", "simple", "sum", "order", "distinct")
-
-    async def event(self, ctx: ThreadContext) -> None:
-        await self._begin(ctx)
-        await self._points(ctx)
-        await self._ranges(ctx)
-        await self._commit(ctx)
-
-    event.steps = ("begin", "point", "ranges", "commit")
+    parts = ("begin", "point", "ranges", "commit")
 
 
 @register
@@ -189,16 +182,7 @@ class OltpWriteOnly(Oltp):
     """Index updates, non-index updates and delete/insert pairs in one transaction."""
 
     name = "oltp_write_only"
-    groups = ("index", "non_index", "delete")
-
-    async def event(self, ctx: ThreadContext) -> None:
-        await self._begin(ctx)
-        await self._points(ctx, "index")
-        await self._non_index(ctx)
-        await self._delete_inserts(ctx)
-        await self._commit(ctx)
-
-    event.steps = ("begin", "index", "non_index", "delete", "commit")
+    parts = ("begin", "index", "non_index", "delete", "commit")
 
 
 @register
@@ -206,20 +190,12 @@ class OltpPointSelect(Oltp):
     """One primary-key point select per event."""
 
     name = "oltp_point_select"
-    groups = ("point",)
+    parts = ("point",)
     transactional = False
 
     def configure(self) -> None:
         super().configure()
-        self.counts["point"] = 1   # sysbench forces point_selects=1 for this script
-
-    async def event(self, ctx: ThreadContext) -> None:
-        # _points with its one statement inlined: the table, then the id, as sysbench draws them
-        r = ctx.rand
-        stmt = ctx.stmts["point"][r.uniform(1, self.tables)]
-        await stmt(r.default(1, self.table_size))
-
-    event.steps = ("point",)
+        self.counts["point"] = 1  # sysbench forces point_selects=1 for this script
 
 
 @register
@@ -227,13 +203,8 @@ class OltpUpdateIndex(Oltp):
     """UPDATE of the indexed column k (index_updates per event)."""
 
     name = "oltp_update_index"
-    groups = ("index",)
+    parts = ("index",)
     transactional = False
-
-    async def event(self, ctx: ThreadContext) -> None:
-        await self._points(ctx, "index")
-
-    event.steps = ("index",)
 
 
 @register
@@ -241,13 +212,8 @@ class OltpUpdateNonIndex(Oltp):
     """UPDATE of the non-indexed column c (non_index_updates per event)."""
 
     name = "oltp_update_non_index"
-    groups = ("non_index",)
+    parts = ("non_index",)
     transactional = False
-
-    async def event(self, ctx: ThreadContext) -> None:
-        await self._non_index(ctx)
-
-    event.steps = ("non_index",)
 
 
 @register
@@ -255,7 +221,6 @@ class OltpDelete(Oltp):
     """One DELETE by primary key per event."""
 
     name = "oltp_delete"
-    groups = ("delete_only",)
     transactional = False
     row_count_rule = AT_MOST
 

@@ -26,9 +26,14 @@ class SelectRandom(OltpBase):
 
     async def cleanup(self, env: Env) -> None:
         if self.tables != 1:
-            raise WorkloadError(f"'{self.name}' cleanup supports only --tables=1 (as sysbench); "
-                                f"use oltp_read_write cleanup --tables={self.tables}")
+            raise WorkloadError(
+                f"'{self.name}' cleanup supports only --tables=1 (as sysbench); "
+                f"use oltp_read_write cleanup --tables={self.tables}"
+            )
         await super().cleanup(env)
+
+    def prepared_per_thread(self) -> int:
+        return 1  # "select", below
 
     def params(self) -> int:
         raise NotImplementedError
@@ -46,14 +51,25 @@ class SelectRandomPoints(SelectRandom):
     """One SELECT ... WHERE k IN (random_points values) per event on sbtest1."""
 
     name = "select_random_points"
-    options = OLTP_OPTIONS + [Option("random_points", OptType.INT, 10, "Number of random points in the IN() clause "
-                                     "in generated SELECTs", GROUP, bounds=POINTS)]
+    options = OLTP_OPTIONS + [
+        Option(
+            "random_points",
+            OptType.INT,
+            10,
+            "Number of random points in the IN() clause in generated SELECTs",
+            GROUP,
+            bounds=POINTS,
+        )
+    ]
 
     def configure(self) -> None:
         super().configure()
         n = self.points = self.values.random_points
-        self.sql = ("        SELECT id, k, c, pad\n          FROM sbtest1\n          WHERE k IN ("
-                    + ", ".join("?" * n) + ")\n        ")
+        self.sql = (
+            "        SELECT id, k, c, pad\n          FROM sbtest1\n          WHERE k IN ("
+            + ", ".join("?" * n)
+            + ")\n        "
+        )
 
     async def event(self, ctx: ThreadContext) -> None:
         lo, hi = ctx.state["bounds"]
@@ -68,16 +84,16 @@ class SelectRandomRanges(SelectRandom):
     name = "select_random_ranges"
     options = OLTP_OPTIONS + [
         Option("delta", OptType.INT, 5, "Size of BETWEEN ranges", GROUP, bounds=COUNT),
-        Option("number_of_ranges", OptType.INT, 10, "Number of random BETWEEN ranges per SELECT", GROUP,
-               bounds=RANGES),
+        Option("number_of_ranges", OptType.INT, 10, "Number of random BETWEEN ranges per SELECT", GROUP, bounds=RANGES),
     ]
 
     def configure(self) -> None:
         super().configure()
         n = self.ranges = self.values.number_of_ranges
         self.delta = self.values.delta
-        self.sql = ("        SELECT count(k)\n          FROM sbtest1\n          WHERE "
-                    + " OR ".join(["k BETWEEN ? AND ?"] * n))
+        self.sql = "        SELECT count(k)\n          FROM sbtest1\n          WHERE " + " OR ".join(
+            ["k BETWEEN ? AND ?"] * n
+        )
 
     async def event(self, ctx: ThreadContext) -> None:
         lo, hi = ctx.state["bounds"]

@@ -18,14 +18,15 @@ the event restarts, the session reconnects, or the run ends with the driver's FA
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ...core.switches import DRY_RUN_ERRORS
-from ..base import Connection, Counters, Dialect
+from ..base import Connection, Counters, Dialect, Statement
 
 FAULTS_ENV = DRY_RUN_ERRORS.name
-FAULT_EVERY = 3             # statements per injected error: events in between still complete
-FAULT_MESSAGE = "error injected by the dry run ({})".format(FAULTS_ENV)
+FAULT_EVERY = 3  # statements per injected error: events in between still complete
+FAULT_MESSAGE = f"error injected by the dry run ({FAULTS_ENV})"
 
 # the driver's classification of an error: (counters, code, message, sql) -> the exception to raise
 Failure = Callable[[Counters, str, str, str], Exception]
@@ -45,18 +46,21 @@ class DryRunConnection(Connection):
         self.faults = list(planned_faults()) if failure is not None else []
         self.statements = 0
 
-    async def prepare(self, sql: str):
+    async def prepare(self, sql: str) -> Statement:
         c = self.counters
         if self.faults:
+
             async def faulty(*args: Any) -> None:
                 self._maybe_fail(sql)
                 c.others += 1
                 await asyncio.sleep(0)
+
             return faulty
 
         async def stmt(*args: Any) -> None:
             c.others += 1
             await asyncio.sleep(0)
+
         return stmt
 
     def _maybe_fail(self, sql: str) -> None:
@@ -73,12 +77,12 @@ class DryRunConnection(Connection):
         self._maybe_fail(sql)
         self.counters.others += 1
 
-    async def fetchall(self, sql: str) -> list[tuple]:
+    async def fetchall(self, sql: str) -> list[tuple[Any, ...]]:
         return []
 
-    async def query_rows(self, sql: str) -> tuple[int, list[tuple]] | None:
+    async def query_rows(self, sql: str) -> tuple[int, list[tuple[Any, ...]]] | None:
         self._maybe_fail(sql)
-        self.counters.others += 1    # as sysbench's --mysql-dry-run: no result set, ever
+        self.counters.others += 1  # as sysbench's --mysql-dry-run: no result set, ever
         return None
 
     async def table_exists(self, table: str) -> bool:

@@ -174,7 +174,7 @@ done:
 }
 
 static PyObject *
-mysql_scan(PyObject *self, PyObject *args)
+mysql_scan(PyObject *Py_UNUSED(self), PyObject *args)
 {
     Py_buffer view;
     int deprecate_eof, cache_metadata = 0;

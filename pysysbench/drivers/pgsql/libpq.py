@@ -12,15 +12,24 @@ QUERY and CONTEXT lines.  ``fields`` are the ErrorResponse's fields by asyncpg's
 from __future__ import annotations
 
 import unicodedata
-from typing import Mapping
+from collections.abc import Mapping
 
-DISPLAY_SIZE = 60      # libpq: the statement line is cut to this many screen columns
-MIN_RIGHT_CUT = 10     # ... keeping this many after the error position when it can
+DISPLAY_SIZE = 60  # libpq: the statement line is cut to this many screen columns
+MIN_RIGHT_CUT = 10  # ... keeping this many after the error position when it can
 
 # ErrorResponse field codes -> asyncpg's attribute names
-FIELD_NAMES = {b"S": "severity", b"V": "severity_en", b"C": "sqlstate", b"M": "message", b"D": "detail",
-               b"H": "hint", b"P": "position", b"p": "internal_position", b"q": "internal_query",
-               b"W": "context"}
+FIELD_NAMES = {
+    b"S": "severity",
+    b"V": "severity_en",
+    b"C": "sqlstate",
+    b"M": "message",
+    b"D": "detail",
+    b"H": "hint",
+    b"P": "position",
+    b"p": "internal_position",
+    b"q": "internal_query",
+    b"W": "context",
+}
 
 
 def fields_of(body: bytes) -> dict[str, str]:
@@ -44,7 +53,7 @@ def position_lines(query: str, position: int) -> str:
     if loc < 0:
         return ""
     text = list(query)
-    col = [0] * (len(text) + 1)    # each character's first screen column
+    col = [0] * (len(text) + 1)  # each character's first screen column
     loc_line, ibeg, iend, scr = 1, 0, -1, 0
     cno = 0
     for cno, ch in enumerate(text):
@@ -102,8 +111,7 @@ def error_message(fields: Mapping[str, str], query: str | None) -> str:
     out += "\n"
     if querytext and pos > 0:
         out += position_lines(querytext, pos)
-    for name, label in (("detail", "DETAIL"), ("hint", "HINT"), ("internal_query", "QUERY"),
-                        ("context", "CONTEXT")):
+    for name, label in (("detail", "DETAIL"), ("hint", "HINT"), ("internal_query", "QUERY"), ("context", "CONTEXT")):
         if fields.get(name):
             out += f"{label}:  {fields[name]}\n"
     return out
@@ -122,18 +130,20 @@ def server_fields(exc: BaseException) -> dict[str, str]:
 
 def _first_address(host: str, port: int) -> str | None:
     import socket
+
     try:
-        return socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][4][0]
+        return str(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][4][0])  # an IP's text
     except (OSError, IndexError):
         return None
 
 
 def connect_message(host: str, port: int, exc: BaseException) -> str:
     """libpq 15's ``PQerrorMessage`` after a failed connection to ``host``:``port``."""
-    import ipaddress     # here: only a failed connection needs these (start-up's import diet)
+    import ipaddress  # here: only a failed connection needs these (start-up's import diet)
     import os
     import re
     import socket
+
     if isinstance(exc, socket.gaierror):
         return f'could not translate host name "{host}" to address: {exc.strerror}\n'
     if host.startswith("/"):
@@ -142,8 +152,8 @@ def connect_message(host: str, port: int, exc: BaseException) -> str:
     else:
         try:
             ipaddress.ip_address(host)
-            addr = None      # a numeric host is its own address
-        except ValueError:   # the address tried: from the error, else the host's first
+            addr = None  # a numeric host is its own address
+        except ValueError:  # the address tried: from the error, else the host's first
             found = re.search(r"Connect call failed \('([^']+)', \d+", str(exc))
             addr = found.group(1) if found else _first_address(host, port)
         where = f'connection to server at "{host}"' + (f" ({addr})" if addr else "") + f", port {port} failed: "
@@ -151,6 +161,6 @@ def connect_message(host: str, port: int, exc: BaseException) -> str:
     if isinstance(exc, OSError) and (exc.errno or exc.strerror):
         text = os.strerror(exc.errno) if exc.errno else str(exc.strerror)
         return where + text + "\n" + (ask if isinstance(exc, ConnectionRefusedError) else "")
-    if getattr(exc, "severity", None):
-        return where + f"{exc.severity}:  {exc}\n"
+    if severity := getattr(exc, "severity", None):
+        return where + f"{severity}:  {exc}\n"
     return where + f"{exc}\n"

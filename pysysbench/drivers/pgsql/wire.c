@@ -69,7 +69,7 @@ pg_scan_buf(const unsigned char *b, Py_ssize_t n)
 }
 
 static PyObject *
-pg_scan(PyObject *self, PyObject *args)
+pg_scan(PyObject *Py_UNUSED(self), PyObject *args)
 {
     Py_buffer view;
     PyObject *out;
@@ -221,7 +221,7 @@ done:
 }
 
 static PyObject *
-pg_bind(PyObject *self, PyObject *args)
+pg_bind(PyObject *Py_UNUSED(self), PyObject *args)
 {
     Py_buffer head, tail;
     PyObject *values, *out;
@@ -302,7 +302,7 @@ pg_outcome(Statement *s, PyObject *result, int *which, PyObject **error)
 }
 
 static PyObject *
-pg_wire_scan(WireCore *w, const unsigned char *b, Py_ssize_t n)
+pg_wire_scan(WireCore *Py_UNUSED(w), const unsigned char *b, Py_ssize_t n)
 {
     return pg_scan_buf(b, n);
 }

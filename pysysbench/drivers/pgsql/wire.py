@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import struct
+from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import Any, Callable
+from typing import Any
 
 from ...runtime.handoff import here
 from ...runtime.native import pg_bind
@@ -23,7 +24,7 @@ from .scan import pg_scan, pg_scan_fast
 _I32 = struct.Struct("!i")
 _I16 = struct.Struct("!h")
 _SYNC = b"S\x00\x00\x00\x04"
-_EXECUTE = b"E\x00\x00\x00\x09\x00\x00\x00\x00\x00"    # unnamed portal, all rows
+_EXECUTE = b"E\x00\x00\x00\x09\x00\x00\x00\x00\x00"  # unnamed portal, all rows
 _TAIL = _EXECUTE + _SYNC
 _DESCRIBE_PREFIX = b"S"
 
@@ -53,7 +54,7 @@ def _pg_text(value: Any) -> bytes | None:
     return str(value).encode()
 
 
-def _py_pg_bind(head: bytes, args: tuple, tail: bytes) -> bytes:
+def _py_pg_bind(head: bytes, args: tuple[Any, ...], tail: bytes) -> bytes:
     """A Bind message of ``args`` as text parameters, then ``tail``: 'B', length,
     ``head`` (portal, statement name, no parameter format codes), the parameter count,
     each parameter as int32 length + text (-1 = NULL), no result format codes.  The
@@ -103,7 +104,7 @@ class PgWire(Wire):
 
     __slots__ = ("_names",)
 
-    def __init__(self, transport: asyncio.BaseTransport):
+    def __init__(self, transport: asyncio.Transport):
         super().__init__(transport)
         self._names = 0
 
@@ -114,7 +115,7 @@ class PgWire(Wire):
     def _error(error: bytes) -> WireError:
         code, message = pg_error_fields(error)
         exc = WireError(code, message, sqlstate=code)
-        exc.pg_fields = fields_of(error)    # libpq's text of it, where sysbench prints that
+        exc.pg_fields = fields_of(error)  # libpq's text of it, where sysbench prints that
         return exc
 
     @staticmethod
@@ -125,24 +126,30 @@ class PgWire(Wire):
         """(statement name, whether it returns rows); WireError for a server error."""
         self._names += 1
         name = f"pysysbench_{self._names}".encode() + b"\x00"
-        data = (_pg_message(b"P", name + sql.encode() + b"\x00\x00\x00")
-                + _pg_message(b"D", _DESCRIBE_PREFIX + name) + _SYNC)
+        data = (
+            _pg_message(b"P", name + sql.encode() + b"\x00\x00\x00")
+            + _pg_message(b"D", _DESCRIBE_PREFIX + name)
+            + _SYNC
+        )
         end, tag, error, described = await self.request(data, pg_scan_fast)
         if error is not None:
             self._raise(error)
         return name, described == 1
 
-    def statement(self, name: bytes, is_read: bool, counters: Any, fail: Callable[[BaseException], Any]):
+    def statement(
+        self, name: bytes, is_read: bool, counters: Any, fail: Callable[[BaseException], Any]
+    ) -> Callable[..., Awaitable[None]]:
         """The coroutine function of one prepared statement: binds its arguments
         (as text) to ``name``, runs it and counts the result in ``counters`` (reads
         when it returns rows, else writes when the command tag counts rows); a
         server error goes to ``fail`` (a coroutine function that raises)."""
-        head = b"\x00" + name + b"\x00\x00"          # unnamed portal; all parameters as text
+        head = b"\x00" + name + b"\x00\x00"  # unnamed portal; all parameters as text
         slow = _Statement(self, head, is_read, counters, fail)
         if _CStatement is None:
             return slow
-        return _CStatement(2, self, here, self.write, head, _TAIL, -1, None, "", counters, fail, self._error,
-                           slow, is_read)
+        return _CStatement(
+            2, self, here, self.write, head, _TAIL, -1, None, "", counters, fail, self._error, slow, is_read
+        )
 
     async def query(self, sql: str) -> bytes:
         end, tag, error, described = await self.request(_pg_message(b"Q", sql.encode() + b"\x00"), pg_scan_fast)
@@ -150,11 +157,12 @@ class PgWire(Wire):
             self._raise(error)
         return tag or b""
 
-    async def query_rows(self, sql: str) -> tuple[int, list[tuple], bytes]:
+    async def query_rows(self, sql: str) -> tuple[int, list[tuple[Any, ...]], bytes]:
         """Simple query keeping the first result set: (columns or -1, rows as text, command tag)."""
         sink = TextResult()
-        end, tag, error, described = await self.request(_pg_message(b"Q", sql.encode() + b"\x00"),
-                                                        partial(pg_scan, sink=sink))
+        end, tag, error, described = await self.request(
+            _pg_message(b"Q", sql.encode() + b"\x00"), partial(pg_scan, sink=sink)
+        )
         if error is not None:
             self._raise(error)
         return sink.columns, sink.rows, tag or b""

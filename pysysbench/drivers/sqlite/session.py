@@ -22,19 +22,31 @@ import os
 import re
 import threading
 from collections import deque
-from typing import Any, Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from ...core.errors import ConnectError, FatalSQLError, IgnorableError, MissingTableError, TableExistsError
-from ...core.options import Option, OptType
-from ..base import Connection, Counters, Dialect, Driver, DriverCaps, register, split_placeholders, substitute, text_rows
+from ...core.options import Option, OptType, Values
+from ..base import (
+    Connection,
+    Counters,
+    Dialect,
+    Driver,
+    DriverCaps,
+    Statement,
+    register,
+    split_placeholders,
+    substitute,
+    text_rows,
+)
 
 GROUP = "sqlite options"
 # the stdlib module, imported by the first connection (SQLiteConnection._open): registering the
 # driver, as every run does, does not load it (10 M instructions)
 sqlite3: Any = None
 BUSY_TIMEOUT_MS = 10_000
-BEGIN_WRITE = "BEGIN IMMEDIATE"    # a writer connection's BEGIN: the write lock at once
-STATEMENT_CACHE = 4096       # sqlite3 caches compiled statements by SQL text
+BEGIN_WRITE = "BEGIN IMMEDIATE"  # a writer connection's BEGIN: the write lock at once
+STATEMENT_CACHE = 4096  # sqlite3 caches compiled statements by SQL text
 
 OPTIONS = [
     Option("sqlite-db", OptType.STRING, "sbtest.db", "SQLite database file", GROUP),
@@ -43,7 +55,7 @@ OPTIONS = [
 ]
 
 DIALECT = Dialect(
-    id_auto_inc="INTEGER NOT NULL",     # INTEGER PRIMARY KEY is SQLite's rowid alias: auto-assigned
+    id_auto_inc="INTEGER NOT NULL",  # INTEGER PRIMARY KEY is SQLite's rowid alias: auto-assigned
     family="sqlite",
     table_exists_sql="SELECT count(*) FROM sqlite_master WHERE type='table' AND name=?",
     regex_mismatch=lambda col, pattern: f"NOT regexp('{pattern}', {col})",
@@ -62,7 +74,7 @@ def _regexp(pattern: str, value: Any) -> bool:
 READ, WRITE, BEGIN, CONTROL = range(4)
 _READ_WORDS = frozenset({"SELECT", "VALUES", "EXPLAIN"})
 _CONTROL_WORDS = frozenset({"COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE"})
-_COUNT_LOCK = threading.Lock()    # the connections' threads share the worker's Counters
+_COUNT_LOCK = threading.Lock()  # the connections' threads share the worker's Counters
 
 
 def statement_kind(sql: str) -> int:
@@ -108,13 +120,13 @@ class WriteQueue:
             try:
                 self._waiters.remove(turn)
             except ValueError:
-                return True     # handed over just as the wait timed out
+                return True  # handed over just as the wait timed out
         return False
 
     def release(self) -> None:
         with self._mutex:
             if self._waiters:
-                self._waiters.popleft().release()    # still held: by the first waiter now
+                self._waiters.popleft().release()  # still held: by the first waiter now
             else:
                 self._held = False
 
@@ -142,12 +154,12 @@ def _raise(exc: sqlite3.Error, sql: str, counters: Counters) -> None:
 class SQLiteConnection(Connection):
     dialect = DIALECT
 
-    def __init__(self, driver: "SQLiteDriver", counters: Counters):
+    def __init__(self, driver: SQLiteDriver, counters: Counters):
         self.driver = driver
         self.counters = counters
         self.gate = driver.gate
-        self.gated = False       # this connection holds the gate (its transaction writes)
-        self.writer = False      # it prepared or sent a write: its BEGIN is IMMEDIATE
+        self.gated = False  # this connection holds the gate (its transaction writes)
+        self.writer = False  # it prepared or sent a write: its BEGIN is IMMEDIATE
         self._open()
 
     def _open(self) -> None:
@@ -155,8 +167,13 @@ class SQLiteConnection(Connection):
         if sqlite3 is None:
             import sqlite3
         try:
-            self.db = sqlite3.connect(self.driver.path, isolation_level=None, check_same_thread=False,
-                                      cached_statements=STATEMENT_CACHE, timeout=BUSY_TIMEOUT_MS / 1000)
+            self.db = sqlite3.connect(
+                self.driver.path,
+                isolation_level=None,
+                check_same_thread=False,
+                cached_statements=STATEMENT_CACHE,
+                timeout=BUSY_TIMEOUT_MS / 1000,
+            )
             v = self.driver.values
             self.db.execute(f"PRAGMA journal_mode={v.sqlite_journal_mode}")
             self.db.execute(f"PRAGMA synchronous={v.sqlite_synchronous}")
@@ -165,7 +182,7 @@ class SQLiteConnection(Connection):
         self.db.create_function("regexp", 2, _regexp, deterministic=True)
         self.cur = self.db.cursor()
 
-    def _run(self, sql: str, args: Any = (), keep: list | None = None) -> None:
+    def _run(self, sql: str, args: Any = (), keep: list[Any] | None = None) -> None:
         """Execute, count; ``keep`` receives (columns, text rows) of a result set."""
         cur = self.cur
         c = self.counters
@@ -174,7 +191,7 @@ class SQLiteConnection(Connection):
         except sqlite3.Error as exc:
             err = _error(exc, sql, c)
             if isinstance(err, IgnorableError):
-                self._roll_back()    # the event restarts from its BEGIN, as after a server's deadlock
+                self._roll_back()  # the event restarts from its BEGIN, as after a server's deadlock
             raise err from None
         if cur.description is not None:
             rows = cur.fetchall()
@@ -188,7 +205,7 @@ class SQLiteConnection(Connection):
 
     # --- SQLite's write lock: this process's writers queue on the gate -------------
 
-    def _locked(self, sql: str, args: Any = (), keep: list | None = None) -> None:
+    def _locked(self, sql: str, args: Any = (), keep: list[Any] | None = None) -> None:
         """A statement that takes SQLite's write lock."""
         if not self.gated:
             if not self.gate.acquire(timeout=BUSY_TIMEOUT_MS / 1000):
@@ -199,7 +216,7 @@ class SQLiteConnection(Connection):
             self.gated = True
         self._control(sql, args, keep)
 
-    def _control(self, sql: str, args: Any = (), keep: list | None = None) -> None:
+    def _control(self, sql: str, args: Any = (), keep: list[Any] | None = None) -> None:
         """A statement after which the transaction holding the lock may be over."""
         try:
             self._run(sql, args, keep)
@@ -207,7 +224,7 @@ class SQLiteConnection(Connection):
             if self.gated and not self.db.in_transaction:
                 self._release()
 
-    def _begin(self, sql: str, args: Any = (), keep: list | None = None) -> None:
+    def _begin(self, sql: str, args: Any = (), keep: list[Any] | None = None) -> None:
         if self.writer:
             self._locked(BEGIN_WRITE)
         else:
@@ -223,7 +240,7 @@ class SQLiteConnection(Connection):
             try:
                 self.db.execute("ROLLBACK")
             except sqlite3.Error:
-                pass    # gone with the error already
+                pass  # gone with the error already
         self._release()
 
     def _runner(self, sql: str) -> Callable[..., None]:
@@ -234,45 +251,56 @@ class SQLiteConnection(Connection):
 
     # --- the Connection API ----------------------------------------------------------
 
-    async def prepare(self, sql: str):
+    async def prepare(self, sql: str) -> Statement:
         run = self._runner(sql)
         if self.driver.ps_mode == "disable":
             parts = split_placeholders(sql)
 
             async def text_stmt(*args: Any) -> None:
                 run(substitute(parts, args))
+
             return text_stmt
 
         async def stmt(*args: Any) -> None:
             run(sql, args)
+
         return stmt
 
     async def query(self, sql: str) -> None:
         self._runner(sql)(sql)
 
-    async def query_rows(self, sql: str) -> tuple[int, list[tuple]] | None:
-        keep: list = []
+    async def query_rows(self, sql: str) -> tuple[int, list[tuple[Any, ...]]] | None:
+        keep: list[Any] = []
         self._runner(sql)(sql, (), keep)
         return keep[0] if keep else None
 
-    async def fetchall(self, sql: str) -> list[tuple]:
+    async def fetchall(self, sql: str) -> list[tuple[Any, ...]]:
         try:
-            return self.db.execute(sql).fetchall()
+            rows: list[tuple[Any, ...]] = self.db.execute(sql).fetchall()
+            return rows
         except sqlite3.Error as exc:
             _raise(exc, sql, Counters())
             raise  # unreachable
 
-    async def execute_params(self, sql: str, params) -> None:
+    async def execute_params(self, sql: str, params: Sequence[Any]) -> None:
         try:
             self.db.execute(sql, params)
         except sqlite3.Error as exc:
             _raise(exc, sql, Counters())
 
-    async def execute_many(self, sql: str, rows) -> None:
+    async def execute_many(self, sql: str, rows: Any) -> None:
         try:
             self.db.executemany(sql, rows)
         except sqlite3.Error as exc:
             _raise(exc, sql, Counters())
+
+    async def fetch_params(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        try:
+            rows: list[tuple[Any, ...]] = self.db.execute(sql, params).fetchall()
+            return rows
+        except sqlite3.Error as exc:
+            _raise(exc, sql, Counters())
+            raise  # unreachable
 
     async def close(self) -> None:
         self._release()
@@ -290,17 +318,23 @@ class SQLiteDriver(Driver):
     description = "SQLite driver (embedded, the default)"
     options = OPTIONS
     option_prefix = "sqlite"
-    caps = DriverCaps(server_prepare=False, blocking=True, auto_inc_insert_omits_id=True,
-                      needs_commit_for_load=True, bulk_methods=("blob-insert", "executemany"))
+    caps = DriverCaps(
+        server_prepare=False,
+        blocking=True,
+        auto_inc_insert_omits_id=True,
+        needs_commit_for_load=True,
+        bulk_methods=("blob-insert", "executemany"),
+    )
     dialect = DIALECT
 
-    def __init__(self, values):
+    def __init__(self, values: Values) -> None:
         super().__init__(values)
         self.gate = WriteQueue()
 
     @property
     def path(self) -> str:
-        return self.values.sqlite_db
+        path: str = self.values.sqlite_db
+        return path
 
     def target(self) -> str:
         return f"SQLite database '{os.path.abspath(self.path)}'"
@@ -309,4 +343,5 @@ class SQLiteDriver(Driver):
         return SQLiteConnection(self, counters or Counters())
 
     async def _version(self, conn: Connection) -> str:
-        return "SQLite " + sqlite3.sqlite_version
+        version: str = sqlite3.sqlite_version
+        return "SQLite " + version

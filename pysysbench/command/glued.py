@@ -12,13 +12,13 @@ stays whole because ``b`` is not an option.  The value of a secret option
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from ..core.errors import InvalidOption
 from ..core.options import Option, RawOption, canonical, is_option_name, parse_value
 
 GLUE = "--"
-MAX_GLUED = 64          # more '--' in one argument than any pasted line has: left alone
+MAX_GLUED = 64  # more '--' in one argument than any pasted line has: left alone
 
 Lookup = Callable[[str], "Option | None"]
 
@@ -59,8 +59,8 @@ def split_body(body: str, lookup: Lookup, _memo: dict | None = None) -> list[tup
             found = [(name, raw)]
             break
         if opt.secret:
-            continue            # a secret takes the whole rest of the argument
-        rest = split_body(body[cut + len(GLUE):], lookup, memo)
+            continue  # a secret takes the whole rest of the argument
+        rest = split_body(body[cut + len(GLUE) :], lookup, memo)
         if rest is not None:
             found = [(name, raw)] + rest
             break
@@ -78,8 +78,9 @@ def _show(name: str, raw: str | None, lookup: Lookup) -> str:
 
 def looks_glued(value: str, lookup: Lookup) -> bool:
     """Whether ``value`` contains ``--`` followed by nothing but known options."""
-    return any(split_body(value[m.start() + len(GLUE):], lookup) is not None
-               for m in re.finditer(re.escape(GLUE), value))
+    return any(
+        split_body(value[m.start() + len(GLUE) :], lookup) is not None for m in re.finditer(re.escape(GLUE), value)
+    )
 
 
 def unglue(raw: list[RawOption], lookup: Lookup) -> tuple[list[RawOption], list[str]]:
@@ -94,9 +95,11 @@ def unglue(raw: list[RawOption], lookup: Lookup) -> tuple[list[RawOption], list[
         opt = lookup(item.name)
         if opt is not None and opt.secret:
             if item.value and looks_glued(item.value, lookup):
-                warnings.append(f"WARNING: the value of --{item.name} looks like it has another option glued to it "
-                                "('--' followed by an option name); secret values are never split, so it is used "
-                                "as given: put a space before the option if one was meant")
+                warnings.append(
+                    f"WARNING: the value of --{item.name} looks like it has another option glued to it "
+                    "('--' followed by an option name); secret values are never split, so it is used "
+                    "as given: put a space before the option if one was meant"
+                )
             out.append(item)
             continue
         pieces = split_body(text, lookup)
@@ -105,8 +108,10 @@ def unglue(raw: list[RawOption], lookup: Lookup) -> tuple[list[RawOption], list[
             continue
         out.extend(RawOption(name, value) for name, value in pieces)
         shown = [_show(n, v, lookup) for n, v in pieces]
-        warnings.append(f"WARNING: split the glued argument '{''.join(shown)}' into {' '.join(shown)} "
-                        "(a space was missing between the options)")
+        warnings.append(
+            f"WARNING: split the glued argument '{''.join(shown)}' into {' '.join(shown)} "
+            "(a space was missing between the options)"
+        )
     return out, warnings
 
 

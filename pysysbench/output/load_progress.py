@@ -30,33 +30,42 @@ def _duration(seconds: float | None) -> str:
     if seconds is None:
         return "?"
     s = int(seconds + 0.5)
-    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}" \
-        if s >= 60 else f"{s}s"
+    return (
+        f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
+        if s >= 3600
+        else f"{s // 60}:{s % 60:02d}"
+        if s >= 60
+        else f"{s}s"
+    )
 
 
 def progress_line(snap) -> str:
     pct = 100.0 * snap.rows_done / snap.rows_total if snap.rows_total else 100.0
-    line = (f"[ {snap.elapsed_s:.0f}s ] prepare: {snap.rows_done}/{snap.rows_total} rows ({pct:.1f}%), "
-            f"{snap.rows_per_s:.0f} rows/s, ETA {_duration(snap.eta_s)}")
+    line = (
+        f"[ {snap.elapsed_s:.0f}s ] prepare: {snap.rows_done}/{snap.rows_total} rows ({pct:.1f}%), "
+        f"{snap.rows_per_s:.0f} rows/s, ETA {_duration(snap.eta_s)}"
+    )
     if snap.indexes_total:
         line += f"; indexes {snap.indexes_done}/{snap.indexes_total}"
     return line
 
 
 def summary_line(snap) -> str:
-    return (f"[ {snap.elapsed_s:.0f}s ] prepare done: {snap.tables} table(s), {snap.rows_total} rows in "
-            f"{snap.elapsed_s:.1f}s ({snap.rows_total / snap.elapsed_s if snap.elapsed_s else 0:.0f} rows/s "
-            f"overall; {snap.method}, {snap.streams} connection(s))")
+    return (
+        f"[ {snap.elapsed_s:.0f}s ] prepare done: {snap.tables} table(s), {snap.rows_total} rows in "
+        f"{snap.elapsed_s:.1f}s ({snap.rows_total / snap.elapsed_s if snap.elapsed_s else 0:.0f} rows/s "
+        f"overall; {snap.method}, {snap.streams} connection(s))"
+    )
 
 
 class PlainLoadDisplay:
     def __init__(self, out, say=None, progress: bool = True):
-        self.say = say or out      # the workload's messages
-        self.out = out             # the progress lines
-        self.next_at = PLAIN_EVERY_S if progress else float("inf")   # off: sysbench's lines only
+        self.say = say or out  # the workload's messages
+        self.out = out  # the progress lines
+        self.next_at = PLAIN_EVERY_S if progress else float("inf")  # off: sysbench's lines only
         self.printed = False
 
-    def __enter__(self) -> "PlainLoadDisplay":
+    def __enter__(self) -> PlainLoadDisplay:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -80,7 +89,7 @@ class RichLoadDisplay:
         self.progress: Progress | None = None
         self.tasks: dict[str, Any] = {}
 
-    def __enter__(self) -> "RichLoadDisplay":
+    def __enter__(self) -> RichLoadDisplay:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -94,15 +103,23 @@ class RichLoadDisplay:
             self.console.print(Text(line))
 
     def _start(self, snap) -> None:
-        self.progress = Progress(TextColumn("{task.description:<18}"), BarColumn(bar_width=30), MofNCompleteColumn(),
-                                 TextColumn("{task.fields[rate]}"), TimeElapsedColumn(),
-                                 TextColumn("{task.fields[eta]}"), console=self.console, transient=False)
+        self.progress = Progress(
+            TextColumn("{task.description:<18}"),
+            BarColumn(bar_width=30),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]}"),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[eta]}"),
+            console=self.console,
+            transient=False,
+        )
         self.progress.start()
         self.tasks["tables"] = self.progress.add_task("tables created", total=snap.tables, rate="", eta="")
         self.tasks["rows"] = self.progress.add_task("rows loaded", total=max(1, snap.rows_total), rate="", eta="")
         if snap.indexes_total:
-            self.tasks["indexes"] = self.progress.add_task("secondary indexes", total=snap.indexes_total, rate="",
-                                                           eta="")
+            self.tasks["indexes"] = self.progress.add_task(
+                "secondary indexes", total=snap.indexes_total, rate="", eta=""
+            )
 
     def update(self, snap) -> None:
         if self.progress is None:

@@ -1,34 +1,35 @@
 """The library call: one benchmark run from Python, without a command line.
 
 Role: ``pysysbench.run(test, options, hooks=None)`` parses ``options`` with the
-CLI's rules (a mapping ``{"threads": 4, "time": 10}`` or ``--name=value`` items;
+command line's rules (a mapping ``{"threads": 4, "time": 10}`` or ``--name=value`` items;
 config files, aliases and the driver's prefixed options work as on the command
 line), freezes them into a :class:`~pysysbench.engine.spec.RunSpec` and runs it
 through ``engine.run``; it returns the :class:`~pysysbench.stats.results.RunOutcome`
 (``results.from_outcome`` makes the result document of it).  Nothing is printed
 unless ``hooks.say`` prints; errors are raised as :class:`PySysbenchError`.
-The campaign executor comes through :func:`parse_request` too.
+The campaign backend comes through :func:`parse_request` too.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
+from ..core.errors import UsageError, WorkloadError
+from ..core.options import format_value
+from ..drivers import REGISTRY as DRIVERS
 from ..engine import run as engine
 from ..engine.local import Hooks
 from ..engine.spec import RunSpec
-from ..drivers import REGISTRY as DRIVERS
-from ..core.errors import UsageError, WorkloadError
 from ..stats.results import RunOutcome
 from ..workloads.base import user_code
-from .compat import COMMANDS, Invocation, choose_driver, parse, validate
+from .cmdline import COMMANDS, Invocation, choose_driver, parse, validate
 
 
 def option_items(options: Mapping[str, Any] | Iterable[str]) -> list[str]:
     """``--name=value`` items: a mapping's pairs (bools as on/off, lists joined by
     commas), or the given items as they are."""
     if isinstance(options, Mapping):
-        from ..campaign.plan import format_value
         return [f"--{name}={format_value(value)}" for name, value in options.items()]
     items = list(options)
     for item in items:
@@ -38,7 +39,7 @@ def option_items(options: Mapping[str, Any] | Iterable[str]) -> list[str]:
 
 
 def parse_request(test: str, command: str, options: Mapping[str, Any] | Iterable[str]) -> Invocation:
-    """Parse one command's options with the CLI's rules (both phases)."""
+    """Parse one command's options with the command line's rules (both phases)."""
     return parse([test, *option_items(options), command])
 
 
@@ -50,8 +51,9 @@ def check_command(inv: Invocation) -> None:
     if inv.command not in COMMANDS and inv.command not in cls.commands:
         raise UsageError(f"Unknown command: {inv.command}")
     if inv.command not in cls.commands and inv.command != "help":
-        raise WorkloadError(f"'{cls.name}' test does not implement the '{inv.command}' command "
-                            f"(it supports: {', '.join(cls.commands)})")
+        raise WorkloadError(
+            f"'{cls.name}' test does not implement the '{inv.command}' command (it supports: {', '.join(cls.commands)})"
+        )
 
 
 def configure(inv: Invocation):
@@ -71,9 +73,8 @@ def run(test: str, options: Mapping[str, Any] | Iterable[str] = (), hooks: Hooks
     """Run ``test`` with ``options``; its :class:`RunOutcome` (``error`` and
     ``exit_code`` say how it ended)."""
     inv = parse_request(test, "run", options)
-    if getattr(inv.workload_cls, "runs_own_commands", False):
-        raise WorkloadError(f"'{test}' is a Lua script: it runs through the command line only "
-                            "(pysysbench SCRIPT run)")
+    if inv.workload_cls.runs_own_commands:
+        raise WorkloadError(f"'{test}' is a Lua script: it runs through the command line only (pysysbench SCRIPT run)")
     check_command(inv)
     workload, driver = configure(inv)
     spec = RunSpec.build(inv.values, workload.source, driver, server_version=bool(inv.values.result_file))

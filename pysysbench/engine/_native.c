@@ -1,5 +1,6 @@
 /* pysysbench._native: the C twins of pysysbench's hot path as one extension module, built
- * from one source per layer.  This file only wires: it readies every file, lowest layer first
+ * from one source per layer.  This file sits on the top C layer (beside the engine's C, the
+ * highest user) so that every call it makes points down, and it only wires: it readies every file, lowest layer first
  * (the C layers and their headers: native_runtime.h).  pysysbench/runtime/native.py is its only
  * importer and decides whether it is used at all (PYSYSBENCH_NATIVE=off: never).  Optional:
  * without a compiler pysysbench uses the Python twins. */
@@ -11,7 +12,7 @@
 #include "native_workloads.h"
 #include "native_engine.h"
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native", NULL, -1, NULL};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, .m_name = "_native", .m_size = -1};
 
 PyMODINIT_FUNC
 PyInit__native(void)

@@ -1,9 +1,9 @@
-"""The campaign backend of the CLI: every campaign step runs in-process through
-the library, the code a typed command runs.
+"""The in-process campaign backend: every campaign step runs through the library,
+the code a typed command runs.
 
 Role: ``command(request)`` parses the :class:`Request`'s options
-(``library.parse_request``) and executes it (``cli.main.execute``: driver ->
-frozen options -> workload -> ``engine.run`` -> result file), with its
+(``command.library.parse_request``) and executes it (``command.execute``: driver ->
+frozen options -> workload -> a frozen spec through ``engine.run`` -> result file), with its
 sysbench-format text going to a per-run log file instead of the terminal;
 ``sql``/``rows`` open one connection of the configured driver
 (``drivers.REGISTRY[name](values)``) for the campaign's SQL hooks.  Nothing is
@@ -14,15 +14,19 @@ from __future__ import annotations
 
 import os
 import shlex
-import sys
-from typing import Callable
+from collections.abc import Callable
 
-from ..campaign.executor import CommandOutcome
-from ..campaign.plan import Request
-from ..drivers import REGISTRY as DRIVERS
+from ..command.cmdline import choose_driver, header, validate
+from ..command.execute import execute
+from ..command.library import parse_request
+from ..command.run import use
 from ..core.errors import PySysbenchError, UsageError, WorkloadError
-from .compat import choose_driver, header, validate
-from .library import parse_request
+from ..drivers import REGISTRY as DRIVERS
+from ..lab import fault
+from ..output.printer import Printer, to_stderr
+from ..runtime.aio import run_to_end
+from .executor import CommandOutcome
+from .plan import Request
 
 # A test that accepts every data-set option, so a config file naming them parses.
 CONNECTION_TEST = "oltp_common"
@@ -71,7 +75,6 @@ class InProcessBackend:
         return [warning] if warning else []
 
     def command(self, request: Request, log_path: str) -> CommandOutcome:
-        from .main import Printer, execute     # cli.main imports this package's registrations
         os.makedirs(os.path.dirname(log_path) or ".", exist_ok=True)
         with open(log_path, "w", encoding="utf-8") as fh:
             fh.write(f"$ pysysbench {shlex.join(request.command_line)}\n")
@@ -81,10 +84,12 @@ class InProcessBackend:
                 try:
                     inv = parse_request(request.test, request.command, request.options)
                 except WorkloadError:
-                    out(header())      # as the command line: the first line before the test is looked for
+                    out(header())  # as the command line: the first line before the test is looked for
                     raise
                 for line in inv.stderr_warnings:
-                    print(line, file=sys.stderr)
+                    to_stderr(line)
+                if inv.values.get("fault"):  # a workload's options may kill a lab node during its runs
+                    use(fault.companion)
                 return CommandOutcome(execute(inv, out, request.words()))
             except PySysbenchError as exc:
                 stream.write(f"FATAL: {exc}\n")
@@ -98,7 +103,6 @@ class InProcessBackend:
         return driver
 
     def sql(self, connection: list[str], statements: list[str]) -> None:
-        from .main import run_async
         driver = self._driver(connection)
 
         async def go() -> None:
@@ -109,10 +113,9 @@ class InProcessBackend:
             finally:
                 await conn.close()
 
-        run_async(go())
+        run_to_end(go())
 
     def rows(self, connection: list[str], query: str) -> list[tuple]:
-        from .main import run_async
         driver = self._driver(connection)
 
         async def go() -> list[tuple]:
@@ -122,4 +125,4 @@ class InProcessBackend:
             finally:
                 await conn.close()
 
-        return run_async(go())
+        return run_to_end(go())
