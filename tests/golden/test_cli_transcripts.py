@@ -74,8 +74,7 @@ def _field(text: str, width: int, kind: str) -> str:
 
 # (line pattern, {group number: (width, kind)}); other groups are normalised generically
 _PADDED = [
-    (re.compile(r"^(    (?:transactions|queries|ignored errors|reconnects): *)(\d+ *)( \(.*)$"),
-     {2: (6, "L")}),
+    (re.compile(r"^(    (?:transactions|queries|ignored errors|reconnects): *)(\d+ *)( \(.*)$"), {2: (6, "L")}),
     (re.compile(r"^(         (?:min|avg|max|sum): )( *\d+\.\d+)$"), {2: (39, "R")}),
     (re.compile(r"^(        )( *\d+)(th percentile: )( *\d+\.\d+)$"), {2: (3, "R"), 4: (27, "R")}),
     (re.compile(r"^( *\d+\.\d{3})( \|)(\** *)( \d+)$"), {1: (12, "R"), 3: (40, "BAR")}),
@@ -99,14 +98,14 @@ def parse_template(text: str) -> list:
     items: list = []
     lines = text.split("\n")
     if lines and lines[-1] == "":
-        lines.pop()          # the template's own final newline
+        lines.pop()  # the template's own final newline
     i = 0
     while i < len(lines):
         line = lines[i]
         m = re.fullmatch(r"\{repeat (\d+)-(\d+|\*)\}", line)
         if m:
             end = lines.index("{end}", i)
-            block = [" " if x == "<SP>" else x for x in lines[i + 1:end]]
+            block = [" " if x == "<SP>" else x for x in lines[i + 1 : end]]
             hi = 10**9 if m.group(2) == "*" else int(m.group(2))
             items.append((block, int(m.group(1)), hi))
             i = end + 1
@@ -134,7 +133,7 @@ def assert_matches(actual: list[str], template: str, raw: str = "") -> None:
         else:
             block, lo, hi = item
             n = 0
-            while n < hi and norm[i:i + len(block)] == block:
+            while n < hi and norm[i : i + len(block)] == block:
                 i += len(block)
                 n += 1
             if n < lo:
@@ -167,36 +166,42 @@ def assert_transcript(proc: subprocess.CompletedProcess, template: str, *, code:
 
 
 def test_normalise_helper():
-    assert normalise("    transactions:                        5310   (5309.08 per sec.)") == \
-        "    transactions:                        <N-6> (<N> per sec.)"
-    assert normalise("    queries:                             106200 (106181.51 per sec.)") == \
-        "    queries:                             <N-6> (<N> per sec.)"
-    assert normalise("    queries:                             1234567 (1.00 per sec.)") == \
-        "    queries:                             <N-6> (<N> per sec.)"
+    assert (
+        normalise("    transactions:                        5310   (5309.08 per sec.)")
+        == "    transactions:                        <N-6> (<N> per sec.)"
+    )
+    assert (
+        normalise("    queries:                             106200 (106181.51 per sec.)")
+        == "    queries:                             <N-6> (<N> per sec.)"
+    )
+    assert (
+        normalise("    queries:                             1234567 (1.00 per sec.)")
+        == "    queries:                             <N-6> (<N> per sec.)"
+    )
     # wrong padding after the number is caught
     assert "MISALIGNED" in normalise("    transactions:                        5310    (5309.08 per sec.)")
     assert "MISALIGNED" in normalise("    transactions:                        5310 (5309.08 per sec.)")
     # the label column is kept literally, so a shifted value column shows in the comparison
-    assert normalise("    transactions:                       5310   (1.00 per sec.)") != \
-        normalise("    transactions:                        5310   (1.00 per sec.)")
+    assert normalise("    transactions:                       5310   (1.00 per sec.)") != normalise(
+        "    transactions:                        5310   (1.00 per sec.)"
+    )
     assert normalise("         min:                                    0.68") == "         min: <N+39>"
     assert normalise("         sum:                                 9985.72") == "         sum: <N+39>"
     assert "MISALIGNED" not in normalise("         sum: 12345678901234567890123456789012345678901.00")
     assert normalise("         max:                                   0.68") != "         max: <N+39>"
-    assert normalise("         95th percentile:                        3.30") == \
-        "        <N+3>th percentile: <N+27>"
+    assert normalise("         95th percentile:                        3.30") == "        <N+3>th percentile: <N+27>"
     assert normalise("       0.741 |**                                       12") == "<N+12> |<BAR> <N>"
     assert normalise("       3.187 |**************************************** 6") == "<N+12> |<BAR> <N>"
     assert "MISALIGNED" in normalise("       0.741 |**                                      12")
-    assert normalise("[ 2s ] thds: 2 tps: 1128.07 qps: 22662.37 (r/w/o: 15878.95/4521.28/2262.14) "
-                     "lat (ms,95%): 2.07 err/s: 6.00 reconn/s: 0.00") == (
-        "[ <N>s ] thds: <N> tps: <N> qps: <N> (r/w/o: <N>/<N>/<N>) lat (ms,<N>%): <N> err/s: <N> "
-        "reconn/s: <N>")
+    assert normalise(
+        "[ 2s ] thds: 2 tps: 1128.07 qps: 22662.37 (r/w/o: 15878.95/4521.28/2262.14) "
+        "lat (ms,95%): 2.07 err/s: 6.00 reconn/s: 0.00"
+    ) == ("[ <N>s ] thds: <N> tps: <N> qps: <N> (r/w/o: <N>/<N>/<N>) lat (ms,<N>%): <N> err/s: <N> reconn/s: <N>")
     assert normalise("Inserting 1000 records into 'sbtest12'") == "Inserting <N> records into 'sbtest12'"
-    assert normalise("    events (avg/stddev):           2827.5000/74.50") == \
-        "    events (avg/stddev):           <N>/<N>"
-    assert normalise("    execution time (avg/stddev):   -nan/-nan") != \
-        "    execution time (avg/stddev):   <N>/<N>"
+    assert (
+        normalise("    events (avg/stddev):           2827.5000/74.50") == "    events (avg/stddev):           <N>/<N>"
+    )
+    assert normalise("    execution time (avg/stddev):   -nan/-nan") != "    execution time (avg/stddev):   <N>/<N>"
 
 
 def test_template_repeat_directive():
@@ -251,11 +256,12 @@ Threads started!
 
 # pysysbench's own advisory (not in sysbench): printed before the report when the client
 # process(es) were nearly saturated -- with the in-process SQLite driver that is common.
-CLIENT_WARNING = ("{repeat 0-1}\nWARNING: the client kept <N>% of its <N> worker process(es) busy: it may be "
-                  "the bottleneck (add --workers or client machines)\n{end}\n")
+CLIENT_WARNING = (
+    "{repeat 0-1}\nWARNING: the client kept <N>% of its <N> worker process(es) busy: it may be "
+    "the bottleneck (add --workers or client machines)\n{end}\n"
+)
 
-INTERMEDIATE = ("[ <N>s ] thds: <N> tps: <N> qps: <N> (r/w/o: <N>/<N>/<N>) lat (ms,<N>%): <N> "
-                "err/s: <N> reconn/s: <N>")
+INTERMEDIATE = "[ <N>s ] thds: <N> tps: <N> qps: <N> (r/w/o: <N>/<N>/<N>) lat (ms,<N>%): <N> err/s: <N> reconn/s: <N>"
 
 PREPARE_LINES = [
     "Creating table 'sbtest1'...",
@@ -298,7 +304,7 @@ def test_prepare_two_threads(tmp_path):
     # ... but each table's own steps stay in order
     for n in (1, 2):
         mine = [x for x in body if f"'sbtest{n}'" in x]
-        assert mine == PREPARE_LINES[3 * (n - 1): 3 * n]
+        assert mine == PREPARE_LINES[3 * (n - 1) : 3 * n]
 
 
 def test_cleanup(prepared, tmp_path):
@@ -316,14 +322,16 @@ def test_deprecated_alias_warning_precedes_header(tmp_path):
     first, rest = proc.stdout.split("\n", 1)
     assert first == "WARNING: --num-threads is deprecated, use --threads instead"
     lines = output_lines(subprocess.CompletedProcess(proc.args, 0, rest, ""))
-    assert lines[:2] == ["Initializing worker threads...", ""]   # --num-threads=2 took effect
+    assert lines[:2] == ["Initializing worker threads...", ""]  # --num-threads=2 took effect
 
 
 def test_test_option_warns_on_stderr(tmp_path):
     proc = run_cli(["--test=oltp_read_write", "--tables=2", "--table-size=1000", "prepare"], tmp_path)
     assert proc.returncode == 0
-    assert proc.stderr == ("WARNING: the --test option is deprecated. You can pass a script name or path on "
-                           "the command line without any options.\n")
+    assert proc.stderr == (
+        "WARNING: the --test option is deprecated. You can pass a script name or path on "
+        "the command line without any options.\n"
+    )
     assert_matches(output_lines(proc), "\n".join(PREPARE_LINES) + "\n")
 
 
@@ -331,8 +339,17 @@ def test_test_option_warns_on_stderr(tmp_path):
 
 
 def banner(*extra: str) -> str:
-    return "\n".join(["Running the test with following options:", "Number of threads: <N>", *extra,
-                      "Initializing random number generator from current time"]) + "\n"
+    return (
+        "\n".join(
+            [
+                "Running the test with following options:",
+                "Number of threads: <N>",
+                *extra,
+                "Initializing random number generator from current time",
+            ]
+        )
+        + "\n"
+    )
 
 
 def test_run_plain(prepared):
@@ -343,8 +360,10 @@ def test_run_plain(prepared):
 
 def test_run_two_threads_with_seed(prepared):
     proc = run_cli([*DATA, "--threads=2", "--events=100", "--time=0", "--rand-seed=7", "run"], prepared)
-    tpl = ("Running the test with following options:\nNumber of threads: <N>\n"
-           "Initializing random number generator from seed (<N>).\n" + STARTED + CLIENT_WARNING + SUMMARY)
+    tpl = (
+        "Running the test with following options:\nNumber of threads: <N>\n"
+        "Initializing random number generator from seed (<N>).\n" + STARTED + CLIENT_WARNING + SUMMARY
+    )
     assert_transcript(proc, tpl)
     assert "Initializing random number generator from seed (7)." in proc.stdout
     assert "    total number of events:              100\n" in proc.stdout
@@ -352,8 +371,15 @@ def test_run_two_threads_with_seed(prepared):
 
 def test_run_report_interval(prepared):
     proc = run_cli([*DATA, "--report-interval=1", "--time=2", "run"], prepared)
-    tpl = (banner("Report intermediate results every <N> second(s)") + STARTED
-           + "{repeat 1-2}\n" + INTERMEDIATE + "\n{end}\n" + CLIENT_WARNING + SUMMARY)
+    tpl = (
+        banner("Report intermediate results every <N> second(s)")
+        + STARTED
+        + "{repeat 1-2}\n"
+        + INTERMEDIATE
+        + "\n{end}\n"
+        + CLIENT_WARNING
+        + SUMMARY
+    )
     assert_transcript(proc, tpl)
     assert "Report intermediate results every 1 second(s)\n" in proc.stdout
     assert "[ 1s ] thds: 1 tps: " in proc.stdout
@@ -361,15 +387,20 @@ def test_run_report_interval(prepared):
 
 def test_run_histogram(prepared):
     proc = run_cli([*DATA, "--histogram=on", "--events=50", "--time=0", "run"], prepared)
-    tpl = (banner() + STARTED + CLIENT_WARNING
-           + "Latency histogram (values are in milliseconds)\n"
-           + "       value  ------------- distribution ------------- count\n"
-           + "{repeat 1-50}\n<N+12> |<BAR> <N>\n{end}\n<SP>\n" + SUMMARY)
+    tpl = (
+        banner()
+        + STARTED
+        + CLIENT_WARNING
+        + "Latency histogram (values are in milliseconds)\n"
+        + "       value  ------------- distribution ------------- count\n"
+        + "{repeat 1-50}\n<N+12> |<BAR> <N>\n{end}\n<SP>\n"
+        + SUMMARY
+    )
     lines = assert_transcript(proc, tpl)
     rows = [x for x in lines if re.match(r"^ *\d+\.\d{3} \|", x)]
     counts = [int(x.rsplit(" ", 1)[1]) for x in rows]
     assert sum(counts) == 50
-    assert max(x.count("*") for x in rows) == 40       # the fullest bucket gets 40 stars
+    assert max(x.count("*") for x in rows) == 40  # the fullest bucket gets 40 stars
     values = [float(x.split("|")[0]) for x in rows]
     assert values == sorted(values) and len(set(values)) == len(values)
     assert "    transactions:                        50     (" in proc.stdout
@@ -377,10 +408,15 @@ def test_run_histogram(prepared):
 
 def test_run_rate_mode_queue_line(prepared):
     proc = run_cli([*DATA, "--rate=50", "--time=2", "--report-interval=1", "run"], prepared)
-    tpl = (banner("Target transaction rate: <N>/sec", "Report intermediate results every <N> second(s)")
-           + STARTED
-           + "{repeat 1-2}\n" + INTERMEDIATE + "\n[ <N>s ] queue length: <N>, concurrency: <N>\n{end}\n"
-           + CLIENT_WARNING + SUMMARY)
+    tpl = (
+        banner("Target transaction rate: <N>/sec", "Report intermediate results every <N> second(s)")
+        + STARTED
+        + "{repeat 1-2}\n"
+        + INTERMEDIATE
+        + "\n[ <N>s ] queue length: <N>, concurrency: <N>\n{end}\n"
+        + CLIENT_WARNING
+        + SUMMARY
+    )
     assert_transcript(proc, tpl)
     assert "Target transaction rate: 50/sec\n" in proc.stdout
     assert "[ 1s ] queue length: " in proc.stdout
@@ -388,8 +424,9 @@ def test_run_rate_mode_queue_line(prepared):
 
 def test_run_percentile_disabled(prepared):
     proc = run_cli([*DATA, "--percentile=0", "--events=50", "--time=0", "run"], prepared)
-    summary = SUMMARY.replace("        <N+3>th percentile: <N+27>\n",
-                              "         percentile stats:               disabled\n")
+    summary = SUMMARY.replace(
+        "        <N+3>th percentile: <N+27>\n", "         percentile stats:               disabled\n"
+    )
     assert summary != SUMMARY
     assert_transcript(proc, banner() + STARTED + CLIENT_WARNING + summary)
     assert "\n         percentile stats:               disabled\n" in proc.stdout
@@ -424,15 +461,14 @@ oltp_read_write options:
 """
 
 # the verbatim lines of Appendix B.2
-B2_LINES = [x for x in RW_HELP_OPTIONS.splitlines()
-            if x.startswith("  --") and "(sysbench 1.1)" not in x]
+B2_LINES = [x for x in RW_HELP_OPTIONS.splitlines() if x.startswith("  --") and "(sysbench 1.1)" not in x]
 
 
 def test_workload_help(tmp_path):
     proc = run_cli(["oltp_read_write", "help"], tmp_path)
     assert proc.returncode == 0 and proc.stderr == "" and "Traceback" not in proc.stdout
     lines = output_lines(proc)
-    block = "\n".join(lines[:len(RW_HELP_OPTIONS.splitlines())]) + "\n"
+    block = "\n".join(lines[: len(RW_HELP_OPTIONS.splitlines())]) + "\n"
     assert block == RW_HELP_OPTIONS
     names = [x.split()[0] for x in lines if x.startswith("  --")]
     assert names == sorted(names)
@@ -440,7 +476,7 @@ def test_workload_help(tmp_path):
         assert b2 in lines
     # anything after the sysbench-format block is free text ending with a blank line
     assert lines[-1] == ""
-    assert not os.path.exists(tmp_path / "sbtest.db")   # help touches no database
+    assert not os.path.exists(tmp_path / "sbtest.db")  # help touches no database
 
 
 def _check_help_layout(lines: list[str]) -> None:
@@ -453,7 +489,7 @@ def _check_help_layout(lines: list[str]) -> None:
         elif groups[-1]:
             groups.append([])
     for group in (g for g in groups if g):
-        lefts = [x.split(" ", 3)[2] for x in group]          # "--name<format>"
+        lefts = [x.split(" ", 3)[2] for x in group]  # "--name<format>"
         col = 2 + max(len(s) for s in lefts) + 1
         for line, left in zip(group, lefts):
             assert line[:col] == f"  {left}".ljust(col), line
@@ -466,9 +502,16 @@ def test_general_help(tmp_path):
     lines = output_lines(proc, header=False)
     assert lines[:3] == ["Usage:", "  pysysbench [options]... [testname] [command]", ""]
     titles = [x for x in lines if x.endswith(":") and not x.startswith(" ")]
-    assert titles[:8] == ["Usage:", "General options:", "Pseudo-Random Numbers Generator options:",
-                          "Log options:", "General database options:", "Compiled-in database drivers:",
-                          "mysql options:", "pgsql options:"]
+    assert titles[:8] == [
+        "Usage:",
+        "General options:",
+        "Pseudo-Random Numbers Generator options:",
+        "Log options:",
+        "General database options:",
+        "Compiled-in database drivers:",
+        "mysql options:",
+        "pgsql options:",
+    ]
     assert "sqlite options:" in titles
     # identical to Appendix B.1 (the widest entry of the group is the same)
     for b1 in [
@@ -490,7 +533,7 @@ def test_general_help(tmp_path):
         "  --histogram[=on|off] print latency histogram in report [off]",
         "  --mysql-user=STRING              MySQL user [sbtest]",
         "  --mysql-db=STRING                MySQL database name [sbtest]",
-        "  --mysql-ignore-errors=[LIST,...] list of errors to ignore, or \"all\" [1213,1020,1205]",
+        '  --mysql-ignore-errors=[LIST,...] list of errors to ignore, or "all" [1213,1020,1205]',
     ]:
         assert b1 in lines
     # DOUBLE defaults print like sysbench (%g)
@@ -551,12 +594,15 @@ def test_error_unknown_option(tmp_path):
     assert error_message(proc).startswith("invalid option: --nosuch")
 
 
-@pytest.mark.parametrize("arg,expected", [
-    ("--threads=abc", "Invalid value for the 'threads' option: 'abc'"),
-    ("--table-size=many", "Invalid value for the 'table_size' option: 'many'"),
-    ("--histogram=maybe", "invalid option: --histogram=maybe"),
-    ("--thread-stack-size=12Q", "Invalid value for the 'thread-stack-size' option: '12Q'"),
-])
+@pytest.mark.parametrize(
+    "arg,expected",
+    [
+        ("--threads=abc", "Invalid value for the 'threads' option: 'abc'"),
+        ("--table-size=many", "Invalid value for the 'table_size' option: 'many'"),
+        ("--histogram=maybe", "invalid option: --histogram=maybe"),
+        ("--thread-stack-size=12Q", "Invalid value for the 'thread-stack-size' option: '12Q'"),
+    ],
+)
 def test_error_bad_value(tmp_path, arg, expected):
     proc = run_cli([*DATA, arg, "run"], tmp_path)
     msg = error_message(proc)
@@ -639,8 +685,7 @@ def _port_open(port: int) -> bool:
 
 def test_error_mysql_unreachable(tmp_path):
     assert not _port_open(3999)
-    proc = run_cli(["--db-driver=mysql", "--mysql-host=127.0.0.1", "--mysql-port=3999", *DATA, "run"],
-                   tmp_path)
+    proc = run_cli(["--db-driver=mysql", "--mysql-host=127.0.0.1", "--mysql-port=3999", *DATA, "run"], tmp_path)
     msg = error_message(proc)
     assert msg.startswith("FATAL: ")
     assert "127.0.0.1" in msg and "3999" in msg
@@ -650,8 +695,10 @@ def test_error_mysql_unreachable(tmp_path):
 def test_error_mysql_auth_failure(tmp_path):
     if not _port_open(3306):
         pytest.skip("no MySQL server on 127.0.0.1:3306")
-    proc = run_cli(["--mysql-host=127.0.0.1", "--mysql-port=3306", "--mysql-user=sbtest",
-                    "--mysql-password=wrong", *DATA, "run"], tmp_path)
+    proc = run_cli(
+        ["--mysql-host=127.0.0.1", "--mysql-port=3306", "--mysql-user=sbtest", "--mysql-password=wrong", *DATA, "run"],
+        tmp_path,
+    )
     msg = error_message(proc)
     assert msg.startswith("FATAL: ")
     assert "127.0.0.1" in msg and "sbtest" in msg
@@ -662,8 +709,7 @@ def test_error_mysql_auth_failure(tmp_path):
 def test_error_mysql_missing_database(tmp_path):
     if not _port_open(3306):
         pytest.skip("no MySQL server on 127.0.0.1:3306")
-    proc = run_cli(["--mysql-host=127.0.0.1", "--mysql-port=3306", "--mysql-db=nosuchdb", *DATA, "run"],
-                   tmp_path)
+    proc = run_cli(["--mysql-host=127.0.0.1", "--mysql-port=3306", "--mysql-db=nosuchdb", *DATA, "run"], tmp_path)
     msg = error_message(proc)
     assert msg.startswith("FATAL: ")
     assert "nosuchdb" in msg
@@ -671,8 +717,7 @@ def test_error_mysql_missing_database(tmp_path):
 
 def test_error_pgsql_unreachable(tmp_path):
     assert not _port_open(5999)
-    proc = run_cli(["--db-driver=pgsql", "--pgsql-host=127.0.0.1", "--pgsql-port=5999", *DATA, "run"],
-                   tmp_path)
+    proc = run_cli(["--db-driver=pgsql", "--pgsql-host=127.0.0.1", "--pgsql-port=5999", *DATA, "run"], tmp_path)
     msg = error_message(proc)
     assert msg.startswith("FATAL: ")
     assert "127.0.0.1" in msg and "5999" in msg
@@ -681,8 +726,13 @@ def test_error_pgsql_unreachable(tmp_path):
 def test_closed_stdout_is_not_a_traceback(prepared):
     """``pysysbench ... run | head -1``: the reader goes away before the report."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYSYSBENCH_")}
-    proc = subprocess.Popen(CLI + [*DATA, "--events=300", "--time=0", "--histogram=on", "run"],
-                            cwd=prepared, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(
+        CLI + [*DATA, "--events=300", "--time=0", "--histogram=on", "run"],
+        cwd=prepared,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
     assert proc.stdout.readline().startswith(b"pysysbench ")
     proc.stdout.close()
     err = proc.stderr.read().decode()

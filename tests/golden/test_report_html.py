@@ -29,8 +29,15 @@ from pysysbench.report.model import load_runs
 DATA = Path(__file__).parent / "data"
 RESULTS = DATA / "campaign-results"
 TIMEOUT_S = 30
-CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--no-first-run", "--remote-debugging-pipe")
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--remote-debugging-pipe",
+)
 
 
 class Chromium:
@@ -47,9 +54,14 @@ class Chromium:
             os.dup2(hi_r, 3)
             os.dup2(hi_w, 4)
 
-        self.proc = subprocess.Popen([binary, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "about:blank"],
-                                     preexec_fn=child, close_fds=False, stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            [binary, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "about:blank"],
+            preexec_fn=child,
+            close_fds=False,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         for fd in (cmd_r, resp_w, hi_r, hi_w):
             os.close(fd)
         self.buf = b""
@@ -168,10 +180,10 @@ def test_report_html_loads_cleanly_and_shows_its_charts(browser, tmp_path):
     assert problems(events) == []
     assert facts["title"] == "Benchmark report: fixture" and facts["scripts"] == 0
     charts = [c for s in rep.sections for c in s.charts]
-    assert len(facts["images"]) == len(charts) == 8          # scaling, qps, timeseries, percentiles x 2
+    assert len(facts["images"]) == len(charts) == 8  # scaling, qps, timeseries, percentiles x 2
     assert all(i["ok"] and i["w"] >= 600 and i["h"] >= 200 and i["shown"] > 300 for i in facts["images"]), facts
     assert facts["headings"] == ["Summary", "oltp_point_select", "rw", "Environment", "Commands to reproduce"]
-    assert facts["tables"] == 6                             # summary, per workload: cells + runs, environment
+    assert facts["tables"] == 6  # summary, per workload: cells + runs, environment
     requests = [e["params"]["request"]["url"] for e in events if e["method"] == "Network.requestWillBeSent"]
     assert requests[0] == page.resolve().as_uri() and sum(u.startswith("data:image/png") for u in requests) == 8
     assert (tmp_path / "report.png").read_bytes().startswith(b"\x89PNG")
@@ -185,5 +197,9 @@ def test_comparison_html_loads_cleanly(browser, tmp_path):
     facts, events = open_page(browser, page, tmp_path / "compare.png")
     assert problems(events) == []
     assert facts["tables"] == 1 + 2 * 2 and facts["images"] == []
-    assert facts["headings"] == ["oltp_point_select: TPS", "rw: TPS", "oltp_point_select: 95% latency (ms)",
-                                 "rw: 95% latency (ms)"]
+    assert facts["headings"] == [
+        "oltp_point_select: TPS",
+        "rw: TPS",
+        "oltp_point_select: 95% latency (ms)",
+        "rw: 95% latency (ms)",
+    ]

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from pysysbench.stats import results
 from pysysbench.cli.main import main
 from pysysbench.report import document, markdown
 from pysysbench.report.model import load_runs
+from pysysbench.stats import results
 
 DATA = Path(__file__).parent / "data"
 RESULTS = DATA / "campaign-results"

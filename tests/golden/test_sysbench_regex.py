@@ -27,44 +27,49 @@ CLI = [str(_VENV_SCRIPT)] if _VENV_SCRIPT.exists() else [sys.executable, "-m", "
 SYSBENCH_HEADER_RE = re.compile(r"^sysbench (\d+\.\d+\.\d+)(?:-\w+)? \(using (?:bundled|system) LuaJIT [\w.-]+\)$")
 PYSYSBENCH_HEADER_RE = re.compile(r"^pysysbench (\S+) \(using system CPython (\d+\.\d+\.\d+)\)$")
 
-REGEXES: dict[str, re.Pattern] = {name: re.compile(rx) for name, rx in {
-    # banner
-    "threads": r"^Number of threads: (\d+)$",
-    "rate_target": r"^Target transaction rate: (\d+)/sec$",
-    "report_every": r"^Report intermediate results every (\d+) second\(s\)$",
-    "seed": r"^Initializing random number generator from (?:current time|seed \((\d+)\)\.)$",
-    # intermediate reports
-    "interval": (r"^\[ (\d+)s \] thds: (\d+) tps: ([\d.]+) qps: ([\d.]+) \(r/w/o: ([\d.]+)/([\d.]+)/([\d.]+)\) "
-                 r"lat \(ms,(\d+)%\): ([\d.]+) err/s: ([\d.]+) reconn/s: ([\d.]+)$"),
-    "queue": r"^\[ (\d+)s \] queue length: (\d+), concurrency: (\d+)$",
-    # histogram
-    "hist_row": r"^\s+([\d.]+) \|(\**)\s+(\d+)$",
-    # cumulative report
-    "read": r"^\s+read:\s+(\d+)$",
-    "write": r"^\s+write:\s+(\d+)$",
-    "other": r"^\s+other:\s+(\d+)$",
-    "total": r"^\s+total:\s+(\d+)$",
-    "transactions": r"^\s+transactions:\s+(\d+)\s+\(([\d.]+) per sec\.\)$",
-    "queries": r"^\s+queries:\s+(\d+)\s+\(([\d.]+) per sec\.\)$",
-    "ignored_errors": r"^\s+ignored errors:\s+(\d+)\s+\(([\d.]+) per sec\.\)$",
-    "reconnects": r"^\s+reconnects:\s+(\d+)\s+\(([\d.]+) per sec\.\)$",
-    "total_time": r"^\s+total time:\s+([\d.]+)s$",
-    "total_events": r"^\s+total number of events:\s+(\d+)$",
-    "lat_min": r"^\s+min:\s+([\d.]+)$",
-    "lat_avg": r"^\s+avg:\s+([\d.]+)$",
-    "lat_max": r"^\s+max:\s+([\d.]+)$",
-    "lat_pct": r"^\s+(\d+)th percentile:\s+([\d.]+)$",
-    "lat_pct_disabled": r"^\s+percentile stats:\s+disabled$",
-    "lat_sum": r"^\s+sum:\s+([\d.]+)$",
-    "fair_events": r"^\s+events \(avg/stddev\):\s+([\d.]+)/([\d.]+)$",
-    "fair_time": r"^\s+execution time \(avg/stddev\):\s+([\d.]+)/([\d.]+)$",
-    # sysbench's own WARNING: lines (deprecated aliases, endless test, ...); parsers skip them
-    "warning": r"^WARNING: .+$",
-}.items()}
+REGEXES: dict[str, re.Pattern] = {
+    name: re.compile(rx)
+    for name, rx in {
+        # banner
+        "threads": r"^Number of threads: (\d+)$",
+        "rate_target": r"^Target transaction rate: (\d+)/sec$",
+        "report_every": r"^Report intermediate results every (\d+) second\(s\)$",
+        "seed": r"^Initializing random number generator from (?:current time|seed \((\d+)\)\.)$",
+        # intermediate reports
+        "interval": (
+            r"^\[ (\d+)s \] thds: (\d+) tps: ([\d.]+) qps: ([\d.]+) \(r/w/o: ([\d.]+)/([\d.]+)/([\d.]+)\) "
+            r"lat \(ms,(\d+)%\): ([\d.]+) err/s: ([\d.]+) reconn/s: ([\d.]+)$"
+        ),
+        "queue": r"^\[ (\d+)s \] queue length: (\d+), concurrency: (\d+)$",
+        # histogram
+        "hist_row": r"^\s+([\d.]+) \|(\**)\s+(\d+)$",
+        # cumulative report
+        "read": r"^\s+read:\s+(\d+)$",
+        "write": r"^\s+write:\s+(\d+)$",
+        "other": r"^\s+other:\s+(\d+)$",
+        "total": r"^\s+total:\s+(\d+)$",
+        "transactions": r"^\s+transactions:\s+(\d+)\s+\(([\d.]+) per sec\.\)$",
+        "queries": r"^\s+queries:\s+(\d+)\s+\(([\d.]+) per sec\.\)$",
+        "ignored_errors": r"^\s+ignored errors:\s+(\d+)\s+\(([\d.]+) per sec\.\)$",
+        "reconnects": r"^\s+reconnects:\s+(\d+)\s+\(([\d.]+) per sec\.\)$",
+        "total_time": r"^\s+total time:\s+([\d.]+)s$",
+        "total_events": r"^\s+total number of events:\s+(\d+)$",
+        "lat_min": r"^\s+min:\s+([\d.]+)$",
+        "lat_avg": r"^\s+avg:\s+([\d.]+)$",
+        "lat_max": r"^\s+max:\s+([\d.]+)$",
+        "lat_pct": r"^\s+(\d+)th percentile:\s+([\d.]+)$",
+        "lat_pct_disabled": r"^\s+percentile stats:\s+disabled$",
+        "lat_sum": r"^\s+sum:\s+([\d.]+)$",
+        "fair_events": r"^\s+events \(avg/stddev\):\s+([\d.]+)/([\d.]+)$",
+        "fair_time": r"^\s+execution time \(avg/stddev\):\s+([\d.]+)/([\d.]+)$",
+        # sysbench's own WARNING: lines (deprecated aliases, endless test, ...); parsers skip them
+        "warning": r"^WARNING: .+$",
+    }.items()
+}
 
 FIXED_LINES = {
     "",
-    " ",                                     # the histogram's closing line
+    " ",  # the histogram's closing line
     "Running the test with following options:",
     "Initializing worker threads...",
     "Threads started!",
@@ -114,8 +119,15 @@ def parse_output(text: str, header_re: re.Pattern) -> Parsed:
 # =========================================================================== consistency checks
 
 
-def check_consistency(p: Parsed, *, time_limit: int | None = None, threads: int | None = None,
-                      percentile: int = 95, histogram: bool | None = True, interval: int | None = 1) -> dict:
+def check_consistency(
+    p: Parsed,
+    *,
+    time_limit: int | None = None,
+    threads: int | None = None,
+    percentile: int = 95,
+    histogram: bool | None = True,
+    interval: int | None = 1,
+) -> dict:
     """``histogram``: True = must be present and complete, False = absent, None = not checked."""
     reads, writes, others, total = (int(p.one(k)[0]) for k in ("read", "write", "other", "total"))
     assert reads + writes + others == total
@@ -153,9 +165,9 @@ def check_consistency(p: Parsed, *, time_limit: int | None = None, threads: int 
         rows = p["hist_row"]
         counts = [int(r[2]) for r in rows]
         values = [float(r[0]) for r in rows]
-        assert sum(counts) == events                       # every event is in the histogram
+        assert sum(counts) == events  # every event is in the histogram
         assert values == sorted(values)
-        assert max(len(r[1]) for r in rows) == 40           # the fullest bucket gets 40 stars
+        assert max(len(r[1]) for r in rows) == 40  # the fullest bucket gets 40 stars
         assert all(len(r[1]) == math.floor(c * 40 / max(counts) + 0.5) for r, c in zip(rows, counts))
         # first/last bucket vs min/max: half a bucket (~0.9 %) plus the 2-decimal rounding of min/max
         assert values[0] <= lat_min * 1.02 + 0.006 and values[-1] >= lat_max * 0.98 - 0.006
@@ -178,8 +190,15 @@ def check_consistency(p: Parsed, *, time_limit: int | None = None, threads: int 
             # r/w/o add up to qps (each rounded to 2 decimals)
             assert float(r) + float(w) + float(o) == pytest.approx(float(t_qps), abs=0.02)
             assert float(t_tps) >= 0 and float(t_lat) >= 0 and float(err) >= 0 and float(rec) >= 0
-    return dict(events=events, reads=reads, writes=writes, others=others, errors=errors,
-                reconnects=reconnects, total_time=total_time)
+    return dict(
+        events=events,
+        reads=reads,
+        writes=writes,
+        others=others,
+        errors=errors,
+        reconnects=reconnects,
+        total_time=total_time,
+    )
 
 
 # =========================================================================== sysbench 1.0.20 output
@@ -307,8 +326,19 @@ def test_regexes_parse_sysbench_appendix_a3():
     p = parse_output(text, SYSBENCH_HEADER_RE)
     assert p.one("threads") == ("2",)
     assert [t[0] for t in p["interval"]] == ["1", "2", "3", "4", "5"]
-    assert p["interval"][1] == ("2", "2", "1128.07", "22662.37", "15878.95", "4521.28", "2262.14", "95", "2.07",
-                                "6.00", "0.00")
+    assert p["interval"][1] == (
+        "2",
+        "2",
+        "1128.07",
+        "22662.37",
+        "15878.95",
+        "4521.28",
+        "2262.14",
+        "95",
+        "2.07",
+        "6.00",
+        "0.00",
+    )
     assert p.one("transactions") == ("5655", "1129.50")
     assert p.one("queries") == ("113284", "22626.69")
     assert p.one("ignored_errors") == ("11", "2.20")
@@ -338,8 +368,10 @@ def test_every_elided_a3_line_is_the_only_unparsable_one():
 
 
 def test_a_mangled_line_is_reported():
-    bad = A5.replace("    transactions:                        1482   (493.24 per sec.)",
-                     "    transactions:                        1482   (493.24 per second)")
+    bad = A5.replace(
+        "    transactions:                        1482   (493.24 per sec.)",
+        "    transactions:                        1482   (493.24 per second)",
+    )
     with pytest.raises(AssertionError):
         parse_output(bad, SYSBENCH_HEADER_RE)
 
@@ -385,7 +417,7 @@ def test_appendix_a3_command_line_time_3(tmp_path):
     c = check_consistency(p, time_limit=3, threads=2, percentile=95, histogram=True, interval=1)
     if c["errors"] == 0:
         assert (c["reads"], c["writes"], c["others"]) == (14 * c["events"], 4 * c["events"], 2 * c["events"])
-    else:   # restarted events repeat their statements (A.3: reads = 14 x (events + errors))
+    else:  # restarted events repeat their statements (A.3: reads = 14 x (events + errors))
         assert c["reads"] >= 14 * c["events"] and c["others"] >= 2 * c["events"]
 
 

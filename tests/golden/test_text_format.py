@@ -38,7 +38,11 @@ def pct_ms(text: str) -> float:
 
 def summary(**kw) -> Summary:
     base = dict(
-        reconnects=0, errors=0, percentile=95, hist=tuple(new_counts()), unfinished=None,
+        reconnects=0,
+        errors=0,
+        percentile=95,
+        hist=tuple(new_counts()),
+        unfinished=None,
     )
     base.update(kw)
     return Summary(**base)
@@ -47,10 +51,27 @@ def summary(**kw) -> Summary:
 # --------------------------------------------------------------------------- A.4
 
 A4_HISTOGRAM_ROWS = [
-    ("2.810", 1), ("2.861", 1), ("2.913", 3), ("2.966", 2), ("3.020", 2), ("3.075", 2),
-    ("3.187", 6), ("3.245", 2), ("3.304", 1), ("3.364", 3), ("3.425", 4), ("3.488", 2),
-    ("3.551", 1), ("3.615", 1), ("3.681", 2), ("3.748", 2), ("3.956", 1), ("4.329", 1),
-    ("4.569", 1), ("7.430", 1), ("7.842", 1),
+    ("2.810", 1),
+    ("2.861", 1),
+    ("2.913", 3),
+    ("2.966", 2),
+    ("3.020", 2),
+    ("3.075", 2),
+    ("3.187", 6),
+    ("3.245", 2),
+    ("3.304", 1),
+    ("3.364", 3),
+    ("3.425", 4),
+    ("3.488", 2),
+    ("3.551", 1),
+    ("3.615", 1),
+    ("3.681", 2),
+    ("3.748", 2),
+    ("3.956", 1),
+    ("4.329", 1),
+    ("4.569", 1),
+    ("7.430", 1),
+    ("7.842", 1),
 ]
 
 A4_HISTOGRAM = (
@@ -123,8 +144,13 @@ def a4_hist() -> list[int]:
 
 def a4_snapshot() -> Snapshot:
     return Snapshot(
-        events=40, reads=560, writes=160, others=80,
-        lat_sum_ns=142_370_000, lat_min_ns=2_800_000, lat_max_ns=7_850_000,
+        events=40,
+        reads=560,
+        writes=160,
+        others=80,
+        lat_sum_ns=142_370_000,
+        lat_min_ns=2_800_000,
+        lat_max_ns=7_850_000,
         hist=a4_hist(),
         thread_events={0: 20, 1: 20},
         thread_lat_ns={0: 71_185_000, 1: 71_185_000},
@@ -137,24 +163,30 @@ def test_a4_histogram_block_is_verbatim():
 
 def test_a4_summary_block_is_verbatim():
     s = summary_from(
-        a4_snapshot(), Snapshot(),
-        total_time_s=0.0739, elapsed_s=0.07493415, threads=2, percentile=95,
+        a4_snapshot(),
+        Snapshot(),
+        total_time_s=0.0739,
+        elapsed_s=0.07493415,
+        threads=2,
+        percentile=95,
     )
     assert summary_block(s) == A4_SUMMARY
 
 
 def test_a4_full_tail_histogram_then_summary():
     s = summary_from(
-        a4_snapshot(), Snapshot(),
-        total_time_s=0.0739, elapsed_s=0.07493415, threads=2, percentile=95,
+        a4_snapshot(),
+        Snapshot(),
+        total_time_s=0.0739,
+        elapsed_s=0.07493415,
+        threads=2,
+        percentile=95,
     )
     assert histogram_block(s.hist) + summary_block(s) == A4_HISTOGRAM + A4_SUMMARY
 
 
 def test_empty_histogram_prints_title_and_space_line_only():
-    assert histogram_block(new_counts()) == (
-        "Latency histogram (values are in milliseconds)\n" + " \n"
-    )
+    assert histogram_block(new_counts()) == ("Latency histogram (values are in milliseconds)\n" + " \n")
 
 
 # --------------------------------------------------------------------------- A.3
@@ -207,9 +239,18 @@ Threads fairness:
 
 def interval(time_s, interval_s, thds, events, reads, writes, others, errors, pct, **kw):
     return IntervalStat(
-        time_s=time_s, interval_s=interval_s, threads_running=thds, events=events,
-        reads=reads, writes=writes, others=others, errors=errors, reconnects=0,
-        percentile=95, latency_pct_ms=pct_ms(pct), **kw,
+        time_s=time_s,
+        interval_s=interval_s,
+        threads_running=thds,
+        events=events,
+        reads=reads,
+        writes=writes,
+        others=others,
+        errors=errors,
+        reconnects=0,
+        percentile=95,
+        latency_pct_ms=pct_ms(pct),
+        **kw,
     )
 
 
@@ -228,11 +269,20 @@ def test_spec_6_2_example_line():
 
 def test_a3_summary_block():
     s = summary(
-        total_time_s=5.0057, elapsed_s=5.0066526, threads=2,
-        events=5655, reads=79324, writes=22639, others=11321, errors=11,
-        lat_min_ns=680_000, lat_max_ns=146_720_000, lat_sum_ns=9_985_720_000,
+        total_time_s=5.0057,
+        elapsed_s=5.0066526,
+        threads=2,
+        events=5655,
+        reads=79324,
+        writes=22639,
+        others=11321,
+        errors=11,
+        lat_min_ns=680_000,
+        lat_max_ns=146_720_000,
+        lat_sum_ns=9_985_720_000,
         latency_pct_ms=pct_ms("3.30"),
-        thread_events=(2902, 2753), thread_lat_ns=(4_992_860_000, 4_992_860_000),
+        thread_events=(2902, 2753),
+        thread_lat_ns=(4_992_860_000, 4_992_860_000),
     )
     assert summary_block(s) == A3_SUMMARY
 
@@ -286,19 +336,26 @@ def test_a5_rate_mode_lines():
     ]
     out = []
     for time_s, interval_s, n, pct, queue, conc in rows:
-        st = interval(time_s, interval_s, 2, n, n, 0, 0, 0, pct,
-                      queue_length=queue, concurrency=conc)
+        st = interval(time_s, interval_s, 2, n, n, 0, 0, 0, pct, queue_length=queue, concurrency=conc)
         out += [intermediate_line(st), rate_line(st)]
     assert "".join(line + "\n" for line in out) == A5_LINES
 
 
 def test_a5_summary_block():
     s = summary(
-        total_time_s=3.0037, elapsed_s=3.0045921, threads=2,
-        events=1482, reads=1482, writes=0, others=0,
-        lat_min_ns=40_000, lat_max_ns=940_000, lat_sum_ns=251_890_000,
+        total_time_s=3.0037,
+        elapsed_s=3.0045921,
+        threads=2,
+        events=1482,
+        reads=1482,
+        writes=0,
+        others=0,
+        lat_min_ns=40_000,
+        lat_max_ns=940_000,
+        lat_sum_ns=251_890_000,
         latency_pct_ms=pct_ms("0.29"),
-        thread_events=(744, 738), thread_lat_ns=(125_945_000, 125_945_000),
+        thread_events=(744, 738),
+        thread_lat_ns=(125_945_000, 125_945_000),
     )
     assert summary_block(s) == A5_SUMMARY
 
@@ -317,11 +374,20 @@ Latency (ms):
 
 def test_a6_percentile_disabled():
     s = summary(
-        total_time_s=0.1, elapsed_s=0.1, threads=1,
-        events=100, reads=1400, writes=0, others=200,
-        lat_min_ns=410_000, lat_max_ns=2_620_000, lat_sum_ns=131_340_000,
-        percentile=0, latency_pct_ms=0.0,
-        thread_events=(100,), thread_lat_ns=(131_340_000,),
+        total_time_s=0.1,
+        elapsed_s=0.1,
+        threads=1,
+        events=100,
+        reads=1400,
+        writes=0,
+        others=200,
+        lat_min_ns=410_000,
+        lat_max_ns=2_620_000,
+        lat_sum_ns=131_340_000,
+        percentile=0,
+        latency_pct_ms=0.0,
+        thread_events=(100,),
+        thread_lat_ns=(131_340_000,),
     )
     text = summary_block(s)
     start = text.index("Latency (ms):")
@@ -368,16 +434,31 @@ def test_a7_forced_shutdown():
     s = summary_from(
         Snapshot(thread_events={0: 1, 1: 1}, thread_lat_ns={0: 2_000_100_000, 1: 2_000_200_000}),
         Snapshot(),
-        total_time_s=2.0003, elapsed_s=2.0003, threads=2, percentile=95, unfinished=2,
+        total_time_s=2.0003,
+        elapsed_s=2.0003,
+        threads=2,
+        percentile=95,
+        unfinished=2,
     )
     assert summary_block(s) == A7_SUMMARY
 
 
 def test_forced_shutdown_with_nothing_running_prints_no_block():
     s = summary(
-        total_time_s=2.0, elapsed_s=2.0, threads=1, events=0, reads=0, writes=0,
-        others=0, lat_min_ns=0, lat_max_ns=0, lat_sum_ns=0, latency_pct_ms=0.001,
-        thread_events=(0,), thread_lat_ns=(0,), unfinished=0,
+        total_time_s=2.0,
+        elapsed_s=2.0,
+        threads=1,
+        events=0,
+        reads=0,
+        writes=0,
+        others=0,
+        lat_min_ns=0,
+        lat_max_ns=0,
+        lat_sum_ns=0,
+        latency_pct_ms=0.001,
+        thread_events=(0,),
+        thread_lat_ns=(0,),
+        unfinished=0,
     )
     assert "unfinished" not in summary_block(s)
 
@@ -389,9 +470,19 @@ def test_a8_checkpoint_header_and_transactions_line():
     assert checkpoint_header(1.0002) == "[ 1s ] Checkpoint report:"
     assert checkpoint_header(2.0004) == "[ 2s ] Checkpoint report:"
     s = summary(
-        total_time_s=2.0004, elapsed_s=1.0007366, threads=1, events=197, reads=197,
-        writes=0, others=0, lat_min_ns=1, lat_max_ns=1, lat_sum_ns=197,
-        latency_pct_ms=0.001, thread_events=(197,), thread_lat_ns=(197,),
+        total_time_s=2.0004,
+        elapsed_s=1.0007366,
+        threads=1,
+        events=197,
+        reads=197,
+        writes=0,
+        others=0,
+        lat_min_ns=1,
+        lat_max_ns=1,
+        lat_sum_ns=197,
+        latency_pct_ms=0.001,
+        thread_events=(197,),
+        thread_lat_ns=(197,),
     )
     text = summary_block(s)
     assert "    transactions:                        197    (196.85 per sec.)\n" in text
@@ -447,10 +538,20 @@ def test_a11_pgsql_intermediate_lines(row, expected):
 
 def test_a11_sql_block():
     s = summary(
-        total_time_s=3.2, elapsed_s=3.2040219, threads=4, events=1521, reads=21742,
-        writes=6069, others=3182, errors=32, lat_min_ns=1, lat_max_ns=1,
-        lat_sum_ns=1521, latency_pct_ms=0.001,
-        thread_events=(380, 380, 380, 381), thread_lat_ns=(1, 1, 1, 1),
+        total_time_s=3.2,
+        elapsed_s=3.2040219,
+        threads=4,
+        events=1521,
+        reads=21742,
+        writes=6069,
+        others=3182,
+        errors=32,
+        lat_min_ns=1,
+        lat_max_ns=1,
+        lat_sum_ns=1521,
+        latency_pct_ms=0.001,
+        thread_events=(380, 380, 380, 381),
+        thread_lat_ns=(1, 1, 1, 1),
     )
     assert summary_block(s).startswith(A11_SQL + "\n")
 
@@ -460,10 +561,20 @@ def test_a11_sql_block():
 
 def test_wide_counts_get_one_space_and_percentile_100_fits():
     s = summary(
-        total_time_s=10.0, elapsed_s=10.0, threads=1, events=1234567, reads=0,
-        writes=0, others=0, lat_min_ns=1, lat_max_ns=1, lat_sum_ns=1234567,
-        percentile=100, latency_pct_ms=bucket_value_ms(0),
-        thread_events=(1234567,), thread_lat_ns=(1234567,),
+        total_time_s=10.0,
+        elapsed_s=10.0,
+        threads=1,
+        events=1234567,
+        reads=0,
+        writes=0,
+        others=0,
+        lat_min_ns=1,
+        lat_max_ns=1,
+        lat_sum_ns=1234567,
+        percentile=100,
+        latency_pct_ms=bucket_value_ms(0),
+        thread_events=(1234567,),
+        thread_lat_ns=(1234567,),
     )
     text = summary_block(s)
     assert "    transactions:                        1234567 (123456.70 per sec.)\n" in text
@@ -472,10 +583,18 @@ def test_wide_counts_get_one_space_and_percentile_100_fits():
 
 def test_zero_interval_prints_like_c():
     st = IntervalStat(
-        time_s=0.4, interval_s=0.0, threads_running=1, events=3, reads=0, writes=0,
-        others=0, errors=0, reconnects=0, percentile=95, latency_pct_ms=0.0,
+        time_s=0.4,
+        interval_s=0.0,
+        threads_running=1,
+        events=3,
+        reads=0,
+        writes=0,
+        others=0,
+        errors=0,
+        reconnects=0,
+        percentile=95,
+        latency_pct_ms=0.0,
     )
     assert intermediate_line(st) == (
-        "[ 0s ] thds: 1 tps:  inf qps: -nan (r/w/o: -nan/-nan/-nan)"
-        " lat (ms,95%): 0.00 err/s: -nan reconn/s: -nan"
+        "[ 0s ] thds: 1 tps:  inf qps: -nan (r/w/o: -nan/-nan/-nan) lat (ms,95%): 0.00 err/s: -nan reconn/s: -nan"
     )

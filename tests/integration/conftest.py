@@ -60,12 +60,12 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
-
 from private_servers import PrivateMariaDB, PrivatePostgres, free_port
 
 REPO = Path(__file__).resolve().parents[2]
@@ -85,27 +85,39 @@ SETUP_HINT = "run scripts/setup-databases.sh (as root) to start the local server
 # This session's private servers (marker private_server): the settings the machine's
 # servers do not have and no test may set on them.
 PRIVATE_PG_SETTINGS = {
-    "shared_preload_libraries": "pg_stat_statements",   # capture()'s cross-check, the 0.5 / XA statement counts
-    "max_prepared_transactions": "100",                  # the sysbench-xa scripts' PREPARE TRANSACTION
+    "shared_preload_libraries": "pg_stat_statements",  # capture()'s cross-check, the 0.5 / XA statement counts
+    "max_prepared_transactions": "100",  # the sysbench-xa scripts' PREPARE TRANSACTION
     "max_connections": "500",
-    "log_line_prefix": "%m [%p] %q%u@%d ",              # Debian's: capture() keeps the sbtest@sbtest lines
+    "log_line_prefix": "%m [%p] %q%u@%d ",  # Debian's: capture() keeps the sbtest@sbtest lines
 }
 PRIVATE_MY_ARGS = ("--max-connections=2000", "--max-prepared-stmt-count=1000000", "--local-infile=1")
 
 
 # --------------------------------------------------------------------------- CLI ---
 
-def _run_cli(*args: str, timeout: float = CLI_TIMEOUT_S, cwd: str | os.PathLike | None = None,
-             ) -> subprocess.CompletedProcess:
+
+def _run_cli(
+    *args: str,
+    timeout: float = CLI_TIMEOUT_S,
+    cwd: str | os.PathLike | None = None,
+) -> subprocess.CompletedProcess:
     """Run ``python -m pysysbench ARGS`` and capture its output (text)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     try:
-        return subprocess.run([sys.executable, "-m", "pysysbench", *map(str, args)], capture_output=True,
-                              text=True, timeout=timeout, cwd=cwd or REPO, env=env)
+        return subprocess.run(
+            [sys.executable, "-m", "pysysbench", *map(str, args)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=cwd or REPO,
+            env=env,
+        )
     except subprocess.TimeoutExpired as exc:
-        pytest.fail(f"pysysbench {' '.join(map(str, args))} timed out after {timeout}s\n"
-                    f"stdout:\n{exc.stdout}\nstderr:\n{exc.stderr}")
+        pytest.fail(
+            f"pysysbench {' '.join(map(str, args))} timed out after {timeout}s\n"
+            f"stdout:\n{exc.stdout}\nstderr:\n{exc.stderr}"
+        )
 
 
 def describe(proc: subprocess.CompletedProcess) -> str:
@@ -195,7 +207,11 @@ KIND_PATTERNS: list[tuple[str, str]] = [
     ("table_check", r"SELECT to_regclass\(.*\) IS NOT NULL"),
     # run's pre-flight: is the table still flagged by an unfinished prepare (pysysbench.load.marker)?
     ("table_check", r"SELECT obj_description\(to_regclass\(.*\), 'pg_class'\) = .*"),
+    # ... and holds the rows --table-size asks for (one probe of each table's primary key)
+    ("table_check", r"SELECT max\(id\) FROM sbtest\d+(?: WHERE id <= \d+)?"),
     ("preflight", r"SELECT @@(?:GLOBAL\.)?max_connections"),
+    ("preflight", r"SELECT @@max_prepared_stmt_count"),
+    ("preflight", r"SHOW GLOBAL STATUS LIKE 'Prepared_stmt_count'"),
     ("preflight", r"SHOW max_connections"),
     ("preflight", r"SHOW GLOBAL STATUS LIKE 'Threads_connected'"),
     ("preflight", r"SELECT CASE WHEN rolsuper THEN 0 ELSE current_setting\('superuser_reserved_connections'\).*"),
@@ -205,12 +221,33 @@ KIND_PATTERNS: list[tuple[str, str]] = [
 _COMPILED = [(kind, re.compile(p, re.S | re.I)) for kind, p in KIND_PATTERNS]
 
 # the kinds a benchmark event can send (everything else is set-up/tooling)
-EVENT_KINDS = ("begin", "commit", "rollback", "point_select", "simple_range", "sum_range", "order_range",
-               "distinct_range", "index_update", "non_index_update", "delete", "insert", "bulk_insert",
-               "random_points", "random_ranges")
+EVENT_KINDS = (
+    "begin",
+    "commit",
+    "rollback",
+    "point_select",
+    "simple_range",
+    "sum_range",
+    "order_range",
+    "distinct_range",
+    "index_update",
+    "non_index_update",
+    "delete",
+    "insert",
+    "bulk_insert",
+    "random_points",
+    "random_ranges",
+)
 UTILITY_KINDS = ("begin", "commit", "rollback")
-READ_KINDS = ("point_select", "simple_range", "sum_range", "order_range", "distinct_range",
-              "random_points", "random_ranges")
+READ_KINDS = (
+    "point_select",
+    "simple_range",
+    "sum_range",
+    "order_range",
+    "distinct_range",
+    "random_points",
+    "random_ranges",
+)
 WRITE_KINDS = ("index_update", "non_index_update", "delete", "insert", "bulk_insert")
 
 
@@ -234,9 +271,9 @@ class Capture:
     available: bool = True
     # (command, sql): command is 'Execute'/'Query' (MariaDB) or 'execute'/'statement' (PostgreSQL log)
     statements: list[tuple[str, str]] = field(default_factory=list)
-    prepared: list[str] = field(default_factory=list)    # MariaDB 'Prepare' rows (statement texts)
-    pgss: Counter | None = None           # kind -> calls (PostgreSQL only)
-    pgss_rows: Counter | None = None      # kind -> rows (PostgreSQL only)
+    prepared: list[str] = field(default_factory=list)  # MariaDB 'Prepare' rows (statement texts)
+    pgss: Counter | None = None  # kind -> calls (PostgreSQL only)
+    pgss_rows: Counter | None = None  # kind -> rows (PostgreSQL only)
 
     @property
     def kinds(self) -> Counter:
@@ -251,14 +288,14 @@ class Capture:
 
     def setup_statements(self) -> list[str]:
         """What was sent before the first event (pre-run checks of the tool)."""
-        return [sql for _, sql in self.statements[:self.first_event()]]
+        return [sql for _, sql in self.statements[: self.first_event()]]
 
     def event_kinds(self) -> Counter:
         """Kinds sent from the first event on.  Statements before it (a tool's one-off
         pre-run checks: tables exist, max_connections, ...) are not part of any event;
         afterwards every statement counts, unknown ones included so that a comparison
         shows them, except pysysbench's known set-up queries."""
-        kinds = Counter(classify(sql) for _, sql in self.statements[self.first_event():])
+        kinds = Counter(classify(sql) for _, sql in self.statements[self.first_event() :])
         return Counter({k: n for k, n in kinds.items() if k in EVENT_KINDS or k.startswith("unknown")})
 
     def commands(self) -> Counter:
@@ -271,19 +308,23 @@ class Capture:
 
 # ------------------------------------------------------------- server access ---
 
+
 def _sync(coro):
     return asyncio.run(coro)
 
 
-async def _my_query(sql: str | list[str], user: str = "root", db: str | None = None,
-                    port: int = MY_PORT) -> list[tuple]:
+async def _my_query(
+    sql: str | list[str], user: str = "root", db: str | None = None, port: int = MY_PORT
+) -> list[tuple]:
     import asyncmy
-    conn = await asyncmy.connect(host=MY_HOST, port=port, user=user, password="", database=db,
-                                 connect_timeout=5, autocommit=True)
+
+    conn = await asyncmy.connect(
+        host=MY_HOST, port=port, user=user, password="", database=db, connect_timeout=5, autocommit=True
+    )
     try:
         rows: list[tuple] = []
         async with conn.cursor() as cur:
-            for stmt in ([sql] if isinstance(sql, str) else sql):
+            for stmt in [sql] if isinstance(sql, str) else sql:
                 await cur.execute(stmt)
                 rows = list(await cur.fetchall() or [])
         return rows
@@ -291,13 +332,13 @@ async def _my_query(sql: str | list[str], user: str = "root", db: str | None = N
         await conn.ensure_closed()
 
 
-async def _pg_query(sql: str | list[str], user: str = "postgres", args: tuple = (),
-                    port: int = PG_PORT) -> list[tuple]:
+async def _pg_query(sql: str | list[str], user: str = "postgres", args: tuple = (), port: int = PG_PORT) -> list[tuple]:
     import asyncpg
+
     conn = await asyncpg.connect(host=PG_HOST, port=port, user=user, database=DB_NAME, timeout=5)
     try:
         rows: list[tuple] = []
-        for stmt in ([sql] if isinstance(sql, str) else sql):
+        for stmt in [sql] if isinstance(sql, str) else sql:
             rows = [tuple(r) for r in await conn.fetch(stmt, *args)]
         return rows
     finally:
@@ -322,9 +363,12 @@ def _unreachable(name: str, port: int) -> str | None:
                 _sync(_pg_query("SELECT 1", user=DB_USER, port=port))
                 _sync(_pg_query("SELECT 1", port=port))
             _reachability[(name, port)] = None
-        except Exception as exc:   # any driver error: report it
-            where = (f"MariaDB on {MY_HOST}:{port} (users sbtest and root, database sbtest)" if name == "mysql"
-                     else f"PostgreSQL on {PG_HOST}:{port} (users sbtest and postgres, database sbtest)")
+        except Exception as exc:  # any driver error: report it
+            where = (
+                f"MariaDB on {MY_HOST}:{port} (users sbtest and root, database sbtest)"
+                if name == "mysql"
+                else f"PostgreSQL on {PG_HOST}:{port} (users sbtest and postgres, database sbtest)"
+            )
             _reachability[(name, port)] = f"{where} is not reachable: {type(exc).__name__}: {exc}; {SETUP_HINT}"
     return _reachability[(name, port)]
 
@@ -349,13 +393,14 @@ class Target:
     name: str
     opts: list[str]
     sqlite_path: str | None = None
-    port: int = 0           # the server's (the machine's or this session's private one)
+    port: int = 0  # the server's (the machine's or this session's private one)
 
     # ---- data access (as the benchmark user) ----
 
     def rows(self, sql: str) -> list[tuple]:
         if self.name == "sqlite":
             import sqlite3
+
             con = sqlite3.connect(self.sqlite_path)
             try:
                 return [tuple(r) for r in con.execute(sql).fetchall()]
@@ -383,8 +428,10 @@ class Target:
                 return []
             sql = "SELECT name FROM sqlite_master WHERE type='table' AND name LIKE 'sbtest%'"
         elif self.name == "mysql":
-            sql = ("SELECT table_name FROM information_schema.tables WHERE table_schema='sbtest' "
-                   "AND table_name LIKE 'sbtest%'")
+            sql = (
+                "SELECT table_name FROM information_schema.tables WHERE table_schema='sbtest' "
+                "AND table_name LIKE 'sbtest%'"
+            )
         else:
             sql = "SELECT tablename FROM pg_tables WHERE schemaname='public' AND tablename LIKE 'sbtest%'"
         return sorted(_text(r[0]) for r in self.rows(sql))
@@ -414,7 +461,7 @@ class Target:
             with _pgsql_capture(self.port) as cap:
                 yield cap
         else:
-            yield Capture(available=False)   # no server: nothing to observe
+            yield Capture(available=False)  # no server: nothing to observe
 
 
 _MY_CONNECT_DB = re.compile(rf"^{DB_USER}@\S* on {DB_NAME} using ")
@@ -436,16 +483,19 @@ def general_log_on(query) -> Iterator[None]:
 @contextlib.contextmanager
 def _mysql_capture(port: int) -> Iterator[Capture]:
     cap = Capture()
-    query = lambda sql: _sync(_my_query(sql, port=port))     # noqa: E731
+    query = lambda sql: _sync(_my_query(sql, port=port))  # noqa: E731
     with general_log_on(query):
         try:
             yield cap
         finally:
-            rows = query([
-                "SELECT thread_id, command_type, argument FROM mysql.general_log "
-                "WHERE command_type IN ('Connect', 'Execute', 'Query', 'Prepare') AND thread_id IN "
-                "(SELECT thread_id FROM mysql.general_log WHERE command_type = 'Connect' "
-                f"AND argument LIKE '{DB_USER}@% on {DB_NAME} using %')"])
+            rows = query(
+                [
+                    "SELECT thread_id, command_type, argument FROM mysql.general_log "
+                    "WHERE command_type IN ('Connect', 'Execute', 'Query', 'Prepare') AND thread_id IN "
+                    "(SELECT thread_id FROM mysql.general_log WHERE command_type = 'Connect' "
+                    f"AND argument LIKE '{DB_USER}@% on {DB_NAME} using %')"
+                ]
+            )
     # the log table (CSV engine) returns rows in the order they were written; keep the
     # sessions that connected to database sbtest (others may use user sbtest on other databases)
     rows = [(tid, _text(cmd), _text(arg)) for tid, cmd, arg in rows]
@@ -457,8 +507,10 @@ def _mysql_capture(port: int) -> Iterator[Capture]:
 
 # "<prefix> LOG:  execute <name>: SQL" / "<prefix> LOG:  statement: SQL"; continuation lines
 # of a multi-line statement do not match _PG_MSG
-_PG_MSG = re.compile(r"^(?P<prefix>.*?)(?P<sev>LOG|DETAIL|STATEMENT|ERROR|HINT|CONTEXT|FATAL|WARNING|NOTICE|"
-                     r"PANIC|INFO|DEBUG\d?):  (?P<text>.*)$")
+_PG_MSG = re.compile(
+    r"^(?P<prefix>.*?)(?P<sev>LOG|DETAIL|STATEMENT|ERROR|HINT|CONTEXT|FATAL|WARNING|NOTICE|"
+    r"PANIC|INFO|DEBUG\d?):  (?P<text>.*)$"
+)
 _PG_STMT = re.compile(r"^(?:(?P<exec>execute) [^:]*|(?P<plain>statement)): (?P<sql>.*)$", re.S)
 
 
@@ -481,16 +533,15 @@ def _pg_read_log(path: str, start: int, port: int) -> str:
     size = _pg_log_size(path, port)
     if size <= start:
         return ""
-    data = _sync(_pg_query("SELECT pg_read_binary_file($1, $2, $3)", args=(path, start, size - start),
-                           port=port))[0][0]
+    data = _sync(_pg_query("SELECT pg_read_binary_file($1, $2, $3)", args=(path, start, size - start), port=port))[0][0]
     return bytes(data).decode("utf-8", "replace")
 
 
 def _parse_pg_log(text: str, user_db: str | None) -> list[tuple[str, str]]:
-    messages: list[list[str]] = []     # [prefix, severity, text]
+    messages: list[list[str]] = []  # [prefix, severity, text]
     lines = text.split("\n")
     if lines and lines[-1] == "":
-        lines.pop()               # the text ends with a newline
+        lines.pop()  # the text ends with a newline
     for line in lines:
         m = _PG_MSG.match(line)
         if m:
@@ -511,17 +562,25 @@ def _parse_pg_log(text: str, user_db: str | None) -> list[tuple[str, str]]:
 def _pgsql_capture(port: int) -> Iterator[Capture]:
     cap = Capture()
     path = _pg_log_file(port)
-    prefix, libs = _sync(_pg_query("SELECT current_setting('log_line_prefix'), "
-                                   "current_setting('shared_preload_libraries')", port=port))[0]
+    prefix, libs = _sync(
+        _pg_query("SELECT current_setting('log_line_prefix'), current_setting('shared_preload_libraries')", port=port)
+    )[0]
     if "pg_stat_statements" not in libs:
-        pytest.fail(f"capture() on the PostgreSQL on port {port} needs pg_stat_statements preloaded, which it "
-                    "is not: mark the test @pytest.mark.private_server('pgsql') to run it on the session's "
-                    "private server", pytrace=False)
+        pytest.fail(
+            f"capture() on the PostgreSQL on port {port} needs pg_stat_statements preloaded, which it "
+            "is not: mark the test @pytest.mark.private_server('pgsql') to run it on the session's "
+            "private server",
+            pytrace=False,
+        )
     user_db = f"{DB_USER}@{DB_NAME}" if "%u@%d" in prefix else None
     # reset the statistics of database sbtest only (other tests may observe other databases);
     # first: without pg_stat_statements preloaded this fails before anything was set
-    _sync(_pg_query("SELECT pg_stat_statements_reset(0, (SELECT oid FROM pg_database "
-                    f"WHERE datname = '{DB_NAME}'), 0)", port=port))
+    _sync(
+        _pg_query(
+            f"SELECT pg_stat_statements_reset(0, (SELECT oid FROM pg_database WHERE datname = '{DB_NAME}'), 0)",
+            port=port,
+        )
+    )
     start = _pg_log_size(path, port)
     _sync(_pg_query(f"ALTER ROLE {DB_USER} IN DATABASE {DB_NAME} SET log_statement = 'all'", port=port))
     try:
@@ -532,10 +591,14 @@ def _pgsql_capture(port: int) -> Iterator[Capture]:
     # backend that is still finishing its last line
     time.sleep(0.05)
     log = _pg_read_log(path, start, port)
-    stats = _sync(_pg_query(
-        "SELECT s.query, s.calls, s.rows FROM pg_stat_statements s "
-        "JOIN pg_roles r ON r.oid = s.userid JOIN pg_database d ON d.oid = s.dbid "
-        f"WHERE r.rolname = '{DB_USER}' AND d.datname = '{DB_NAME}'", port=port))
+    stats = _sync(
+        _pg_query(
+            "SELECT s.query, s.calls, s.rows FROM pg_stat_statements s "
+            "JOIN pg_roles r ON r.oid = s.userid JOIN pg_database d ON d.oid = s.dbid "
+            f"WHERE r.rolname = '{DB_USER}' AND d.datname = '{DB_NAME}'",
+            port=port,
+        )
+    )
     cap.statements = _parse_pg_log(log, user_db)
     cap.pgss, cap.pgss_rows = Counter(), Counter()
     for query, calls, nrows in stats:
@@ -545,6 +608,7 @@ def _pgsql_capture(port: int) -> Iterator[Capture]:
 
 
 # --------------------------------------------------------------------- fixtures ---
+
 
 @contextlib.contextmanager
 def _exclusive() -> Iterator[None]:
@@ -562,7 +626,7 @@ def _exclusive() -> Iterator[None]:
                 time.sleep(0.2)
         yield
     finally:
-        os.close(fd)   # releases the lock
+        os.close(fd)  # releases the lock
 
 
 def _private_wanted(name: str, node) -> bool:
@@ -577,8 +641,9 @@ def private_pgsql() -> Iterator[PrivatePostgres]:
     """This session's private PostgreSQL (PRIVATE_PG_SETTINGS), started on first use: user
     ``sbtest`` (no password), database ``sbtest`` with the pg_stat_statements extension."""
     settings = " ".join(f"-c {shlex.quote(f'{k}={v}')}" for k, v in PRIVATE_PG_SETTINGS.items())
-    server = PrivatePostgres(port=int(os.environ.get("PYSYSBENCH_TEST_SESSION_PG_PORT") or free_port()),
-                             extra_settings=settings)
+    server = PrivatePostgres(
+        port=int(os.environ.get("PYSYSBENCH_TEST_SESSION_PG_PORT") or free_port()), extra_settings=settings
+    )
     try:
         server.start()
         server.sql("CREATE EXTENSION IF NOT EXISTS pg_stat_statements", db=DB_NAME)
@@ -592,8 +657,11 @@ def private_pgsql() -> Iterator[PrivatePostgres]:
 def private_mysql() -> Iterator[PrivateMariaDB]:
     """This session's private MariaDB (PRIVATE_MY_ARGS, grant tables: root and ``sbtest``
     without a password), started on first use."""
-    server = PrivateMariaDB(port=int(os.environ.get("PYSYSBENCH_TEST_SESSION_MY_PORT") or free_port()),
-                            extra_args=PRIVATE_MY_ARGS, grants=True)
+    server = PrivateMariaDB(
+        port=int(os.environ.get("PYSYSBENCH_TEST_SESSION_MY_PORT") or free_port()),
+        extra_args=PRIVATE_MY_ARGS,
+        grants=True,
+    )
     try:
         server.start()
         yield server
@@ -617,18 +685,18 @@ def _target(name: str, tmp_path: Path, request) -> Iterator[Target]:
     if _private_wanted(name, node):
         try:
             server = request.getfixturevalue(f"private_{name}")
-        except Exception as exc:   # a private server that does not start fails the test, as below
+        except Exception as exc:  # a private server that does not start fails the test, as below
             node.stash[_UNREACHABLE] = f"this session's private {name} server did not start: {exc}"
             yield Target(name, opts, port=0)
             return
         t = Target(name, [*opts, f"--{name}-port={server.port}"], port=server.port)
-        lock = contextlib.nullcontext()   # this session's own server
+        lock = contextlib.nullcontext()  # this session's own server
     else:
         t = Target(name, opts, port=MY_PORT if name == "mysql" else PG_PORT)
         lock = _exclusive()
     msg = _unreachable(name, t.port)
     if msg:
-        node.stash[_UNREACHABLE] = msg    # pytest_pyfunc_call fails the test
+        node.stash[_UNREACHABLE] = msg  # pytest_pyfunc_call fails the test
         yield t
         return
     with lock:

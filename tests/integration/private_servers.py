@@ -13,6 +13,7 @@ with a password (scram-sha-256) until the block ends.
 
 from __future__ import annotations
 
+import getpass
 import os
 import shutil
 import signal
@@ -23,13 +24,18 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from pysysbench.lab import mariadb as lab_mariadb
+from pysysbench.lab import postgres as lab_postgres
+
 # the ports can be moved (PYSYSBENCH_TEST_MY_PORT, ..._MY_GRANTS_PORT, ..._PG_PORT) so that two
 # checkouts' fault tests can run at the same time on one machine
 MY_PORT = int(os.environ.get("PYSYSBENCH_TEST_MY_PORT", 3391))
-MY_GRANTS_PORT = int(os.environ.get("PYSYSBENCH_TEST_MY_GRANTS_PORT", 3392))   # with grant tables
+MY_GRANTS_PORT = int(os.environ.get("PYSYSBENCH_TEST_MY_GRANTS_PORT", 3392))  # with grant tables
 PG_PORT = int(os.environ.get("PYSYSBENCH_TEST_PG_PORT", 5491))
 PG_BIN = Path("/usr/lib/postgresql") / sorted(os.listdir("/usr/lib/postgresql"))[-1] / "bin"
 START_TIMEOUT_S = 60
+OS_USER = getpass.getuser()  # mariadbd runs as the tests' own user (root: --user=root)
+MEMORY = ("--innodb-buffer-pool-size=64M", "--performance-schema=off")
 
 
 def free_port() -> int:
@@ -52,30 +58,37 @@ def _wait(check, what: str, timeout_s: float = START_TIMEOUT_S) -> None:
 class PrivateMariaDB:
     """A throw-away mariadbd (no grant tables: every user may do anything, unless ``grants``)."""
 
-    def __init__(self, port: int = MY_PORT, extra_args: tuple[str, ...] = (), grants: bool = False):
+    def __init__(
+        self, port: int = MY_PORT, extra_args: tuple[str, ...] = (), grants: bool = False, parent: str | None = None
+    ):
         self.port = port
         self.extra_args = list(extra_args)
         self.grants = grants
-        self.dir = Path(tempfile.mkdtemp(prefix="pysysbench-mariadb-"))
+        # parent: the folder the data dir goes under (default the temp dir; a test whose result
+        # depends on fsync's cost names a real disk, as /tmp may be tmpfs)
+        self.dir = Path(tempfile.mkdtemp(prefix="pysysbench-mariadb-", dir=parent))
         self.proc: subprocess.Popen | None = None
-        subprocess.run(["mariadb-install-db", "--no-defaults", f"--datadir={self.dir / 'data'}", "--user=root",
-                        "--auth-root-authentication-method=normal", "--skip-test-db"],
-                       check=True, capture_output=True)
+        lab_mariadb.install_db(self.dir / "data", user=OS_USER)
 
     @property
     def options(self) -> list[str]:
-        return ["--db-driver=mysql", "--mysql-host=127.0.0.1", f"--mysql-port={self.port}",
-                "--mysql-user=sbtest", "--mysql-db=sbtest"]
+        return [
+            "--db-driver=mysql",
+            "--mysql-host=127.0.0.1",
+            f"--mysql-port={self.port}",
+            "--mysql-user=sbtest",
+            "--mysql-db=sbtest",
+        ]
 
     def start(self) -> None:
         d = self.dir
         self.proc = subprocess.Popen(
-            ["mariadbd", "--no-defaults", f"--datadir={d / 'data'}", f"--port={self.port}",
-             "--bind-address=127.0.0.1", f"--socket={d / 'sock'}", f"--pid-file={d / 'pid'}", "--user=root",
-             *([] if self.grants else ["--skip-grant-tables"]), "--innodb-buffer-pool-size=64M",
-             "--performance-schema=off",
-             "--max-connections=200", f"--log-error={d / 'error.log'}", *self.extra_args],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            lab_mariadb.server_args(
+                d, self.port, self.grants, MEMORY, tuple(self.extra_args), user=OS_USER
+            ),  # the lab's server line (pysysbench/lab/mariadb.py), as the current user
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         _wait(self._ready, "private MariaDB")
         self.sql("CREATE DATABASE IF NOT EXISTS sbtest")
         if self.grants:
@@ -83,12 +96,20 @@ class PrivateMariaDB:
             self.sql("GRANT ALL ON sbtest.* TO sbtest@'%'")
 
     def _ready(self) -> bool:
-        return subprocess.run(["mariadb", "-h127.0.0.1", f"-P{self.port}", "-uroot", "-e", "SELECT 1"],
-                              capture_output=True).returncode == 0
+        return (
+            subprocess.run(
+                ["mariadb", "-h127.0.0.1", f"-P{self.port}", "-uroot", "-e", "SELECT 1"], capture_output=True
+            ).returncode
+            == 0
+        )
 
     def sql(self, statement: str) -> str:
-        out = subprocess.run(["mariadb", "-h127.0.0.1", f"-P{self.port}", "-uroot", "-N", "-B", "-e", statement],
-                             capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            ["mariadb", "-h127.0.0.1", f"-P{self.port}", "-uroot", "-N", "-B", "-e", statement],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         return out.stdout
 
     def kill(self) -> None:
@@ -127,29 +148,48 @@ class PrivatePostgres:
         self.extra_settings = extra_settings
         self.dir = Path(tempfile.mkdtemp(prefix="pysysbench-pg-"))
         shutil.chown(self.dir, "postgres", "postgres")
-        self._as_postgres([str(PG_BIN / "initdb"), "-D", str(self.dir / "data"), "-U", "postgres",
-                           "--auth=trust", "-E", "UTF8"])
+        lab_postgres.initdb(self.dir / "data")  # the lab's initdb (pysysbench/lab/postgres.py), as postgres
 
     @property
     def options(self) -> list[str]:
-        return ["--db-driver=pgsql", "--pgsql-host=127.0.0.1", f"--pgsql-port={self.port}",
-                "--pgsql-user=sbtest", "--pgsql-db=sbtest"]
+        return [
+            "--db-driver=pgsql",
+            "--pgsql-host=127.0.0.1",
+            f"--pgsql-port={self.port}",
+            "--pgsql-user=sbtest",
+            "--pgsql-db=sbtest",
+        ]
 
     def _as_postgres(self, cmd: list[str]) -> subprocess.CompletedProcess:
-        return subprocess.run(["runuser", "-u", "postgres", "--", *cmd], check=True, capture_output=True,
-                              text=True, cwd=self.dir)
+        return subprocess.run(
+            ["runuser", "-u", "postgres", "--", *cmd], check=True, capture_output=True, text=True, cwd=self.dir
+        )
 
     def _ctl(self, action: str) -> None:
         try:
-            self._as_postgres([str(PG_BIN / "pg_ctl"), "-D", str(self.dir / "data"), "-l", str(self.dir / "log"),
-                               "-w", "-t", str(START_TIMEOUT_S), "-o",
-                               f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c shared_buffers=32MB "
-                               f"-c max_connections=100 -c fsync=off {self.extra_settings}", action])
-        except subprocess.CalledProcessError as exc:   # say why: pg_ctl's own words and the server log's end
+            self._as_postgres(
+                [
+                    str(PG_BIN / "pg_ctl"),
+                    "-D",
+                    str(self.dir / "data"),
+                    "-l",
+                    str(self.dir / "log"),
+                    "-w",
+                    "-t",
+                    str(START_TIMEOUT_S),
+                    "-o",
+                    f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c shared_buffers=32MB "
+                    f"-c max_connections=100 -c fsync=off {self.extra_settings}",
+                    action,
+                ]
+            )
+        except subprocess.CalledProcessError as exc:  # say why: pg_ctl's own words and the server log's end
             log = self.dir / "log"
             tail = log.read_text(errors="replace")[-3000:] if log.exists() else "(no server log)"
-            raise RuntimeError(f"pg_ctl {action} on port {self.port} failed ({exc.returncode}): "
-                               f"{exc.stdout}{exc.stderr}\n--- server log ---\n{tail}") from None
+            raise RuntimeError(
+                f"pg_ctl {action} on port {self.port} failed ({exc.returncode}): "
+                f"{exc.stdout}{exc.stderr}\n--- server log ---\n{tail}"
+            ) from None
 
     def start(self) -> None:
         self._ctl("start")
@@ -166,8 +206,9 @@ class PrivatePostgres:
         hba = self.dir / "data" / "pg_hba.conf"
         trusting = hba.read_text()
         self.sql(f"ALTER ROLE sbtest PASSWORD '{password}'")
-        hba.write_text("local all all trust\nhost all postgres 127.0.0.1/32 trust\n"
-                       "host all sbtest 127.0.0.1/32 scram-sha-256\n")
+        hba.write_text(
+            "local all all trust\nhost all postgres 127.0.0.1/32 trust\nhost all sbtest 127.0.0.1/32 scram-sha-256\n"
+        )
         self.sql("SELECT pg_reload_conf()")
         try:
             yield
@@ -177,8 +218,12 @@ class PrivatePostgres:
             self.sql("ALTER ROLE sbtest PASSWORD NULL")
 
     def sql(self, statement: str, db: str = "postgres") -> str:
-        out = subprocess.run(["psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-d", db,
-                              "-tAc", statement], capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            ["psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-d", db, "-tAc", statement],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         return out.stdout
 
     def destroy(self) -> None:

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from pysysbench.stats import results
-from pysysbench.cli.campaign_backend import InProcessBackend
+from pysysbench.campaign.backend import InProcessBackend
 from pysysbench.cli.main import main
+from pysysbench.stats import results
 
 MYSQL = """
 [connection]

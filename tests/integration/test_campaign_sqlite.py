@@ -15,8 +15,8 @@ import sys
 import time
 from pathlib import Path
 
-from pysysbench.stats import results
 from pysysbench.cli.main import main
+from pysysbench.stats import results
 
 REPO = Path(__file__).resolve().parents[2]
 SECRET = "hunter2-not-in-any-file"
@@ -69,10 +69,13 @@ def test_campaign_runs_stores_reports_and_resumes(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "campaign 'it-sqlite' complete: 4 runs executed" in out and "report:" in out
     m = manifest(res)
-    assert m["status"] == "complete" and m["labels"] == {"version": "sqlite-test", "template": "default",
-                                                         "host": "ci"}
-    assert sorted(m["runs"]) == ["oltp_point_select-t0001-r1", "oltp_point_select-t0002-r1", "rw-t0001-r1",
-                                 "rw-t0002-r1"]
+    assert m["status"] == "complete" and m["labels"] == {"version": "sqlite-test", "template": "default", "host": "ci"}
+    assert sorted(m["runs"]) == [
+        "oltp_point_select-t0001-r1",
+        "oltp_point_select-t0002-r1",
+        "rw-t0001-r1",
+        "rw-t0002-r1",
+    ]
     assert m["peaks"]["rw"]["threads"] in (1, 2) and m["peaks"]["rw"]["metric"] == "tps"
     doc = results.load(str(res / "oltp_point_select-t0002-r1.json"))
     assert doc["exit_code"] == 0 and doc["summary"]["threads"] == 2 and doc["summary"]["tps"] > 0
@@ -86,25 +89,43 @@ def test_campaign_runs_stores_reports_and_resumes(tmp_path, capsys):
         if f.is_file() and f.suffix in (".json", ".log", ".md", ".html"):
             assert SECRET not in f.read_text(), f
 
-    assert main(["campaign", "run", path, f"--results-dir={res}", "--progress=plain", "--label", "host=ci",
-                 "--no-report"]) == 0
+    assert (
+        main(["campaign", "run", path, f"--results-dir={res}", "--progress=plain", "--label", "host=ci", "--no-report"])
+        == 0
+    )
     out = capsys.readouterr().out
     assert "0 runs executed, 4 taken from earlier invocations" in out and "already prepared" in out
 
 
 def test_ctrl_c_then_resume(tmp_path):
     res = tmp_path / "res"
-    path = write_campaign(tmp_path, CAMPAIGN.replace("threads = [1, 2]", "threads = [1, 2, 3]").replace(
-        "time = 1", "time = 2"))
+    path = write_campaign(
+        tmp_path, CAMPAIGN.replace("threads = [1, 2]", "threads = [1, 2, 3]").replace("time = 1", "time = 2")
+    )
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    child = subprocess.Popen([sys.executable, "-m", "pysysbench", "campaign", "run", path, f"--results-dir={res}",
-                              "--progress=plain", "--no-report"], cwd=REPO, env=env, stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, text=True)
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pysysbench",
+            "campaign",
+            "run",
+            path,
+            f"--results-dir={res}",
+            "--progress=plain",
+            "--no-report",
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     first = res / "oltp_point_select-t0001-r1.json"
     deadline = time.monotonic() + 60
     while not first.exists() and child.poll() is None and time.monotonic() < deadline:
         time.sleep(0.1)
-    time.sleep(1.0)                         # into the second run
+    time.sleep(1.0)  # into the second run
     child.send_signal(signal.SIGINT)
     out, _ = child.communicate(timeout=60)
     assert child.returncode == 130, out
@@ -117,7 +138,7 @@ def test_ctrl_c_then_resume(tmp_path):
     m = manifest(res)
     assert m["status"] == "complete"
     assert m["runs"]["oltp_point_select-t0001-r1"]["status"] == "stored"
-    assert m["runs"]["oltp_point_select-t0002-r1"]["status"] == "ok"        # interrupted: measured again
+    assert m["runs"]["oltp_point_select-t0002-r1"]["status"] == "ok"  # interrupted: measured again
     assert results.load(str(first))["started_at"] == stored
     assert results.load(str(res / "oltp_point_select-t0003-r1.json"))["exit_code"] == 0
 
@@ -153,17 +174,32 @@ def test_interleaved_variants_end_to_end_and_paired_compare(tmp_path, capsys):
     """[[variant]]s (issue 20 pt 1): rounds alternate the variants, each run carries its
     variant, and compare --by=variant pairs the rounds and says so."""
     res = tmp_path / "res"
-    assert main(["campaign", "run", write_campaign(tmp_path, VARIANTS), f"--results-dir={res}", "--progress=plain",
-                 "--no-report"]) == 0
+    assert (
+        main(
+            [
+                "campaign",
+                "run",
+                write_campaign(tmp_path, VARIANTS),
+                f"--results-dir={res}",
+                "--progress=plain",
+                "--no-report",
+            ]
+        )
+        == 0
+    )
     manifest = json.loads((res / "manifest.json").read_text())
     order = list(manifest["runs"])
-    assert order == ["oltp_point_select-wal-t0001-r1", "oltp_point_select-delete-t0001-r1",
-                     "oltp_point_select-wal-t0001-r2", "oltp_point_select-delete-t0001-r2"]
+    assert order == [
+        "oltp_point_select-wal-t0001-r1",
+        "oltp_point_select-delete-t0001-r1",
+        "oltp_point_select-wal-t0001-r2",
+        "oltp_point_select-delete-t0001-r2",
+    ]
     doc = results.load(str(res / "oltp_point_select-delete-t0001-r2.json"))
     assert doc["labels"] == {"journal": "delete", "variant": "delete"}
     assert doc["options"]["sqlite-journal-mode"] == "delete" and doc["campaign"]["repeat"] == 2
     capsys.readouterr()
     assert main(["compare", str(res), "--by=variant", "--metric=tps"]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert out.index("variant=wal") < out.index("variant=delete")          # the campaign's order: wal is the baseline
+    assert out.index("variant=wal") < out.index("variant=delete")  # the campaign's order: wal is the baseline
     assert "paired noise" in out and "ran interleaved in one campaign" in out and "1 verdicts made" in out

@@ -22,7 +22,6 @@ import sys
 from contextlib import contextmanager
 
 import pytest
-
 from conftest import REPO
 from private_servers import PrivateMariaDB, PrivatePostgres
 
@@ -64,8 +63,9 @@ def servers():
 
 def cli(*args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, "-m", "pysysbench", *args], capture_output=True, text=True, timeout=120,
-                          env=env, cwd=REPO)
+    return subprocess.run(
+        [sys.executable, "-m", "pysysbench", *args], capture_output=True, text=True, timeout=120, env=env, cwd=REPO
+    )
 
 
 def ok(*args: str) -> subprocess.CompletedProcess:
@@ -77,8 +77,12 @@ def ok(*args: str) -> subprocess.CompletedProcess:
 @contextmanager
 def others_hold(kind: str, port: int, n: int, user: str = "sbtest"):
     """``n`` sessions of another client (as ``user``: PostgreSQL only), open while the block runs."""
-    proc = subprocess.Popen([sys.executable, "-c", HOLD, kind, str(port), str(n), user], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLD, kind, str(port), str(n), user],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout.readline().strip() == f"holding {n}", proc.stderr.read()
         yield
@@ -87,12 +91,23 @@ def others_hold(kind: str, port: int, n: int, user: str = "sbtest"):
         proc.wait(10)
 
 
-@pytest.mark.parametrize("kind,port,expected", [
-    ("mysql", MY_PORT, r"max_connections is 20 and other clients hold 8: use at most --threads=11 "
-                       r"or raise max_connections \(SET GLOBAL max_connections=24;"),
-    ("pgsql", PG_PORT, r"max_connections is 20 \(3 reserved for superusers\) and other clients hold 8: "
-                       r"use at most --threads=8 or raise max_connections \(ALTER SYSTEM SET max_connections = 27,"),
-])
+@pytest.mark.parametrize(
+    "kind,port,expected",
+    [
+        (
+            "mysql",
+            MY_PORT,
+            r"max_connections is 20 and other clients hold 8: use at most --threads=11 "
+            r"or raise max_connections \(SET GLOBAL max_connections=24;",
+        ),
+        (
+            "pgsql",
+            PG_PORT,
+            r"max_connections is 20 \(3 reserved for superusers\) and other clients hold 8: "
+            r"use at most --threads=8 or raise max_connections \(ALTER SYSTEM SET max_connections = 27,",
+        ),
+    ],
+)
 def test_run_counts_reserved_slots_and_other_clients(servers, kind, port, expected):
     with others_hold(kind, port, 8):
         proc = cli(*servers[kind].options, *DATA, "--threads=15", "--time=1", "oltp_point_select", "run")
@@ -111,22 +126,26 @@ def test_pgsql_counts_sessions_of_other_users_it_cannot_see(servers):
         proc = cli(*servers["pgsql"].options, *DATA, "--threads=15", "--time=1", "oltp_point_select", "run")
     fatal = [line for line in proc.stdout.splitlines() if line.startswith("FATAL:")]
     assert proc.returncode == 1 and len(fatal) == 1, proc.stdout + proc.stderr
-    assert re.search(r"max_connections is 20 \(3 reserved for superusers\) and other clients hold 8: "
-                     r"use at most --threads=8 ", fatal[0]), fatal[0]
+    assert re.search(
+        r"max_connections is 20 \(3 reserved for superusers\) and other clients hold 8: "
+        r"use at most --threads=8 ",
+        fatal[0],
+    ), fatal[0]
 
 
 def test_refused_mariadb_sessions_are_reported_as_too_many_connections(servers):
     """More connections at once than the server takes, on uvloop as the CLI runs them."""
     import uvloop
 
-    from pysysbench.cli.compat import parse
+    from pysysbench.command.cmdline import parse
     from pysysbench.drivers import REGISTRY
 
     driver = REGISTRY["mysql"](parse([*servers["mysql"].options, "oltp_point_select", "run"]).values)
 
     async def attempt():
-        results = await asyncio.gather(*(asyncio.wait_for(driver.connect(), 30) for _ in range(3 * LIMIT)),
-                                       return_exceptions=True)
+        results = await asyncio.gather(
+            *(asyncio.wait_for(driver.connect(), 30) for _ in range(3 * LIMIT)), return_exceptions=True
+        )
         for r in results:
             if not isinstance(r, BaseException):
                 await r.close()

@@ -27,29 +27,50 @@ def _summary(path: Path) -> dict:
     return json.loads(path.read_text())["summary"]
 
 
-@pytest.mark.parametrize("threads, workers, events, time_s", [
-    (2, 2, 1, 100),       # used to run to --time: about 100,000 events on this machine per second
-    (2, 2, 1, 0),         # used never to end
-    (32, 16, 10, 100),    # used to run 225,861 events
-    (32, 16, 10, 0),
-])
+@pytest.mark.parametrize(
+    "threads, workers, events, time_s",
+    [
+        (2, 2, 1, 100),  # used to run to --time: about 100,000 events on this machine per second
+        (2, 2, 1, 0),  # used never to end
+        (32, 16, 10, 100),  # used to run 225,861 events
+        (32, 16, 10, 0),
+    ],
+)
 def test_events_below_the_worker_count_are_exact(run_cli, tmp_path, native, threads, workers, events, time_s):
     out = tmp_path / "r.json"
-    proc = run_cli.ok("oltp_point_select", *DRY_RUN, f"--threads={threads}", f"--workers={workers}",
-                      f"--events={events}", f"--time={time_s}", f"--result-file={out}", "run", timeout=MUST_END_S)
+    proc = run_cli.ok(
+        "oltp_point_select",
+        *DRY_RUN,
+        f"--threads={threads}",
+        f"--workers={workers}",
+        f"--events={events}",
+        f"--time={time_s}",
+        f"--result-file={out}",
+        "run",
+        timeout=MUST_END_S,
+    )
     assert f"total number of events:              {events}\n" in proc.stdout, proc.stdout
     s = _summary(out)
     assert s["events"] == sum(s["thread_events"]) == events
     assert len(s["thread_events"]) == threads
-    assert s["total_time_s"] < 30   # ended by --events, not by --time
+    assert s["total_time_s"] < 30  # ended by --events, not by --time
 
 
 def test_events_exact_with_spawned_worker_processes(run_cli, tmp_path, native, monkeypatch):
     """A spawned worker maps the budget's file by its path (a forked one inherits the mapping)."""
     monkeypatch.setenv("PYSYSBENCH_WORKER_START", "spawn")
     out = tmp_path / "r.json"
-    run_cli.ok("oltp_point_select", *DRY_RUN, "--threads=4", "--workers=2", "--events=3", "--time=0",
-               f"--result-file={out}", "run", timeout=MUST_END_S)
+    run_cli.ok(
+        "oltp_point_select",
+        *DRY_RUN,
+        "--threads=4",
+        "--workers=2",
+        "--events=3",
+        "--time=0",
+        f"--result-file={out}",
+        "run",
+        timeout=MUST_END_S,
+    )
     assert _summary(out)["events"] == 3
 
 
@@ -57,8 +78,17 @@ def test_events_exact_on_sqlite_with_two_worker_processes(run_cli, tmp_path, nat
     db = ["--db-driver=sqlite", f"--sqlite-db={tmp_path / 'sb.db'}", "--tables=1", "--table-size=100"]
     run_cli.ok("oltp_point_select", *db, "prepare")
     out = tmp_path / "r.json"
-    run_cli.ok("oltp_point_select", *db, "--threads=2", "--workers=2", "--events=1", "--time=0",
-               f"--result-file={out}", "run", timeout=MUST_END_S)
+    run_cli.ok(
+        "oltp_point_select",
+        *db,
+        "--threads=2",
+        "--workers=2",
+        "--events=1",
+        "--time=0",
+        f"--result-file={out}",
+        "run",
+        timeout=MUST_END_S,
+    )
     assert _summary(out)["events"] == 1
 
 
@@ -80,7 +110,15 @@ def test_a_fast_thread_takes_more_events(run_cli, tmp_path, native):
     script = tmp_path / "slow_thread.lua"
     script.write_text(SLOW_THREAD)
     out = tmp_path / "r.json"
-    run_cli.ok(str(script), "--threads=2", "--workers=2", "--events=20", "--time=0", f"--result-file={out}",
-               "run", timeout=MUST_END_S)
+    run_cli.ok(
+        str(script),
+        "--threads=2",
+        "--workers=2",
+        "--events=20",
+        "--time=0",
+        f"--result-file={out}",
+        "run",
+        timeout=MUST_END_S,
+    )
     fast, slow = _summary(out)["thread_events"]
     assert fast + slow == 20 and fast > 10 > slow, (fast, slow)

@@ -34,8 +34,8 @@ DB = "load"
 MY_OPTS = ["--db-driver=mysql", "--mysql-host=127.0.0.1", "--mysql-user=sbtest", f"--mysql-db={DB}"]
 PG_OPTS = ["--db-driver=pgsql", "--pgsql-host=127.0.0.1", "--pgsql-user=sbtest", f"--pgsql-db={DB}"]
 SYSBENCH = "/usr/bin/sysbench"
-BIG = 70_000            # 2 tables x BIG >= PROCESS_MIN_ROWS: generator processes
-SMALL = 3_000           # in-process generation
+BIG = 70_000  # 2 tables x BIG >= PROCESS_MIN_ROWS: generator processes
+SMALL = 3_000  # in-process generation
 C_RE = r"^([0-9]{11}-){9}[0-9]{11}$"
 PAD_RE = r"^([0-9]{11}-){4}[0-9]{11}$"
 ALPHA = 0.001
@@ -43,8 +43,10 @@ ALPHA = 0.001
 
 # ------------------------------------------------------------------------ targets ---
 
+
 async def _my(sql: str, user: str = "sbtest") -> list[tuple]:
     import asyncmy
+
     conn = await asyncmy.connect(host="127.0.0.1", port=3306, user=user, password="", database=DB, autocommit=True)
     try:
         async with conn.cursor() as cur:
@@ -56,6 +58,7 @@ async def _my(sql: str, user: str = "sbtest") -> list[tuple]:
 
 async def _pg(sql: str, user: str = "sbtest") -> list[tuple]:
     import asyncpg
+
     conn = await asyncpg.connect(host="127.0.0.1", port=5432, user=user, database=DB, timeout=10)
     try:
         return [tuple(r) for r in await conn.fetch(sql)]
@@ -71,12 +74,14 @@ class Target:
     def __init__(self, name: str, tmp_path: Path):
         self.name = name
         self.path = str(tmp_path / "load.db")
-        self.opts = {"mysql": MY_OPTS, "pgsql": PG_OPTS,
-                     "sqlite": ["--db-driver=sqlite", f"--sqlite-db={self.path}"]}[name]
+        self.opts = {"mysql": MY_OPTS, "pgsql": PG_OPTS, "sqlite": ["--db-driver=sqlite", f"--sqlite-db={self.path}"]}[
+            name
+        ]
 
     def rows(self, sql: str, admin: bool = False) -> list[tuple]:
         if self.name == "sqlite":
             import sqlite3
+
             con = sqlite3.connect(self.path)
             con.create_function("regexp", 2, lambda p, v: re.search(p, v) is not None)
             try:
@@ -91,10 +96,12 @@ class Target:
         return self.rows(sql)[0][0]
 
     def tables(self) -> list[str]:
-        sql = {"sqlite": "SELECT name FROM sqlite_master WHERE type='table' AND name LIKE 'sbtest%'",
-               "mysql": f"SELECT table_name FROM information_schema.tables WHERE table_schema='{DB}' "
-                        "AND table_name LIKE 'sbtest%'",
-               "pgsql": "SELECT tablename FROM pg_tables WHERE schemaname='public' AND tablename LIKE 'sbtest%'"}
+        sql = {
+            "sqlite": "SELECT name FROM sqlite_master WHERE type='table' AND name LIKE 'sbtest%'",
+            "mysql": f"SELECT table_name FROM information_schema.tables WHERE table_schema='{DB}' "
+            "AND table_name LIKE 'sbtest%'",
+            "pgsql": "SELECT tablename FROM pg_tables WHERE schemaname='public' AND tablename LIKE 'sbtest%'",
+        }
         if self.name == "sqlite" and not os.path.exists(self.path):
             return []
         return sorted(_text(r[0]) for r in self.rows(sql[self.name]))
@@ -104,22 +111,30 @@ class Target:
             self.rows(f"DROP TABLE IF EXISTS {t}")
 
     def not_matching(self, table: str, col: str, pattern: str) -> int:
-        cond = {"mysql": f"{col} NOT REGEXP '{pattern}'", "pgsql": f"rtrim({col}) !~ '{pattern}'",
-                "sqlite": f"NOT regexp('{pattern}', {col})"}[self.name]
+        cond = {
+            "mysql": f"{col} NOT REGEXP '{pattern}'",
+            "pgsql": f"rtrim({col}) !~ '{pattern}'",
+            "sqlite": f"NOT regexp('{pattern}', {col})",
+        }[self.name]
         return int(self.scalar(f"SELECT COUNT(*) FROM {table} WHERE {cond}"))
 
 
 def _reachable(name: str) -> str | None:
     try:
         asyncio.run(_my("SELECT 1") if name == "mysql" else _pg("SELECT 1"))
-    except Exception as exc:   # a missing server is a failure, never a skip
-        return (f"cannot use database '{DB}' on the local {name} server ({type(exc).__name__}: {exc}): run "
-                "scripts/setup-databases.sh as root")
+    except Exception as exc:  # a missing server is a failure, never a skip
+        return (
+            f"cannot use database '{DB}' on the local {name} server ({type(exc).__name__}: {exc}): run "
+            "scripts/setup-databases.sh as root"
+        )
     return None
 
 
-ALL = [pytest.param("sqlite", id="sqlite"), pytest.param("mysql", id="mysql", marks=pytest.mark.mysql),
-       pytest.param("pgsql", id="pgsql", marks=pytest.mark.pgsql)]
+ALL = [
+    pytest.param("sqlite", id="sqlite"),
+    pytest.param("mysql", id="mysql", marks=pytest.mark.mysql),
+    pytest.param("pgsql", id="pgsql", marks=pytest.mark.pgsql),
+]
 SERVERS = ALL[1:]
 
 
@@ -157,14 +172,16 @@ def pg(tmp_path):
 def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYSYSBENCH_")}
     env["PYTHONPATH"] = str(REPO)
-    return subprocess.run([sys.executable, "-m", "pysysbench", *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=REPO, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "pysysbench", *args], capture_output=True, text=True, timeout=timeout, cwd=REPO, env=env
+    )
 
 
 def ok(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     proc = cli(*args, timeout=timeout)
-    assert proc.returncode == 0 and "Traceback" not in proc.stdout + proc.stderr, \
+    assert proc.returncode == 0 and "Traceback" not in proc.stdout + proc.stderr, (
         f"$ pysysbench {' '.join(args)}\n{proc.stdout}\n{proc.stderr}"
+    )
     return proc
 
 
@@ -176,12 +193,14 @@ def sysbench(*args: str) -> subprocess.CompletedProcess:
 
 def fatal(proc: subprocess.CompletedProcess) -> str:
     lines = [x for x in proc.stdout.splitlines() if x.startswith("FATAL: ")]
-    assert proc.returncode == 1 and len(lines) == 1 and "Traceback" not in proc.stdout + proc.stderr, \
+    assert proc.returncode == 1 and len(lines) == 1 and "Traceback" not in proc.stdout + proc.stderr, (
         proc.stdout + proc.stderr
+    )
     return lines[0]
 
 
 # ------------------------------------------------------------------- data checks ---
+
 
 def check_table(t: Target, table: str, size: int) -> None:
     """Rows 1..N without gaps, sysbench's c/pad formats, k in [1, N], state after the load."""
@@ -211,6 +230,7 @@ def messages_in_order(stdout: str, tables: int, size: int, index: bool = True) -
 
 # ---------------------------------------------------------------------- bulk paths ---
 
+
 def test_default_bulk_path_with_generator_processes(target):
     """2 x 70,000 rows, 2 threads: generator processes feed COPY / LOAD DATA / SQLite batches."""
     proc = ok("oltp_read_write", *target.opts, "--tables=2", f"--table-size={BIG}", "--threads=2", "prepare")
@@ -224,10 +244,19 @@ def test_default_bulk_path_with_generator_processes(target):
 @pytest.mark.parametrize("method", ["auto", "other"])
 def test_in_process_paths(target, method):
     """Small data sets generate in the loading process; every method of every driver."""
-    name = {"auto": "auto", "other": {"sqlite": "executemany", "mysql": "multi-insert",
-                                      "pgsql": "multi-insert"}[target.name]}[method]
-    proc = ok("oltp_read_write", *target.opts, "--tables=3", f"--table-size={SMALL}", "--threads=2",
-              f"--load-method={name}", "prepare")
+    name = {
+        "auto": "auto",
+        "other": {"sqlite": "executemany", "mysql": "multi-insert", "pgsql": "multi-insert"}[target.name],
+    }[method]
+    proc = ok(
+        "oltp_read_write",
+        *target.opts,
+        "--tables=3",
+        f"--table-size={SMALL}",
+        "--threads=2",
+        f"--load-method={name}",
+        "prepare",
+    )
     messages_in_order(proc.stdout, 3, SMALL)
     for n in (1, 2, 3):
         check_table(target, f"sbtest{n}", SMALL)
@@ -248,32 +277,49 @@ def test_unknown_method_for_driver(tmp_path):
 
 
 def test_index_before_load_and_no_index(target):
-    proc = ok("oltp_read_write", *target.opts, "--tables=1", f"--table-size={SMALL}", "--create-secondary-at=before",
-              "prepare")
+    proc = ok(
+        "oltp_read_write",
+        *target.opts,
+        "--tables=1",
+        f"--table-size={SMALL}",
+        "--create-secondary-at=before",
+        "prepare",
+    )
     assert [x for x in proc.stdout.splitlines() if "sbtest1" in x] == [
-        "Creating table 'sbtest1'...", "Creating a secondary index on 'sbtest1'...",
-        f"Inserting {SMALL} records into 'sbtest1'"]
+        "Creating table 'sbtest1'...",
+        "Creating a secondary index on 'sbtest1'...",
+        f"Inserting {SMALL} records into 'sbtest1'",
+    ]
     check_table(target, "sbtest1", SMALL)
     target.drop_all()
-    proc = ok("oltp_read_write", *target.opts, "--tables=1", f"--table-size={SMALL}", "--create_secondary=off",
-              "prepare")
+    proc = ok(
+        "oltp_read_write", *target.opts, "--tables=1", f"--table-size={SMALL}", "--create_secondary=off", "prepare"
+    )
     assert "secondary index" not in proc.stdout
     messages_in_order(proc.stdout, 1, SMALL, index=False)
 
 
 # ---------------------------------------------------- equivalence with sysbench ---
 
+
 def schema(t: Target, table: str = "sbtest1") -> object:
     if t.name == "mysql":
         return t.rows(f"SHOW CREATE TABLE {table}")[0][1].replace(f"AUTO_INCREMENT={SMALL + 1} ", "")
-    return (t.rows("SELECT column_name, data_type, character_maximum_length, is_nullable, column_default "
-                   f"FROM information_schema.columns WHERE table_name = '{table}' ORDER BY ordinal_position"),
-            sorted(t.rows(f"SELECT indexname, indexdef FROM pg_indexes WHERE tablename = '{table}'")),
-            t.rows(f"SELECT pg_get_serial_sequence('{table}', 'id')"))
+    return (
+        t.rows(
+            "SELECT column_name, data_type, character_maximum_length, is_nullable, column_default "
+            f"FROM information_schema.columns WHERE table_name = '{table}' ORDER BY ordinal_position"
+        ),
+        sorted(t.rows(f"SELECT indexname, indexdef FROM pg_indexes WHERE tablename = '{table}'")),
+        t.rows(f"SELECT pg_get_serial_sequence('{table}', 'id')"),
+    )
 
 
-@pytest.mark.parametrize("extra", [[], ["--auto_inc=off", "--create_secondary=off"], ["--secondary=on"]],
-                         ids=["default", "auto_inc=off,create_secondary=off", "secondary=on"])
+@pytest.mark.parametrize(
+    "extra",
+    [[], ["--auto_inc=off", "--create_secondary=off"], ["--secondary=on"]],
+    ids=["default", "auto_inc=off,create_secondary=off", "secondary=on"],
+)
 def test_schema_identical_to_sysbench(server, extra):
     if server.name == "pgsql" and extra == ["--secondary=on"]:
         pytest.skip("--secondary=on is MySQL-only in sysbench (KEY xid is not PostgreSQL syntax)")
@@ -290,7 +336,7 @@ def _regularized_gamma_q(a: float, x: float) -> float:
     if x <= 0:
         return 1.0
     lg = math.lgamma(a)
-    if x < a + 1:      # series for P
+    if x < a + 1:  # series for P
         term = total = 1.0 / a
         n = a
         while abs(term) > abs(total) * 1e-15:
@@ -298,7 +344,7 @@ def _regularized_gamma_q(a: float, x: float) -> float:
             term *= x / n
             total += term
         return 1.0 - total * math.exp(-x + a * math.log(x) - lg)
-    b, c, d = x + 1 - a, 1e300, 1 / (x + 1 - a)     # continued fraction for Q (Lentz)
+    b, c, d = x + 1 - a, 1e300, 1 / (x + 1 - a)  # continued fraction for Q (Lentz)
     h = d
     for i in range(1, 10_000):
         an = -i * (i - a)
@@ -351,15 +397,21 @@ def test_statistics_helpers_reject_a_shifted_sample():
     a, b = rng.integers(1, 1000, 20_000), rng.integers(1, 1000, 20_000)
     assert chi_square_p(a, b) > ALPHA and ks_p(a, b) > ALPHA
     assert chi_square_p(a, b + 30) < 1e-6 and ks_p(a, b + 30) < 1e-6
-    assert abs(_regularized_gamma_q(5, 5) - 0.44049) < 1e-4       # chi-square(10 d.o.f.) survival at 10
+    assert abs(_regularized_gamma_q(5, 5) - 0.44049) < 1e-4  # chi-square(10 d.o.f.) survival at 10
 
 
 @pytest.mark.pgsql
 @pytest.mark.parametrize("rand_type", ["special", "uniform", "gaussian", "pareto"])
 def test_k_distribution_matches_sysbench(pg, rand_type):
     """k of a table the real sysbench prepared vs k of pysysbench's, same size and --rand-type."""
-    args = ["oltp_read_write", *pg.opts, "--tables=1", f"--table-size={K_SIZE}", f"--rand-type={rand_type}",
-            "--create_secondary=off"]
+    args = [
+        "oltp_read_write",
+        *pg.opts,
+        "--tables=1",
+        f"--table-size={K_SIZE}",
+        f"--rand-type={rand_type}",
+        "--create_secondary=off",
+    ]
     sysbench(*args, "prepare")
     theirs = k_values(pg)
     sysbench(*args, "cleanup")
@@ -375,6 +427,7 @@ def test_k_distribution_zipfian_matches_rand(tmp_path):
     t = _target("sqlite", tmp_path)
     ok("oltp_read_write", *t.opts, "--tables=1", f"--table-size={K_SIZE}", "--rand-type=zipfian", "prepare")
     from pysysbench.core.rand import Rand
+
     r = Rand(11, rand_type="zipfian")
     model = np.array([r.zipfian(1, K_SIZE) for _ in range(K_SIZE)])
     ours = k_values(t)
@@ -383,13 +436,18 @@ def test_k_distribution_zipfian_matches_rand(tmp_path):
 
 # ---------------------------------------------------------------------- --data-size ---
 
+
 def on_disk_bytes(t: Target, tables: int) -> int:
     names = [f"sbtest{n}" for n in range(1, tables + 1)]
     if t.name == "mysql":
         for n in names:
             t.rows(f"ANALYZE TABLE {n}")
-        return int(t.scalar("SELECT SUM(data_length + index_length) FROM information_schema.tables "
-                            f"WHERE table_schema = '{DB}' AND table_name IN ({', '.join(repr(n) for n in names)})"))
+        return int(
+            t.scalar(
+                "SELECT SUM(data_length + index_length) FROM information_schema.tables "
+                f"WHERE table_schema = '{DB}' AND table_name IN ({', '.join(repr(n) for n in names)})"
+            )
+        )
     if t.name == "pgsql":
         return int(t.scalar(f"SELECT SUM(pg_total_relation_size(c)) FROM unnest(ARRAY{names}::regclass[]) c"))
     return sum(int(t.scalar(f"SELECT SUM(pgsize) FROM dbstat WHERE name IN ('{n}', 'k_{n[6:]}')")) for n in names)
@@ -398,8 +456,9 @@ def on_disk_bytes(t: Target, tables: int) -> int:
 def test_data_size(target):
     from pysysbench.drivers import REGISTRY
     from pysysbench.load.sizing import ROW_BYTES
+
     table, k_index = ROW_BYTES[REGISTRY[target.name].dialect.family]
-    want = 2 * 30_000 * (table + k_index)          # 2 tables of 30,000 rows
+    want = 2 * 30_000 * (table + k_index)  # 2 tables of 30,000 rows
     size = f"--data-size={want}"
     proc = ok("oltp_read_write", *target.opts, "--tables=2", size, "prepare")
     assert "Inserting 30000 records into 'sbtest1'" in proc.stdout, proc.stdout
@@ -413,6 +472,7 @@ def test_data_size(target):
 
 
 # ------------------------------------------------------------- existing tables ---
+
 
 @pytest.mark.parametrize("method", ["auto", "insert"])
 def test_existing_tables_and_force(target, method):
@@ -430,6 +490,7 @@ def test_existing_tables_and_force(target, method):
 
 # --------------------------------------------------------------- interrupted load ---
 
+
 def _descendants(pid: int) -> set[int]:
     children: dict[int, list[int]] = {}
     for p in os.listdir("/proc"):
@@ -438,7 +499,7 @@ def _descendants(pid: int) -> set[int]:
                 stat = open(f"/proc/{p}/stat").read()
             except OSError:
                 continue
-            children.setdefault(int(stat[stat.rindex(")") + 2:].split()[1]), []).append(int(p))
+            children.setdefault(int(stat[stat.rindex(")") + 2 :].split()[1]), []).append(int(p))
     out, todo = set(), [pid]
     while todo:
         for c in children.get(todo.pop(), []):
@@ -461,8 +522,14 @@ def test_interrupted_prepare_is_refused_by_run(target):
     args = ["oltp_read_write", *target.opts, "--tables=1", f"--table-size={size}"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYSYSBENCH_")}
     env["PYTHONPATH"] = str(REPO)
-    proc = subprocess.Popen([sys.executable, "-m", "pysysbench", *args, "prepare"], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, cwd=REPO, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pysysbench", *args, "prepare"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=REPO,
+        env=env,
+    )
     try:
         deadline = time.monotonic() + 60
         for line in proc.stdout:
@@ -484,7 +551,7 @@ def test_interrupted_prepare_is_refused_by_run(target):
     assert not [p for p in kids if _alive(p)], "processes of the killed prepare are still running"
 
     msg = fatal(cli(*args, "--events=10", "--time=0", "run"))
-    if target.name == "sqlite":     # one transaction per table: the half-loaded table never existed
+    if target.name == "sqlite":  # one transaction per table: the half-loaded table never existed
         assert "table 'sbtest1' does not exist" in msg and "run prepare first" in msg, msg
     else:
         assert "table 'sbtest1'" in msg and "is incomplete" in msg and "interrupted" in msg and "--force" in msg, msg
@@ -495,27 +562,37 @@ def test_interrupted_prepare_is_refused_by_run(target):
 
 # ----------------------------------------------------------------------- prewarm ---
 
+
 def _k_index_blocks(t: Target) -> int:
-    return int(t.scalar("SELECT COALESCE(idx_blks_read, 0) + COALESCE(idx_blks_hit, 0) FROM pg_statio_user_indexes "
-                        "WHERE indexrelname = 'k_1'"))
+    return int(
+        t.scalar(
+            "SELECT COALESCE(idx_blks_read, 0) + COALESCE(idx_blks_hit, 0) FROM pg_statio_user_indexes "
+            "WHERE indexrelname = 'k_1'"
+        )
+    )
 
 
 def test_prewarm(server):
     """MySQL: spec 2.7.  PostgreSQL: pg_prewarm of the table and its indexes when the
     extension is installed (the k index's blocks are read), sequential reads without it."""
     ok("oltp_read_write", *server.opts, "--tables=2", f"--table-size={SMALL}", "prepare")
-    variants = [None] if server.name == "mysql" else ["DROP EXTENSION IF EXISTS pg_prewarm",
-                                                      "CREATE EXTENSION IF NOT EXISTS pg_prewarm"]
+    variants = (
+        [None]
+        if server.name == "mysql"
+        else ["DROP EXTENSION IF EXISTS pg_prewarm", "CREATE EXTENSION IF NOT EXISTS pg_prewarm"]
+    )
     for admin_sql in variants:
         if admin_sql:
             server.rows(admin_sql, admin=True)
             before = _k_index_blocks(server)
         proc = ok("oltp_read_write", *server.opts, "--tables=2", f"--table-size={SMALL}", "--threads=2", "prewarm")
         assert sorted(x for x in proc.stdout.splitlines() if x.startswith("Prewarming")) == [
-            "Prewarming table sbtest1", "Prewarming table sbtest2"], proc.stdout
-    if server.name == "pgsql":         # with pg_prewarm: the k index was read too
+            "Prewarming table sbtest1",
+            "Prewarming table sbtest2",
+        ], proc.stdout
+    if server.name == "pgsql":  # with pg_prewarm: the k index was read too
         pages = int(server.scalar("SELECT pg_relation_size('k_1') / current_setting('block_size')::int"))
-        deadline = time.monotonic() + 5           # statistics reach the views shortly after the backend ends
+        deadline = time.monotonic() + 5  # statistics reach the views shortly after the backend ends
         while _k_index_blocks(server) - before < pages and time.monotonic() < deadline:
             time.sleep(0.2)
         assert _k_index_blocks(server) - before >= pages

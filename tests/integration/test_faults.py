@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
 from private_servers import MY_GRANTS_PORT, PrivateMariaDB, PrivatePostgres
 
@@ -53,14 +52,22 @@ def postgres():
 
 def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, "-m", "pysysbench", *args], capture_output=True, text=True,
-                          timeout=timeout, env=env, cwd=REPO)
+    return subprocess.run(
+        [sys.executable, "-m", "pysysbench", *args], capture_output=True, text=True, timeout=timeout, env=env, cwd=REPO
+    )
 
 
 def start(*args: str) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.Popen([sys.executable, "-m", "pysysbench", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env, cwd=REPO, start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "pysysbench", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=REPO,
+        start_new_session=True,
+    )
 
 
 class Reader:
@@ -109,16 +116,27 @@ def summary_value(text: str, label: str) -> int:
 
 def intervals(text: str) -> list[tuple[float, float]]:
     """(tps, reconn/s) of every intermediate line."""
-    return [(float(m.group(1)), float(m.group(2)))
-            for m in re.finditer(r"^\[ \d+s \] thds: \d+ tps: ([\d.]+) .* reconn/s: ([\d.]+)$", text, re.M)]
+    return [
+        (float(m.group(1)), float(m.group(2)))
+        for m in re.finditer(r"^\[ \d+s \] thds: \d+ tps: ([\d.]+) .* reconn/s: ([\d.]+)$", text, re.M)
+    ]
 
 
 @pytest.mark.mysql
 def test_mariadb_killed_and_restarted_run_reconnects(mariadb, tmp_path):
     fresh_data(mariadb)
     out = tmp_path / "r.json"
-    proc = start("oltp_read_write", *mariadb.options, *DATA, "--threads=4", "--time=10", "--report-interval=1",
-                 "--mysql-ignore-errors=all", f"--result-file={out}", "run")
+    proc = start(
+        "oltp_read_write",
+        *mariadb.options,
+        *DATA,
+        "--threads=4",
+        "--time=10",
+        "--report-interval=1",
+        "--mysql-ignore-errors=all",
+        f"--result-file={out}",
+        "run",
+    )
     reader = Reader(proc)
     reader.wait_for("[ 2s ]")
     mariadb.kill()
@@ -144,7 +162,7 @@ def client_rss_mb(pid: int) -> float:
         except OSError:
             continue
         if stat:
-            kids.setdefault(int(stat[stat.rindex(b")") + 2:].split()[1]), []).append(int(entry))
+            kids.setdefault(int(stat[stat.rindex(b")") + 2 :].split()[1]), []).append(int(entry))
     total, todo = 0, [pid]
     while todo:
         p = todo.pop()
@@ -153,7 +171,7 @@ def client_rss_mb(pid: int) -> float:
             total += int(Path(f"/proc/{p}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
         except (OSError, IndexError):
             pass
-    return total / 2 ** 20
+    return total / 2**20
 
 
 @pytest.mark.mysql
@@ -163,9 +181,17 @@ def test_mariadb_reconnect_storm_leaves_client_memory_flat(mariadb, tmp_path):
     raised its mmap threshold; memory.py).  The worker's RSS after the
     reconnects must stay within a few MB of before (190 connections in one worker: 45.8 MB -> 93.9 MB)."""
     fresh_data(mariadb, "oltp_point_select")
-    proc = start("oltp_point_select", *mariadb.options, *DATA, "--threads=190", "--workers=1", "--time=30",
-                 "--report-interval=1",
-                 "--mysql-ignore-errors=all", "run")
+    proc = start(
+        "oltp_point_select",
+        *mariadb.options,
+        *DATA,
+        "--threads=190",
+        "--workers=1",
+        "--time=30",
+        "--report-interval=1",
+        "--mysql-ignore-errors=all",
+        "run",
+    )
     reader = Reader(proc)
     try:
         reader.wait_for("[ 5s ]")
@@ -223,7 +249,7 @@ def _ppid(pid: int) -> int | None:
             stat = fh.read()
     except OSError:
         return None
-    fields = stat[stat.rindex(b")") + 2:].split()
+    fields = stat[stat.rindex(b")") + 2 :].split()
     return None if fields[0] == b"Z" else int(fields[1])
 
 
@@ -237,14 +263,23 @@ def test_postgres_reconnect_storm_leaves_client_memory_flat(postgres):
     growth from storm to storm; the first storm also sets a one-time high-water mark (300 sessions
     re-opened, their retries and errors, while the lost ones are torn down: 43.9 -> 52.3 MB, then 52.3,
     52.3, 52.3, 53.8 over four more storms), bounded separately."""
-    data = ["--tables=4", "--table-size=100000"]    # as in the soak: 4 tables, rows enough for no lock queue
+    data = ["--tables=4", "--table-size=100000"]  # as in the soak: 4 tables, rows enough for no lock queue
     cli("oltp_read_write", *postgres.options, *data, "cleanup")
     assert cli("oltp_read_write", *postgres.options, *data, "prepare").returncode == 0
     postgres.extra_settings = "-c max_connections=400"
     postgres.restart()
     try:
-        proc = start("oltp_read_write", *postgres.options, *data, "--threads=300", "--workers=1", "--time=300",
-                     "--report-interval=1", "--pgsql-ignore-errors=all", "run")
+        proc = start(
+            "oltp_read_write",
+            *postgres.options,
+            *data,
+            "--threads=300",
+            "--workers=1",
+            "--time=300",
+            "--report-interval=1",
+            "--pgsql-ignore-errors=all",
+            "run",
+        )
         reader = Reader(proc)
         try:
             reader.wait_for("[ 5s ]")
@@ -259,7 +294,7 @@ def test_postgres_reconnect_storm_leaves_client_memory_flat(postgres):
                 after_storm.append(client_rss_mb(proc.pid))
             assert proc.poll() is None, reader.text()
             first, after = after_storm[0], after_storm[-1]
-            proc.send_signal(signal.SIGINT)     # the run's end is not what is tested
+            proc.send_signal(signal.SIGINT)  # the run's end is not what is tested
             proc.wait(60)
         finally:
             if proc.poll() is None:
@@ -269,11 +304,14 @@ def test_postgres_reconnect_storm_leaves_client_memory_flat(postgres):
         postgres.restart()
         cli("oltp_read_write", *postgres.options, *data, "cleanup")
     assert summary_value(reader.text(), "reconnects") >= 900, reader.text()
-    seen = (f"client RSS {before:.1f} MB before the kills, "
-            + " -> ".join(f"{m:.1f}" for m in after_storm) + " MB after each")
+    seen = (
+        f"client RSS {before:.1f} MB before the kills, "
+        + " -> ".join(f"{m:.1f}" for m in after_storm)
+        + " MB after each"
+    )
     print(seen)
-    assert after - first < 6, seen      # per storm: the leak this test is for
-    assert first - before < 16, seen    # the first storm's high-water mark
+    assert after - first < 6, seen  # per storm: the leak this test is for
+    assert first - before < 16, seen  # the first storm's high-water mark
 
 
 def summary_count(reader: Reader, field: str) -> float:
@@ -289,8 +327,9 @@ def test_mariadb_killed_during_thread_start_up_is_one_line_without_tracebacks(ma
     "unhandled exception during asyncio.run() shutdown" and a traceback for every thread that failed
     after the first, over the run's one FATAL line."""
     fresh_data(mariadb)
-    proc = start("oltp_read_write", *mariadb.options, *DATA, "--threads=190", "--time=10",
-                 "--mysql-ignore-errors=all", "run")
+    proc = start(
+        "oltp_read_write", *mariadb.options, *DATA, "--threads=190", "--time=10", "--mysql-ignore-errors=all", "run"
+    )
     reader = Reader(proc)
     try:
         reader.wait_for("Initializing worker threads")
@@ -310,8 +349,16 @@ def test_mariadb_killed_during_thread_start_up_is_one_line_without_tracebacks(ma
 def test_mariadb_killed_without_reconnect_is_fatal_and_keeps_results(mariadb, tmp_path):
     fresh_data(mariadb)
     out = tmp_path / "r.json"
-    proc = start("oltp_read_write", *mariadb.options, *DATA, "--threads=2", "--time=20", "--report-interval=1",
-                 f"--result-file={out}", "run")
+    proc = start(
+        "oltp_read_write",
+        *mariadb.options,
+        *DATA,
+        "--threads=2",
+        "--time=20",
+        "--report-interval=1",
+        f"--result-file={out}",
+        "run",
+    )
     reader = Reader(proc)
     reader.wait_for("[ 2s ]")
     mariadb.kill()
@@ -331,8 +378,16 @@ def test_mariadb_killed_without_reconnect_is_fatal_and_keeps_results(mariadb, tm
 @pytest.mark.mysql
 def test_mariadb_single_connection_killed(mariadb):
     fresh_data(mariadb, "oltp_point_select")
-    proc = start("oltp_point_select", *mariadb.options, *DATA, "--threads=2", "--time=5", "--report-interval=1",
-                 "--mysql-ignore-errors=2013,2006", "run")
+    proc = start(
+        "oltp_point_select",
+        *mariadb.options,
+        *DATA,
+        "--threads=2",
+        "--time=5",
+        "--report-interval=1",
+        "--mysql-ignore-errors=2013,2006",
+        "run",
+    )
     reader = Reader(proc)
     reader.wait_for("[ 1s ]")
     ids = mariadb.sql("SELECT id FROM information_schema.processlist WHERE db='sbtest' AND command<>'Daemon'").split()
@@ -345,8 +400,16 @@ def test_mariadb_single_connection_killed(mariadb):
 @pytest.mark.pgsql
 def test_postgres_restarted_run_reconnects(postgres, tmp_path):
     fresh_data(postgres)
-    proc = start("oltp_read_write", *postgres.options, *DATA, "--threads=4", "--time=8", "--report-interval=1",
-                 "--pgsql-ignore-errors=all", "run")
+    proc = start(
+        "oltp_read_write",
+        *postgres.options,
+        *DATA,
+        "--threads=4",
+        "--time=8",
+        "--report-interval=1",
+        "--pgsql-ignore-errors=all",
+        "run",
+    )
     reader = Reader(proc)
     reader.wait_for("[ 2s ]")
     postgres.restart()
@@ -360,12 +423,22 @@ def test_postgres_restarted_run_reconnects(postgres, tmp_path):
 @pytest.mark.pgsql
 def test_postgres_backend_terminated(postgres):
     fresh_data(postgres, "oltp_point_select")
-    proc = start("oltp_point_select", *postgres.options, *DATA, "--threads=2", "--time=5", "--report-interval=1",
-                 "--pgsql-ignore-errors=40P01,23505,40001,08006", "run")
+    proc = start(
+        "oltp_point_select",
+        *postgres.options,
+        *DATA,
+        "--threads=2",
+        "--time=5",
+        "--report-interval=1",
+        "--pgsql-ignore-errors=40P01,23505,40001,08006",
+        "run",
+    )
     reader = Reader(proc)
     reader.wait_for("[ 1s ]")
-    postgres.sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname='sbtest' "
-                 "AND pid <> pg_backend_pid() LIMIT 1")
+    postgres.sql(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname='sbtest' "
+        "AND pid <> pg_backend_pid() LIMIT 1"
+    )
     assert proc.wait(60) == 0, reader.text() + proc.stderr.read()
     assert summary_value(reader.text(), "reconnects") >= 1
 
@@ -373,8 +446,9 @@ def test_postgres_backend_terminated(postgres):
 RECONNECT_TIMEOUT = 8
 
 
-def assert_gave_up_reconnecting(proc: subprocess.Popen, reader: Reader, out: Path, changed: float, code: str,
-                                words: tuple[str, ...]) -> None:
+def assert_gave_up_reconnecting(
+    proc: subprocess.Popen, reader: Reader, out: Path, changed: float, code: str, words: tuple[str, ...]
+) -> None:
     """The run warned, then stopped within the bound with one FATAL line naming the
     error and what to do, and the result file counts the failed reconnects."""
     try:
@@ -390,10 +464,10 @@ def assert_gave_up_reconnecting(proc: subprocess.Popen, reader: Reader, out: Pat
     assert len(fatal) == 1 and "gave up reconnecting" in fatal[0], text
     assert f"--reconnect-timeout={RECONNECT_TIMEOUT}" in fatal[0] and all(w in fatal[0] for w in words), fatal[0]
     doc = json.loads(out.read_text())
-    assert doc["exit_code"] == 1 and doc["error"] == fatal[0][len("FATAL: "):]
+    assert doc["exit_code"] == 1 and doc["error"] == fatal[0][len("FATAL: ") :]
     assert doc["summary"]["reconnect_failures_by_code"][code] == doc["summary"]["reconnect_failures"] > 0
     assert sum(iv["reconnect_failures"] for iv in doc["intervals"]) > 0
-    assert "changed" not in text + out.read_text()     # the new password is not printed
+    assert "changed" not in text + out.read_text()  # the new password is not printed
 
 
 @pytest.mark.mysql
@@ -401,18 +475,29 @@ def test_mariadb_password_change_gives_up_reconnecting_with_a_clear_error(mariad
     server = mariadb_grants
     fresh_data(server, "oltp_point_select")
     out = tmp_path / "r.json"
-    proc = start("oltp_point_select", *server.options, *DATA, "--threads=4", "--time=120", "--report-interval=1",
-                 "--mysql-ignore-errors=all", f"--reconnect-timeout={RECONNECT_TIMEOUT}", f"--result-file={out}",
-                 "run")
+    proc = start(
+        "oltp_point_select",
+        *server.options,
+        *DATA,
+        "--threads=4",
+        "--time=120",
+        "--report-interval=1",
+        "--mysql-ignore-errors=all",
+        f"--reconnect-timeout={RECONNECT_TIMEOUT}",
+        f"--result-file={out}",
+        "run",
+    )
     reader = Reader(proc)
     reader.wait_for("[ 2s ]")
     server.sql("ALTER USER sbtest@'%' IDENTIFIED BY 'changed'")
     try:
         for session in server.sql("SELECT id FROM information_schema.processlist WHERE user='sbtest'").split():
-            subprocess.run(["mariadb", "-h127.0.0.1", f"-P{server.port}", "-uroot", "-e", f"KILL {session}"],
-                           capture_output=True)
-        assert_gave_up_reconnecting(proc, reader, out, time.monotonic(), "1045",
-                                    ("error 1045", "Access denied", "--mysql-password"))
+            subprocess.run(
+                ["mariadb", "-h127.0.0.1", f"-P{server.port}", "-uroot", "-e", f"KILL {session}"], capture_output=True
+            )
+        assert_gave_up_reconnecting(
+            proc, reader, out, time.monotonic(), "1045", ("error 1045", "Access denied", "--mysql-password")
+        )
     finally:
         server.sql("ALTER USER sbtest@'%' IDENTIFIED BY ''")
 
@@ -427,20 +512,29 @@ def test_mariadb_restart_with_reopened_connections_but_no_event_does_not_give_up
     server = mariadb_grants
     fresh_data(server)
     out = tmp_path / "r.json"
-    proc = start("oltp_read_write", *server.options, *DATA, "--threads=4", "--time=20", "--report-interval=1",
-                 "--mysql-ignore-errors=all", f"--reconnect-timeout={RECONNECT_TIMEOUT // 2}",
-                 f"--result-file={out}", "run")
+    proc = start(
+        "oltp_read_write",
+        *server.options,
+        *DATA,
+        "--threads=4",
+        "--time=20",
+        "--report-interval=1",
+        "--mysql-ignore-errors=all",
+        f"--reconnect-timeout={RECONNECT_TIMEOUT // 2}",
+        f"--result-file={out}",
+        "run",
+    )
     reader = Reader(proc)
     try:
         reader.wait_for("[ 2s ]")
         server.kill()
-        time.sleep(1.5)                              # failed reconnects: a failure episode starts
+        time.sleep(1.5)  # failed reconnects: a failure episode starts
         server.extra_args.append("--read-only")
         try:
             server.start()
         finally:
             server.extra_args.remove("--read-only")
-        time.sleep(RECONNECT_TIMEOUT)                # twice the timeout with no event completed
+        time.sleep(RECONNECT_TIMEOUT)  # twice the timeout with no event completed
         server.sql("SET GLOBAL read_only=0")
         assert proc.wait(60) == 0, reader.text() + proc.stderr.read()
     finally:
@@ -452,7 +546,7 @@ def test_mariadb_restart_with_reopened_connections_but_no_event_does_not_give_up
     doc = json.loads(out.read_text())
     assert doc["exit_code"] == 0 and doc["summary"]["reconnects"] >= 4
     assert doc["summary"]["errors_by_code"].get("1290", 0) > 0
-    assert doc["intervals"][-1]["events"] > 0           # events complete again after read_only=0
+    assert doc["intervals"][-1]["events"] > 0  # events complete again after read_only=0
     assert_consistent(server)
 
 
@@ -461,28 +555,48 @@ def test_postgres_password_change_gives_up_reconnecting_with_a_clear_error(postg
     fresh_data(postgres, "oltp_point_select")
     out = tmp_path / "r.json"
     with postgres.passwords("first"):
-        proc = start("oltp_point_select", *postgres.options, *DATA, "--pgsql-password=first", "--threads=4",
-                     "--time=120", "--report-interval=1", "--pgsql-ignore-errors=all",
-                     f"--reconnect-timeout={RECONNECT_TIMEOUT}", f"--result-file={out}", "run")
+        proc = start(
+            "oltp_point_select",
+            *postgres.options,
+            *DATA,
+            "--pgsql-password=first",
+            "--threads=4",
+            "--time=120",
+            "--report-interval=1",
+            "--pgsql-ignore-errors=all",
+            f"--reconnect-timeout={RECONNECT_TIMEOUT}",
+            f"--result-file={out}",
+            "run",
+        )
         reader = Reader(proc)
         reader.wait_for("[ 2s ]")
         postgres.sql("ALTER ROLE sbtest PASSWORD 'changed'")
         postgres.sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename='sbtest'")
-        assert_gave_up_reconnecting(proc, reader, out, time.monotonic(), "28P01",
-                                    ("password authentication failed", "--pgsql-password"))
+        assert_gave_up_reconnecting(
+            proc, reader, out, time.monotonic(), "28P01", ("password authentication failed", "--pgsql-password")
+        )
 
 
 @pytest.mark.mysql
 def test_sigint_prints_partial_summary_quickly_and_leaves_no_process(mariadb, tmp_path):
     fresh_data(mariadb, "oltp_point_select")
     out = tmp_path / "r.json"
-    proc = start("oltp_point_select", *mariadb.options, *DATA, "--threads=4", "--workers=2", "--time=60",
-                 "--report-interval=1", f"--result-file={out}", "run")
+    proc = start(
+        "oltp_point_select",
+        *mariadb.options,
+        *DATA,
+        "--threads=4",
+        "--workers=2",
+        "--time=60",
+        "--report-interval=1",
+        f"--result-file={out}",
+        "run",
+    )
     reader = Reader(proc)
     reader.wait_for("[ 5s ]", timeout_s=90)
     family = _descendants(proc.pid)
     sent = time.monotonic()
-    os.killpg(proc.pid, signal.SIGINT)            # what Ctrl-C in a terminal does
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
     reader.wait_for("Threads fairness:", timeout_s=10)
     assert time.monotonic() - sent < 2.0, "the partial summary took more than 2 s"
     assert proc.wait(20) == 130
@@ -498,12 +612,14 @@ def test_interrupt_while_the_server_is_stopped_ends_within_the_bound(mariadb, tm
     """Ctrl-C while every event waits on a server that answers nothing: the events
     get STOP_GRACE_S, then they are cut short and the run reports what it measured
     (it used to report 0 tps until the server came back, far past --time)."""
+
     def interrupt(proc: subprocess.Popen) -> None:
         time.sleep(1)
         os.killpg(proc.pid, signal.SIGINT)
 
-    code, took, text, doc = _run_on_frozen_server(mariadb, tmp_path, "--time=60", "[ 2s ]", interrupt,
-                                                  timeout_s=STOP_GRACE_S + 30)
+    code, took, text, doc = _run_on_frozen_server(
+        mariadb, tmp_path, "--time=60", "[ 2s ]", interrupt, timeout_s=STOP_GRACE_S + 30
+    )
     assert code == 130 and took < STOP_GRACE_S + 3, (took, text)
     assert "are cut short" in text and summary_value(text, "transactions") > 0, text
     assert doc["exit_code"] == 130 and doc["summary"]["events"] > 0
@@ -514,12 +630,13 @@ def test_time_limit_while_the_server_is_stopped_ends_within_the_bound(mariadb, t
     """--time with a server that answers nothing and --forced-shutdown off (the
     default): sysbench waits for the events in flight forever; pysysbench forces
     the shutdown DEADLINE_GRACE_S after the limit and counts them as unfinished."""
-    code, took, text, doc = _run_on_frozen_server(mariadb, tmp_path, "--time=3", "[ 1s ]", lambda proc: None,
-                                                  timeout_s=DEADLINE_GRACE_S + 40)
+    code, took, text, doc = _run_on_frozen_server(
+        mariadb, tmp_path, "--time=3", "[ 1s ]", lambda proc: None, timeout_s=DEADLINE_GRACE_S + 40
+    )
     assert code == 2 and took < 3 + DEADLINE_GRACE_S + 4, (took, text)
     assert f"events still running {DEADLINE_GRACE_S:g} s after the --time limit" in text, text
     unfinished = int(re.search(r"Number of unfinished transactions on forced shutdown:\s+(\d+)", text).group(1))
-    assert unfinished == 4, text                          # every thread was waiting on the server
+    assert unfinished == 4, text  # every thread was waiting on the server
     assert doc["exit_code"] == 2 and doc["summary"]["events"] > 0
 
 
@@ -529,8 +646,16 @@ def _run_on_frozen_server(server, tmp_path: Path, time_option: str, freeze_at: s
     from ``then`` to the end, stdout, result file); the server is thawed after."""
     fresh_data(server, "oltp_point_select")
     out = tmp_path / "r.json"
-    proc = start("oltp_point_select", *server.options, *DATA, "--threads=4", time_option, "--report-interval=1",
-                 f"--result-file={out}", "run")
+    proc = start(
+        "oltp_point_select",
+        *server.options,
+        *DATA,
+        "--threads=4",
+        time_option,
+        "--report-interval=1",
+        f"--result-file={out}",
+        "run",
+    )
     reader = Reader(proc)
     try:
         reader.wait_for(freeze_at, timeout_s=90)
@@ -570,7 +695,7 @@ def _alive(pid: int) -> bool:
 # PostgreSQL soak (docs/reliability.md): its asyncio.timeout() fires in the loop turn in
 # which the awaited connect fails (--inject=race), or the thread is cancelled by nobody
 # the engine knows (--inject=cancel). The other threads run oltp_point_select unchanged.
-STRAY_CANCEL_WORKLOAD = '''
+STRAY_CANCEL_WORKLOAD = """
 import asyncio
 
 from pysysbench.core.options import Option, OptType
@@ -604,7 +729,7 @@ class StrayCancel(OltpPointSelect):
     async def cancel(self):
         asyncio.current_task().cancel()
         await asyncio.sleep(0.01)
-'''
+"""
 
 
 def _stray_cancel_run(server, tmp_path: Path, inject: str) -> tuple[subprocess.CompletedProcess, dict]:
@@ -612,8 +737,18 @@ def _stray_cancel_run(server, tmp_path: Path, inject: str) -> tuple[subprocess.C
     script.write_text(STRAY_CANCEL_WORKLOAD)
     fresh_data(server, "oltp_point_select")
     result = tmp_path / "result.json"
-    proc = cli(str(script), *server.options, *DATA, "--threads=4", "--time=4", "--report-interval=1",
-               f"--inject={inject}", f"--result-file={result}", "run", timeout=60)
+    proc = cli(
+        str(script),
+        *server.options,
+        *DATA,
+        "--threads=4",
+        "--time=4",
+        "--report-interval=1",
+        f"--inject={inject}",
+        f"--result-file={result}",
+        "run",
+        timeout=60,
+    )
     return proc, json.loads(result.read_text())
 
 

@@ -17,15 +17,14 @@ already running, e.g. started by hand: then it is left running).
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
-import os
 import time
 
 import pytest
-
 from conftest import REPO, parse_summary_text
 
 SCRIPT = REPO / "scripts" / "galera.sh"
@@ -46,8 +45,21 @@ def _script(command: str, timeout: float = START_TIMEOUT_S) -> subprocess.Comple
 
 def node_sql(node: int, sql: str) -> list[list[str]]:
     """Rows of a statement run as root on node 1..3 (over its own socket)."""
-    proc = subprocess.run(["mariadb", "--no-defaults", f"--socket={GALERA_DIR}/node{node}/mysqld.sock", "-uroot",
-                           "--batch", "--skip-column-names", "-e", sql], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [
+            "mariadb",
+            "--no-defaults",
+            f"--socket={GALERA_DIR}/node{node}/mysqld.sock",
+            "-uroot",
+            "--batch",
+            "--skip-column-names",
+            "-e",
+            sql,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, f"node {node}: {sql}: {proc.stderr}"
     return [line.split("\t") for line in proc.stdout.splitlines()]
 
@@ -55,8 +67,10 @@ def node_sql(node: int, sql: str) -> list[list[str]]:
 @pytest.fixture(scope="module")
 def galera():
     if not os.path.exists("/usr/lib/galera/libgalera_smm.so") or not shutil.which("rsync"):
-        pytest.fail("Galera needs the Debian packages galera-4 and rsync (apt-get install galera-4 rsync; "
-                    ".ci/run installs them)")
+        pytest.fail(
+            "Galera needs the Debian packages galera-4 and rsync (apt-get install galera-4 rsync; "
+            ".ci/run installs them)"
+        )
     was_running = _script("status", timeout=60).returncode == 0
     if not was_running:
         proc = _script("start")
@@ -100,12 +114,29 @@ def _err_per_s(stdout: str) -> float:
 def test_read_write_over_three_nodes(galera_data, tmp_path):
     out = tmp_path / "galera.json"
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.Popen([sys.executable, "-m", "pysysbench", "oltp_read_write", *DB, *DATA, ALL_NODES, *RUN,
-                             "--workers=2", f"--result-file={out}", "run"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pysysbench",
+            "oltp_read_write",
+            *DB,
+            *DATA,
+            ALL_NODES,
+            *RUN,
+            "--workers=2",
+            f"--result-file={out}",
+            "run",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=REPO,
+    )
     try:
         seen = []
-        for line in proc.stdout:                       # mid-run: ask each server who is connected
+        for line in proc.stdout:  # mid-run: ask each server who is connected
             seen.append(line)
             if line.startswith("[ 3s ]"):
                 break
@@ -128,16 +159,20 @@ def test_read_write_over_three_nodes(galera_data, tmp_path):
     assert sum(s["errors_by_code"].values()) == s["errors"] + s["reconnects"]
     assert any(float(x) > 0 for x in re.findall(r"err/s: ([\d.]+)", stdout)), stdout
 
-    _wait_synced()                                     # the same data on every node
+    _wait_synced()  # the same data on every node
     for table in ("sbtest1", "sbtest2"):
         counts = {n: node_sql(n, f"SELECT COUNT(*) FROM sbtest.{table}")[0][0] for n in (1, 2, 3)}
         sums = {n: node_sql(n, f"CHECKSUM TABLE sbtest.{table}")[0][1] for n in (1, 2, 3)}
         assert len(set(counts.values())) == 1, (table, counts)
         assert len(set(sums.values())) == 1, (table, sums)
 
-    if shutil.which("sysbench"):                       # the reference on the same cluster, same options
-        ref = subprocess.run(["sysbench", "oltp_read_write", *DB[1:], *DATA, ALL_NODES, *RUN, "run"],
-                             capture_output=True, text=True, timeout=120)
+    if shutil.which("sysbench"):  # the reference on the same cluster, same options
+        ref = subprocess.run(
+            ["sysbench", "oltp_read_write", *DB[1:], *DATA, ALL_NODES, *RUN, "run"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert ref.returncode == 0, ref.stdout + ref.stderr
         assert _err_per_s(ref.stdout) > 0 and _err_per_s(stdout) > 0
 
@@ -161,10 +196,29 @@ def test_wsrep_errors_of_an_isolated_node_are_ignored_and_counted(galera_data, t
     out = tmp_path / "isolated.json"
     env = dict(os.environ, PYTHONPATH=str(REPO))
     ignore = "--mysql-ignore-errors=1213,1020,1205,1047,1180,1317"
-    proc = subprocess.Popen([sys.executable, "-m", "pysysbench", "oltp_read_write", *DB, *DATA, ALL_NODES,
-                             "--threads=6", "--workers=2", "--time=20", "--report-interval=1", ignore,
-                             f"--result-file={out}", "run"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env, cwd=REPO)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pysysbench",
+            "oltp_read_write",
+            *DB,
+            *DATA,
+            ALL_NODES,
+            "--threads=6",
+            "--workers=2",
+            "--time=20",
+            "--report-interval=1",
+            ignore,
+            f"--result-file={out}",
+            "run",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=REPO,
+    )
     try:
         for line in proc.stdout:
             if line.startswith("[ 2s ]"):
@@ -184,10 +238,16 @@ def test_wsrep_errors_of_an_isolated_node_are_ignored_and_counted(galera_data, t
     assert s["errors_by_code"].get("1047", 0) > 0, s["errors_by_code"]
     assert sum(s["errors_by_code"].values()) == s["errors"] + s["reconnects"]
     assert s["errors"] == parse_summary_text(stdout)["ignored_errors"]
-    _wait(lambda: all(node_sql(n, "SHOW GLOBAL STATUS LIKE 'wsrep_local_state_comment'")[0][1] == "Synced"
-                      and node_sql(n, "SHOW GLOBAL STATUS LIKE 'wsrep_cluster_size'")[0][1] == "3"
-                      for n in (1, 2, 3)), SYNC_TIMEOUT_S, "node 3 to rejoin")
+    _wait(
+        lambda: all(
+            node_sql(n, "SHOW GLOBAL STATUS LIKE 'wsrep_local_state_comment'")[0][1] == "Synced"
+            and node_sql(n, "SHOW GLOBAL STATUS LIKE 'wsrep_cluster_size'")[0][1] == "3"
+            for n in (1, 2, 3)
+        ),
+        SYNC_TIMEOUT_S,
+        "node 3 to rejoin",
+    )
     _wait_synced()
-    for table in ("sbtest1", "sbtest2"):                # consistent again after the rejoin (IST)
+    for table in ("sbtest1", "sbtest2"):  # consistent again after the rejoin (IST)
         sums = {n: node_sql(n, f"CHECKSUM TABLE sbtest.{table}")[0][1] for n in (1, 2, 3)}
         assert len(set(sums.values())) == 1, (table, sums)

@@ -21,8 +21,25 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 60
-ERROR_STARTS = ("FATAL:", "pysysbench campaign: ", "invalid option", "Invalid value", "Unknown command", "Unrecognized command", "cannot ",
-                "Cannot ", "--", "'", "unable", "usage:", "Usage:", "error:", "config file", "campaign file", "No such")
+ERROR_STARTS = (
+    "FATAL:",
+    "pysysbench campaign: ",
+    "invalid option",
+    "Invalid value",
+    "Unknown command",
+    "Unrecognized command",
+    "cannot ",
+    "Cannot ",
+    "--",
+    "'",
+    "unable",
+    "usage:",
+    "Usage:",
+    "error:",
+    "config file",
+    "campaign file",
+    "No such",
+)
 
 
 def closed_port() -> int:
@@ -42,12 +59,12 @@ LUA_CALLBACKS = {
     "prepare": "function prepare() error('boom in prepare') end\nfunction event() end\n",
     "cleanup": "function cleanup() error('boom in cleanup') end\nfunction event() end\n",
     "report_intermediate": "function event() end\n"
-                           "sysbench.hooks.report_intermediate = function(stat) error('boom in report') end\n",
+    "sysbench.hooks.report_intermediate = function(stat) error('boom in report') end\n",
     "report_cumulative": "function event() end\n"
-                         "sysbench.hooks.report_cumulative = function(stat) error('boom in report') end\n",
+    "sysbench.hooks.report_cumulative = function(stat) error('boom in report') end\n",
     "syntax": "function event( end\n",
     "command": "sysbench.cmdline.commands = { boom = {function() error('boom in command') end} }\n"
-               "function event() end\n",
+    "function event() end\n",
 }
 LUA_COMMAND = {"prepare": "prepare", "cleanup": "cleanup", "command": "boom"}
 # sysbench ignores what these return: a FATAL line, and the run goes on to its report (exit 0)
@@ -56,9 +73,9 @@ LUA_IGNORED = {"done", "thread_done", "report_intermediate", "report_cumulative"
 PY_CALLBACKS = {
     "event": "    async def event(self, ctx):\n        raise ValueError('boom in event')\n",
     "thread_done": "    async def event(self, ctx):\n        return None\n\n"
-                   "    async def thread_done(self, ctx):\n        raise ValueError('boom in thread_done')\n",
+    "    async def thread_done(self, ctx):\n        raise ValueError('boom in thread_done')\n",
     "cleanup": "    async def event(self, ctx):\n        return None\n\n"
-               "    async def cleanup(self, env):\n        raise ValueError('boom in cleanup')\n",
+    "    async def cleanup(self, env):\n        raise ValueError('boom in cleanup')\n",
 }
 PY_WORKLOAD = '''from pysysbench.workloads.base import Workload
 
@@ -95,24 +112,71 @@ def cases(tmp: Path) -> list[tuple[str, list[str], set[int], dict]]:
         out.append((name, list(args), set(codes), extra))
 
     # malformed and absurd numbers
-    for arg in ["--threads=abc", "--threads=0", "--threads=-5", "--threads=1e100", "--time=nan", "--time=inf",
-                "--time=-1", "--time=10000000000", "--events=1e20", "--events=-1", "--events=99999999999",
-                "--rate=1e999", "--rate=-3", "--report-interval=99999999999", "--report-interval=-1",
-                "--warmup-time=99999999999999", "--warmup-time=-1", "--rand-seed=1e20", "--rand-seed=nan",
-                "--rand-type=bogus", "--rand-pareto-h=nan", "--rand-zipfian-exp=inf", "--rand-spec-pct=-1",
-                "--percentile=101", "--verbosity=-1", "--table-size=-1", "--table-size=1e300", "--tables=0",
-                "--range-size=abc", "--data-size=garbage", "--data-size=10X", "--report-checkpoints=a,b",
-                "--report-checkpoints=-5", "--forced-shutdown=xyz", "--histogram=maybe", "--latency-log-rate=0",
-                "--latency-log-rate=nan", "--thread-stack-size=zz", "--output-format=xml", "--db-driver=oracle",
-                "--workers=-1", "--point-selects=-1", "--point-selects=1e15", "--thread-init-timeout=-1",
-                "--reconnect-timeout=nan", "--num-threads=abc", "--max-time=1e12", "--metrics-addr=nowhere",
-                "--forced-shutdown=1e400", "--forced-shutdown=nan", "--forced-shutdown=inf", "--forced-shutdown=-5",
-                "--rand-pareto-h=1e-300", "--report-checkpoints=nan", "--report-checkpoints=1e20"]:
+    for arg in [
+        "--threads=abc",
+        "--threads=0",
+        "--threads=-5",
+        "--threads=1e100",
+        "--time=nan",
+        "--time=inf",
+        "--time=-1",
+        "--time=10000000000",
+        "--events=1e20",
+        "--events=-1",
+        "--events=99999999999",
+        "--rate=1e999",
+        "--rate=-3",
+        "--report-interval=99999999999",
+        "--report-interval=-1",
+        "--warmup-time=99999999999999",
+        "--warmup-time=-1",
+        "--rand-seed=1e20",
+        "--rand-seed=nan",
+        "--rand-type=bogus",
+        "--rand-pareto-h=nan",
+        "--rand-zipfian-exp=inf",
+        "--rand-spec-pct=-1",
+        "--percentile=101",
+        "--verbosity=-1",
+        "--table-size=-1",
+        "--table-size=1e300",
+        "--tables=0",
+        "--range-size=abc",
+        "--data-size=garbage",
+        "--data-size=10X",
+        "--report-checkpoints=a,b",
+        "--report-checkpoints=-5",
+        "--forced-shutdown=xyz",
+        "--histogram=maybe",
+        "--latency-log-rate=0",
+        "--latency-log-rate=nan",
+        "--thread-stack-size=zz",
+        "--output-format=xml",
+        "--db-driver=oracle",
+        "--workers=-1",
+        "--point-selects=-1",
+        "--point-selects=1e15",
+        "--thread-init-timeout=-1",
+        "--reconnect-timeout=nan",
+        "--num-threads=abc",
+        "--max-time=1e12",
+        "--metrics-addr=nowhere",
+        "--forced-shutdown=1e400",
+        "--forced-shutdown=nan",
+        "--forced-shutdown=inf",
+        "--forced-shutdown=-5",
+        "--rand-pareto-h=1e-300",
+        "--report-checkpoints=nan",
+        "--report-checkpoints=1e20",
+    ]:
         add(arg, [*run, arg, "run"])
     # two billion tables: the pre-flight named them all in a list (memory capped: a regression fails)
     add("--tables=2147483647", [*run, "--tables=2147483647", "run"], memory=True)
-    add("--oltp-tables-count=2147483647", ["tests/db/oltp.lua", db, "--oltp-table-size=20", "--time=1",
-                                           "--oltp-tables-count=2147483647", "run"], memory=True)
+    add(
+        "--oltp-tables-count=2147483647",
+        ["tests/db/oltp.lua", db, "--oltp-table-size=20", "--time=1", "--oltp-tables-count=2147483647", "run"],
+        memory=True,
+    )
     add("--mysql-port=99999", ["oltp_read_only", "--db-driver=mysql", "--mysql-port=99999", "run"])
     add("--mysql-ssl=garbage", ["oltp_read_only", "--db-driver=mysql", "--mysql-ssl=garbage", "run"])
     add("--pgsql-port=abc", ["oltp_read_only", "--db-driver=pgsql", "--pgsql-port=abc", "run"])
@@ -158,19 +222,35 @@ def cases(tmp: Path) -> list[tuple[str, list[str], set[int], dict]]:
     add("stdout on a full disk", [*run, "run"], stdout=full)
     # unreachable servers (never another address than these)
     for drv in ("mysql", "pgsql"):
-        add(f"{drv} closed port", ["oltp_read_only", f"--db-driver={drv}", f"--{drv}-host=127.0.0.1",
-                                   f"--{drv}-port={port}", "--time=1", "run"])
-        add(f"{drv} unresolvable host", ["oltp_read_only", f"--db-driver={drv}", f"--{drv}-host=host.invalid",
-                                         "--time=1", "run"])
+        add(
+            f"{drv} closed port",
+            [
+                "oltp_read_only",
+                f"--db-driver={drv}",
+                f"--{drv}-host=127.0.0.1",
+                f"--{drv}-port={port}",
+                "--time=1",
+                "run",
+            ],
+        )
+        add(
+            f"{drv} unresolvable host",
+            ["oltp_read_only", f"--db-driver={drv}", f"--{drv}-host=host.invalid", "--time=1", "run"],
+        )
     # scripts raising in every callback
     for name in LUA_CALLBACKS:
         limits = ["--time=2"] if name == "report_intermediate" else ["--time=1", "--events=20"]
-        add(f"lua raises in {name}", [str(tmp / f"raise_{name}.lua"), db, *limits, "--report-interval=1",
-                                      LUA_COMMAND.get(name, "run")], {0} if name in LUA_IGNORED else {1},
-            fatal=name in LUA_IGNORED)
+        add(
+            f"lua raises in {name}",
+            [str(tmp / f"raise_{name}.lua"), db, *limits, "--report-interval=1", LUA_COMMAND.get(name, "run")],
+            {0} if name in LUA_IGNORED else {1},
+            fatal=name in LUA_IGNORED,
+        )
     for name in PY_CALLBACKS:
-        add(f"python workload raises in {name}", [str(tmp / f"raise_{name}.py"), db, "--time=1", "--events=20",
-                                                  "cleanup" if name == "cleanup" else "run"])
+        add(
+            f"python workload raises in {name}",
+            [str(tmp / f"raise_{name}.py"), db, "--time=1", "--events=20", "cleanup" if name == "cleanup" else "run"],
+        )
     return out
 
 
@@ -184,11 +264,12 @@ def write_files(tmp: Path) -> None:
 
 
 FACE_ENV: dict[str, str] = {}
-MEMORY_CAP = 4 << 30      # address space of a case that once grew without bound
+MEMORY_CAP = 4 << 30  # address space of a case that once grew without bound
 
 
 def cap_memory() -> None:
     import resource
+
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
 
 
@@ -197,19 +278,41 @@ def run_case(args: list[str], stdout: str | None, cwd: Path, memory: bool = Fals
     env.update(FACE_ENV)
     env["PYTHONPATH"] = str(REPO)
     cmd = [sys.executable, "-m", "pysysbench", *args]
-    if stdout == "closed":      # the shell's >&-
-        proc = subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", *cmd], stderr=subprocess.PIPE, text=True,
-                              timeout=TIMEOUT_S, env=env, cwd=cwd, preexec_fn=cap_memory if memory else None)
+    if stdout == "closed":  # the shell's >&-
+        proc = subprocess.run(
+            ["sh", "-c", 'exec "$@" >&-', "sh", *cmd],
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=TIMEOUT_S,
+            env=env,
+            cwd=cwd,
+            preexec_fn=cap_memory if memory else None,
+        )
         proc.stdout = ""
         return proc
     if stdout is not None:
         with open(stdout, "w") as fh:
-            proc = subprocess.run(cmd, stdout=fh, stderr=subprocess.PIPE, text=True, timeout=TIMEOUT_S, env=env,
-                                  cwd=cwd, preexec_fn=cap_memory if memory else None)
+            proc = subprocess.run(
+                cmd,
+                stdout=fh,
+                stderr=subprocess.PIPE,
+                text=True,
+                timeout=TIMEOUT_S,
+                env=env,
+                cwd=cwd,
+                preexec_fn=cap_memory if memory else None,
+            )
         proc.stdout = ""
         return proc
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, env=env, cwd=cwd,
-                          preexec_fn=cap_memory if memory else None)
+    return subprocess.run(
+        cmd,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        env=env,
+        cwd=cwd,
+        preexec_fn=cap_memory if memory else None,
+    )
 
 
 TOOLS = ("report", "compare", "campaign", "export")
@@ -221,15 +324,18 @@ def test_every_hostile_input_gives_a_clear_line_and_no_traceback(tmp_path, monke
     inputs end the same way."""
     monkeypatch.setitem(FACE_ENV, "PYSYSBENCH_FACE", face_name)
     write_files(tmp_path)
-    prepared = run_case(["oltp_read_only", "--db-driver=sqlite", f"--sqlite-db={tmp_path / 'p.db'}",
-                         "--table-size=20", "prepare"], None, tmp_path)
+    prepared = run_case(
+        ["oltp_read_only", "--db-driver=sqlite", f"--sqlite-db={tmp_path / 'p.db'}", "--table-size=20", "prepare"],
+        None,
+        tmp_path,
+    )
     assert prepared.returncode == 0, prepared.stdout + prepared.stderr
     all_cases = cases(tmp_path)
-    assert len(all_cases) >= 100     # the ones in tests/unit and 40 more at least
+    assert len(all_cases) >= 100  # the ones in tests/unit and 40 more at least
     problems = []
     for name, args, codes, extra in all_cases:
         if face_name == "sysbench":
-            if args[0] in TOOLS:       # pysysbench's subcommands: not in sysbench's face
+            if args[0] in TOOLS:  # pysysbench's subcommands: not in sysbench's face
                 continue
             if not any(a.startswith(("--db-driver", "--mysql", "--pgsql")) for a in args):
                 args = ["--db-driver=sqlite", *args]
@@ -253,6 +359,7 @@ def test_a_result_file_over_a_device_is_written_in_place(tmp_path):
     is not a regular file is written in place, and a full one is one line."""
     from pysysbench.core.errors import UsageError
     from pysysbench.core.files import check_writable, write_atomic
+
     full = full_device(tmp_path)
     if full == "/dev/full":
         pytest.skip("cannot make a device node here (not root): the test will not risk the real /dev/full")
@@ -263,6 +370,7 @@ def test_a_result_file_over_a_device_is_written_in_place(tmp_path):
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     import threading
+
     got = []
     reader = threading.Thread(target=lambda: got.append(open(fifo).read()))
     reader.start()
@@ -284,13 +392,16 @@ def test_a_missing_sqlite_folder_is_one_line_and_creates_nothing(tmp_path):
         fatal = [line for line in (proc.stdout + proc.stderr).splitlines() if line.startswith("FATAL")]
         assert proc.returncode == 1 and fatal == [
             f"FATAL: SQLite database '{target}': '{target.parent}' does not exist, so nothing was created; give "
-            "--sqlite-db a file in an existing folder"], proc.stdout + proc.stderr
-        assert "Running the test" not in proc.stdout     # before the banner
+            "--sqlite-db a file in an existing folder"
+        ], proc.stdout + proc.stderr
+        assert "Running the test" not in proc.stdout  # before the banner
         assert not (tmp_path / "no").exists()
 
 
-NOTE = ("NOTE: no --db-driver given: running on the embedded SQLite file '{path}'; for a server give "
-        "--db-driver=mysql or --db-driver=pgsql (with --mysql-host/--pgsql-host ...)")
+NOTE = (
+    "NOTE: no --db-driver given: running on the embedded SQLite file '{path}'; for a server give "
+    "--db-driver=mysql or --db-driver=pgsql (with --mysql-host/--pgsql-host ...)"
+)
 
 
 def test_a_run_that_falls_back_to_sqlite_says_so_on_stderr(tmp_path):
@@ -312,12 +423,14 @@ def test_a_run_on_tables_of_another_size_warns_with_both_sizes(db, run_cli):
     proc = run_cli.ok("oltp_point_select", *db.opts, "--events=10", "--time=0", "run")
     warnings = [line for line in proc.stdout.splitlines() if line.startswith("WARNING: sbtest1")]
     assert len(warnings) == 1 and target in warnings[0], run_cli.describe(proc)
-    assert warnings[0].endswith("holds ids up to 100, but this run assumes --table-size=10000 (neither "
-                                "--table-size nor --data-size was given): give the size the tables were "
-                                "prepared with"), warnings[0]
+    assert warnings[0].endswith(
+        "holds ids up to 100, but this run assumes --table-size=10000 (neither "
+        "--table-size nor --data-size was given): give the size the tables were "
+        "prepared with"
+    ), warnings[0]
     proc = run_cli.ok("oltp_point_select", *db.opts, "--table-size=100", "--events=10", "--time=0", "run")
     assert "WARNING: sbtest1" not in proc.stdout
-    if db.name == "sqlite":      # larger tables: 20000 rows reach twice the assumed size
+    if db.name == "sqlite":  # larger tables: 20000 rows reach twice the assumed size
         run_cli.ok("oltp_point_select", *db.opts, "--table-size=20000", "cleanup")
         run_cli.ok("oltp_point_select", *db.opts, "--table-size=20000", "prepare")
         proc = run_cli.ok("oltp_point_select", *db.opts, "--events=10", "--time=0", "run")
@@ -328,21 +441,44 @@ def test_json_output_keeps_stdout_for_json_even_when_a_script_prints(tmp_path):
     """--output-format=json: a Lua script's print() and every line but the documents go to
     stderr (descriptor 1 itself points there), stdout holds JSON alone (issue 40 a)."""
     import json
+
     script = tmp_path / "printing.lua"
     script.write_text('function event() print("hello from event") end\n')
-    proc = cli([str(script), "--events=2", "--time=0", "--report-interval=1", "--output-format=json", "run"],
-               tmp_path)
+    proc = cli([str(script), "--events=2", "--time=0", "--report-interval=1", "--output-format=json", "run"], tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert [list(json.loads(line)) for line in proc.stdout.splitlines()] == [["summary"]], proc.stdout
     assert proc.stderr.count("hello from event") == 2 and "Threads started!" in proc.stderr
 
 
 def test_json_output_to_a_closed_stdout_is_one_line(tmp_path):
-    proc = run_case(["oltp_read_only", f"--sqlite-db={tmp_path / 'x.db'}", "--table-size=10", "--events=5",
-                     "--time=0", "--output-format=json", "prepare"], None, tmp_path)
+    proc = run_case(
+        [
+            "oltp_read_only",
+            f"--sqlite-db={tmp_path / 'x.db'}",
+            "--table-size=10",
+            "--events=5",
+            "--time=0",
+            "--output-format=json",
+            "prepare",
+        ],
+        None,
+        tmp_path,
+    )
     assert proc.returncode == 0
-    proc = run_case(["oltp_read_only", f"--sqlite-db={tmp_path / 'x.db'}", "--table-size=10", "--events=5",
-                     "--time=0", "--output-format=json", "run"], "closed", tmp_path)
+    proc = run_case(
+        [
+            "oltp_read_only",
+            f"--sqlite-db={tmp_path / 'x.db'}",
+            "--table-size=10",
+            "--events=5",
+            "--time=0",
+            "--output-format=json",
+            "run",
+        ],
+        "closed",
+        tmp_path,
+    )
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert [line for line in proc.stderr.splitlines() if line.startswith("FATAL")] == [
-        "FATAL: cannot write to standard output (it is closed): the report is lost"]
+        "FATAL: cannot write to standard output (it is closed): the report is lost"
+    ]

@@ -29,28 +29,33 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
-
 from conftest import general_log_on
+
 from pysysbench.cli.main import main as cli_main
 
 REPO = Path(__file__).resolve().parents[2]
 DB = "legacy"
 HOST = "127.0.0.1"
 MY = ["--mysql-host=127.0.0.1", "--mysql-port=3306", "--mysql-user=sbtest", f"--mysql-db={DB}"]
-PG_PORT = 5432     # the machine's server; tests that need settings it lacks use pg_opts(private_pg)
+PG_PORT = 5432  # the machine's server; tests that need settings it lacks use pg_opts(private_pg)
 
 
 def pg_opts(port: int) -> list[str]:
-    return ["--db-driver=pgsql", "--pgsql-host=127.0.0.1", f"--pgsql-port={port}", "--pgsql-user=sbtest",
-            f"--pgsql-db={DB}"]
+    return [
+        "--db-driver=pgsql",
+        "--pgsql-host=127.0.0.1",
+        f"--pgsql-port={port}",
+        "--pgsql-user=sbtest",
+        f"--pgsql-db={DB}",
+    ]
 
 
 PG = pg_opts(PG_PORT)
-LOCK_FILE = "/tmp/pysysbench-integration-tests.lock"     # shared with tests/integration/conftest.py
+LOCK_FILE = "/tmp/pysysbench-integration-tests.lock"  # shared with tests/integration/conftest.py
 LOCK_TIMEOUT_S = 600
 SETUP_HINT = "run scripts/setup-databases.sh (as root): it creates the 'legacy' database on both servers"
 SYSBENCH = "/usr/bin/sysbench"
@@ -88,8 +93,10 @@ def report(stdout: str) -> dict[str, int]:
 
 async def _my(sql: str | list[str]) -> list[tuple]:
     import asyncmy
-    conn = await asyncmy.connect(host=HOST, port=3306, user="root", password="", database=DB, autocommit=True,
-                                 connect_timeout=5)
+
+    conn = await asyncmy.connect(
+        host=HOST, port=3306, user="root", password="", database=DB, autocommit=True, connect_timeout=5
+    )
     try:
         rows: list[tuple] = []
         async with conn.cursor() as cur:
@@ -103,6 +110,7 @@ async def _my(sql: str | list[str]) -> list[tuple]:
 
 async def _pg(sql: str | list[str], db: str = DB, port: int = PG_PORT) -> list[tuple]:
     import asyncpg
+
     conn = await asyncpg.connect(host=HOST, port=port, user="postgres", database=db, timeout=5)
     try:
         rows: list[tuple] = []
@@ -168,7 +176,7 @@ class Log:
     def mark(self) -> None:
         self.marks.append(int(my("SELECT COALESCE(MAX(thread_id), 0) FROM mysql.general_log")[0][0]))
 
-    def run(self, i: int) -> "Log":
+    def run(self, i: int) -> Log:
         """The sessions that started between mark i-1 and mark i."""
         lo = self.marks[i - 1] if i > 0 else -1
         hi = self.marks[i] if i < len(self.marks) else 1 << 62
@@ -179,7 +187,7 @@ class Log:
     def worker_statements(self) -> list[str]:
         """The busiest session (the benchmark thread), from its first BEGIN."""
         busiest = max(self.threads.values(), key=len)
-        return busiest[busiest.index("BEGIN"):] if "BEGIN" in busiest else busiest
+        return busiest[busiest.index("BEGIN") :] if "BEGIN" in busiest else busiest
 
     def all_statements(self) -> list[str]:
         return [s for stmts in self.threads.values() for s in stmts]
@@ -192,9 +200,11 @@ def general_log() -> Iterator[Log]:
         try:
             yield log
         finally:
-            rows = my("SELECT thread_id, argument FROM mysql.general_log WHERE command_type IN ('Query', 'Execute') "
-                      "AND thread_id IN (SELECT thread_id FROM mysql.general_log WHERE command_type='Connect' "
-                      f"AND argument LIKE '% on {DB} %' AND user_host LIKE '%sbtest%')")
+            rows = my(
+                "SELECT thread_id, argument FROM mysql.general_log WHERE command_type IN ('Query', 'Execute') "
+                "AND thread_id IN (SELECT thread_id FROM mysql.general_log WHERE command_type='Connect' "
+                f"AND argument LIKE '% on {DB} %' AND user_host LIKE '%sbtest%')"
+            )
     threads: dict[int, list[str]] = collections.defaultdict(list)
     for tid, arg in rows:
         threads[int(tid)].append(" ".join(_text(arg).split()))
@@ -219,8 +229,9 @@ def pg_statements(port: int) -> Iterator[collections.Counter]:
 
 def drop_tables(pg_port: int = PG_PORT) -> None:
     if pg_port == PG_PORT:
-        names = [_text(r[0]) for r in my("SELECT table_name FROM information_schema.tables "
-                                         "WHERE table_schema='legacy'")]
+        names = [
+            _text(r[0]) for r in my("SELECT table_name FROM information_schema.tables WHERE table_schema='legacy'")
+        ]
         if names:
             my([f"DROP TABLE IF EXISTS `{n}`" for n in names])
     names = [r[0] for r in pg("SELECT tablename FROM pg_tables WHERE schemaname='public'", pg_port)]
@@ -234,9 +245,8 @@ def legacy_db():
         my("SELECT 1")
         pg("SELECT 1")
         asyncio.run(_sbtest_can_connect())
-    except Exception as exc:   # a missing server or database is a failure, not a skip
-        pytest.fail(f"the 'legacy' database is not usable: {type(exc).__name__}: {exc}; {SETUP_HINT}",
-                    pytrace=False)
+    except Exception as exc:  # a missing server or database is a failure, not a skip
+        pytest.fail(f"the 'legacy' database is not usable: {type(exc).__name__}: {exc}; {SETUP_HINT}", pytrace=False)
     drop_tables()
     yield
     drop_tables()
@@ -245,6 +255,7 @@ def legacy_db():
 async def _sbtest_can_connect() -> None:
     import asyncmy
     import asyncpg
+
     c = await asyncmy.connect(host=HOST, port=3306, user="sbtest", password="", database=DB, connect_timeout=5)
     await c.ensure_closed()
     c2 = await asyncpg.connect(host=HOST, port=5432, user="sbtest", database=DB, timeout=5)
@@ -305,12 +316,23 @@ def kind(sql: str) -> tuple[str, str | None, tuple]:
     return "unknown: " + sql[:100], None, ()
 
 
-def expected_mix(point=10, simple=1, sum_=1, order=1, distinct=1, index=1, non_index=1, delete_inserts=1,
-                 begin="begin", commit="commit", reads=True, writes=True) -> list[str]:
+def expected_mix(
+    point=10,
+    simple=1,
+    sum_=1,
+    order=1,
+    distinct=1,
+    index=1,
+    non_index=1,
+    delete_inserts=1,
+    begin="begin",
+    commit="commit",
+    reads=True,
+    writes=True,
+) -> list[str]:
     body = []
     if reads:
-        body += ["point"] * point + ["simple"] * simple + ["sum"] * sum_ + ["order"] * order + \
-                ["distinct"] * distinct
+        body += ["point"] * point + ["simple"] * simple + ["sum"] * sum_ + ["order"] * order + ["distinct"] * distinct
     if writes:
         body += ["index"] * index + ["non_index"] * non_index + ["delete", "insert"] * delete_inserts
     return ([begin] if begin else []) + body + ([commit] if commit else [])
@@ -319,7 +341,7 @@ def expected_mix(point=10, simple=1, sum_=1, order=1, distinct=1, index=1, non_i
 def transactions(statements: list[str], per_tx: int) -> list[list[tuple]]:
     kinds = [kind(s) for s in statements]
     assert len(kinds) % per_tx == 0, f"{len(kinds)} statements are not a whole number of {per_tx}-statement events"
-    return [kinds[i:i + per_tx] for i in range(0, len(kinds), per_tx)]
+    return [kinds[i : i + per_tx] for i in range(0, len(kinds), per_tx)]
 
 
 def check_transactions(statements: list[str], mix: list[str], events: int, width: int = 99) -> None:
@@ -331,28 +353,49 @@ def check_transactions(statements: list[str], mix: list[str], events: int, width
         assert len(tables) <= 1, f"0.5 uses one table per transaction, got {tables}"
         for k, _, groups in tx:
             if k in ("simple", "sum", "order", "distinct"):
-                assert int(groups[2]) == width         # 'BETWEEN s AND s+99': the server adds
+                assert int(groups[2]) == width  # 'BETWEEN s AND s+99': the server adds
         deletes = [g[1] for k, _, g in tx if k == "delete"]
         inserts = [g[1] for k, _, g in tx if k == "insert"]
-        assert deletes == inserts                      # each pair re-inserts the id it deleted
+        assert deletes == inserts  # each pair re-inserts the id it deleted
 
 
 MIX_CASES = [
     pytest.param([], dict(), id="default"),
-    pytest.param(["--oltp-point-selects=2", "--oltp-simple-ranges=0", "--oltp-sum-ranges=2", "--oltp-order-ranges=1",
-                  "--oltp-distinct-ranges=0", "--oltp-index-updates=2", "--oltp-non-index-updates=3",
-                  "--oltp-delete-inserts=2", "--oltp-range-size=10"],
-                 dict(point=2, simple=0, sum_=2, order=1, distinct=0, index=2, non_index=3, delete_inserts=2),
-                 id="counts"),
+    pytest.param(
+        [
+            "--oltp-point-selects=2",
+            "--oltp-simple-ranges=0",
+            "--oltp-sum-ranges=2",
+            "--oltp-order-ranges=1",
+            "--oltp-distinct-ranges=0",
+            "--oltp-index-updates=2",
+            "--oltp-non-index-updates=3",
+            "--oltp-delete-inserts=2",
+            "--oltp-range-size=10",
+        ],
+        dict(point=2, simple=0, sum_=2, order=1, distinct=0, index=2, non_index=3, delete_inserts=2),
+        id="counts",
+    ),
     pytest.param(["--oltp-read-only=on"], dict(writes=False), id="read-only"),
     pytest.param(["--oltp-write-only=on"], dict(reads=False), id="write-only"),
     pytest.param(["--oltp-range-selects=off"], dict(simple=0, sum_=0, order=0, distinct=0), id="no-ranges"),
     pytest.param(["--oltp-skip-trx=on"], dict(begin=None, commit=None), id="skip-trx"),
-    pytest.param(["--oltp-point-selects=4", "--oltp-simple-ranges=0", "--oltp-sum-ranges=0", "--oltp-order-ranges=0",
-                  "--oltp-distinct-ranges=0", "--oltp-index-updates=1", "--oltp-non-index-updates=0",
-                  "--oltp-delete-inserts=0", "--rand-type=special", "--percentile=99"],
-                 dict(point=4, simple=0, sum_=0, order=0, distinct=0, index=1, non_index=0, delete_inserts=0),
-                 id="tencentdb-variant"),
+    pytest.param(
+        [
+            "--oltp-point-selects=4",
+            "--oltp-simple-ranges=0",
+            "--oltp-sum-ranges=0",
+            "--oltp-order-ranges=0",
+            "--oltp-distinct-ranges=0",
+            "--oltp-index-updates=1",
+            "--oltp-non-index-updates=0",
+            "--oltp-delete-inserts=0",
+            "--rand-type=special",
+            "--percentile=99",
+        ],
+        dict(point=4, simple=0, sum_=0, order=0, distinct=0, index=1, non_index=0, delete_inserts=0),
+        id="tencentdb-variant",
+    ),
 ]
 EVENTS = 12
 
@@ -368,8 +411,14 @@ def _expected_counters(mix: list[str]) -> tuple[int, int, int]:
     return reads * EVENTS, writes * EVENTS, (len(mix) - reads - writes) * EVENTS
 
 
-MIX_RUN = ["--test=tests/db/oltp.lua", *MY, "--oltp-tables-count=2", "--oltp-table-size=300", "--num-threads=1",
-           f"--max-requests={EVENTS}"]
+MIX_RUN = [
+    "--test=tests/db/oltp.lua",
+    *MY,
+    "--oltp-tables-count=2",
+    "--oltp-table-size=300",
+    "--num-threads=1",
+    f"--max-requests={EVENTS}",
+]
 
 
 @pytest.fixture(scope="module")
@@ -392,27 +441,41 @@ def test_oltp_lua_statement_mix_mysql(mysql_mix_runs, request, opts, mix_kw):
     mix = expected_mix(**mix_kw)
     out, log = mysql_mix_runs[request.node.callspec.id]
     stmts = log.worker_statements()
-    if mix[0] != "begin":           # skip-trx: no BEGIN to start from
-        stmts = max(log.threads.values(), key=len)[-len(mix) * EVENTS:]
+    if mix[0] != "begin":  # skip-trx: no BEGIN to start from
+        stmts = max(log.threads.values(), key=len)[-len(mix) * EVENTS :]
     check_transactions(stmts, mix, EVENTS, _width(opts))
     r = report(out)
-    assert (r["read"], r["write"], r["other"]) == _expected_counters(mix)     # by keyword, as 0.5
+    assert (r["read"], r["write"], r["other"]) == _expected_counters(mix)  # by keyword, as 0.5
     assert r["events"] == EVENTS
-    assert r["transactions"] == EVENTS        # 1.0 format: events (sysbench 1.0.20 running 0.5 scripts)
+    assert r["transactions"] == EVENTS  # 1.0 format: events (sysbench 1.0.20 running 0.5 scripts)
     if "--oltp-skip-trx=on" in opts:
         out05 = ok(*MIX_RUN, *opts, "--output-format=0.5", "run")
-        assert re.search(r"^    transactions:\s+0\s+\(0\.00 per sec\.\)$", out05, re.M)   # 0.5: by COMMIT
+        assert re.search(r"^    transactions:\s+0\s+\(0\.00 per sec\.\)$", out05, re.M)  # 0.5: by COMMIT
 
 
 @pytest.mark.mysql
 def test_oltp_lua_myisam_lock_tables(clean):
-    ok("--test=tests/db/oltp.lua", *MY, "--oltp-tables-count=2", "--oltp-table-size=200",
-       "--mysql-table-engine=myisam", "prepare")
+    ok(
+        "--test=tests/db/oltp.lua",
+        *MY,
+        "--oltp-tables-count=2",
+        "--oltp-table-size=200",
+        "--mysql-table-engine=myisam",
+        "prepare",
+    )
     engine = my("SELECT engine FROM information_schema.tables WHERE table_schema='legacy' AND table_name='sbtest1'")
     assert _text(engine[0][0]).lower() == "myisam"
     with general_log() as log:
-        ok("--test=tests/db/oltp.lua", *MY, "--oltp-tables-count=2", "--oltp-table-size=200", "--num-threads=2",
-           "--max-requests=10", "--mysql-table-engine=myisam", "run")
+        ok(
+            "--test=tests/db/oltp.lua",
+            *MY,
+            "--oltp-tables-count=2",
+            "--oltp-table-size=200",
+            "--num-threads=2",
+            "--max-requests=10",
+            "--mysql-table-engine=myisam",
+            "run",
+        )
     stmts = log.all_statements()
     c = collections.Counter(kind(s)[0] for s in stmts)
     assert c["lock"] == 10 and c["unlock"] == 10 and c["begin"] == 0 and c["commit"] == 0
@@ -431,8 +494,16 @@ def pgsql_mix_runs(private_pg):
     runs = {}
     for case in PG_CASES:
         with pg_statements(private_pg) as calls:
-            out = ok("--test=tests/db/oltp.lua", *conn, "--oltp-tables-count=2", "--oltp-table-size=300",
-                     "--num-threads=1", f"--max-requests={EVENTS}", *case.values[0], "run")
+            out = ok(
+                "--test=tests/db/oltp.lua",
+                *conn,
+                "--oltp-tables-count=2",
+                "--oltp-table-size=300",
+                "--num-threads=1",
+                f"--max-requests={EVENTS}",
+                *case.values[0],
+                "run",
+            )
         runs[case.id] = (out, calls)
     yield runs
     drop_tables(private_pg)
@@ -445,7 +516,8 @@ def test_oltp_lua_statement_mix_pgsql(pgsql_mix_runs, request, opts, mix_kw):
     out, calls = pgsql_mix_runs[request.node.callspec.id]
     # pg_stat_statements replaces constants by $n: 'BETWEEN $1 AND $2+$3' shows the 0.5 text
     pg_patterns = {
-        "begin": r"BEGIN", "commit": r"COMMIT",
+        "begin": r"BEGIN",
+        "commit": r"COMMIT",
         "point": r"SELECT c FROM sbtest\d WHERE id=\$\d+",
         "simple": r"SELECT c FROM sbtest\d WHERE id BETWEEN \$\d+ AND \$\d+\+\$\d+",
         "sum": r"SELECT SUM\(K\) FROM sbtest\d WHERE id BETWEEN \$\d+ AND \$\d+\+\$\d+",
@@ -459,9 +531,10 @@ def test_oltp_lua_statement_mix_pgsql(pgsql_mix_runs, request, opts, mix_kw):
     seen: collections.Counter = collections.Counter()
     for query, n in calls.items():
         name = next((k for k, p in pg_patterns.items() if re.fullmatch(p, query)), None)
-        if name is None:   # pysysbench's own checks (SHOW max_connections, ...) may appear; events may not
-            assert "sbtest" not in query and query not in ("ROLLBACK", "BEGIN", "COMMIT"), \
+        if name is None:  # pysysbench's own checks (SHOW max_connections, ...) may appear; events may not
+            assert "sbtest" not in query and query not in ("ROLLBACK", "BEGIN", "COMMIT"), (
                 f"unexpected statement {query!r}"
+            )
             continue
         seen[name] += n
     want = collections.Counter(k for k in mix)
@@ -476,20 +549,49 @@ def test_oltp_lua_statement_mix_pgsql(pgsql_mix_runs, request, opts, mix_kw):
 @pytest.mark.mysql
 def test_tencentdb_seed_command_lines(clean):
     """TencentDB for MariaDB report 3.3/3.4, connection options changed, small tables, 2 s."""
-    conn = ["--mysql-host=127.0.0.1", "--mysql-port=3306", "--mysql-user=sbtest", "--mysql-password=",
-            f"--mysql-db={DB}"]
-    out = ok(*conn, "--mysql-table-engine=innodb",
-             "--test=tests/db/oltp.lua", "--oltp_tables_count=2", "--oltp-table-size=1000", "--rand-init=on",
-             "prepare")
+    conn = [
+        "--mysql-host=127.0.0.1",
+        "--mysql-port=3306",
+        "--mysql-user=sbtest",
+        "--mysql-password=",
+        f"--mysql-db={DB}",
+    ]
+    out = ok(
+        *conn,
+        "--mysql-table-engine=innodb",
+        "--test=tests/db/oltp.lua",
+        "--oltp_tables_count=2",
+        "--oltp-table-size=1000",
+        "--rand-init=on",
+        "prepare",
+    )
     assert "Creating secondary indexes on 'sbtest2'..." in out
     ddl = _text(my("SHOW CREATE TABLE sbtest1")[0][1])
     assert "`id` int(10) unsigned NOT NULL AUTO_INCREMENT" in ddl and "`k` int(10) unsigned" in ddl
     assert "KEY `k_1` (`k`)" in ddl and "MAX_ROWS=1000000" in ddl
-    line = [*conn, "--test=/root/sysbench_for_z3/sysbench/tests/db/oltp.lua", "--oltp_tables_count=2",
-            "--oltp-table-size=1000", "--num-threads=4", "--oltp-read-only=off", "--rand-type=special",
-            "--max-time=600", "--max-requests=0", "--percentile=99", "--oltp-point-selects=4", "run", "--max-time=2"]
-    proc = subprocess.run([sys.executable, "-m", "pysysbench", *line], capture_output=True, text=True, timeout=120,
-                          cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)))     # as a shell runs it
+    line = [
+        *conn,
+        "--test=/root/sysbench_for_z3/sysbench/tests/db/oltp.lua",
+        "--oltp_tables_count=2",
+        "--oltp-table-size=1000",
+        "--num-threads=4",
+        "--oltp-read-only=off",
+        "--rand-type=special",
+        "--max-time=600",
+        "--max-requests=0",
+        "--percentile=99",
+        "--oltp-point-selects=4",
+        "run",
+        "--max-time=2",
+    ]
+    proc = subprocess.run(
+        [sys.executable, "-m", "pysysbench", *line],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+    )  # as a shell runs it
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = proc.stdout
     r = report(out)
@@ -506,19 +608,23 @@ def test_kunlunbase_seed_command_lines(clean):
     (glued options included), shell variables set to the local server; the report
     has no prepare line, so the read&write line with 'prepare' prepares."""
     host, port, dbname, tblcnt, tblsize, thrcnt, user, pw = HOST, "5432", DB, "3", "1000", "4", "sbtest", ""
-    rw = (f"--max-time=300 --test=tests/db/oltp.lua  --pgsql-host={host}  --pgsql-port={port} "
-          f"--pgsql-db={dbname}--oltp_tables_count={tblcnt} --oltp-table-size={tblsize}  --oltp-write-only=off "
-          f"--oltp-read-only=off--init-rng=on --num-threads={thrcnt} --max-requests=0 --oltp-dist-type=uniform "
-          f"--pgsql-user={user}--pgsql-password={pw} --oltp_auto_inc=off --db-driver=pgsql --oltp_use_xa_pct=0 "
-          f"--oltp_use_xa_2pc_pct=80--report-interval=10 run").split()
-    wo = (f"--max-time=300--test=tests/db/oltp.lua --pgsql-host={host} --pgsql-port={port} --pgsql-db={dbname} "
-          f"--oltp_tables_count={tblcnt}--oltp-table-size={tblsize} --oltp-write-only=on --oltp-read-only=off "
-          f"--init-rng=on--num-threads={thrcnt}  --max-requests=0--oltp-dist-type=uniform --pgsql-user={user} "
-          f"--pgsql-password={pw}--oltp_auto_inc=off --db-driver=pgsql --oltp_use_xa_pct=0--oltp_use_xa_2pc_pct=80 "
-          f"--report-interval=10 run").split()
+    rw = (
+        f"--max-time=300 --test=tests/db/oltp.lua  --pgsql-host={host}  --pgsql-port={port} "
+        f"--pgsql-db={dbname}--oltp_tables_count={tblcnt} --oltp-table-size={tblsize}  --oltp-write-only=off "
+        f"--oltp-read-only=off--init-rng=on --num-threads={thrcnt} --max-requests=0 --oltp-dist-type=uniform "
+        f"--pgsql-user={user}--pgsql-password={pw} --oltp_auto_inc=off --db-driver=pgsql --oltp_use_xa_pct=0 "
+        f"--oltp_use_xa_2pc_pct=80--report-interval=10 run"
+    ).split()
+    wo = (
+        f"--max-time=300--test=tests/db/oltp.lua --pgsql-host={host} --pgsql-port={port} --pgsql-db={dbname} "
+        f"--oltp_tables_count={tblcnt}--oltp-table-size={tblsize} --oltp-write-only=on --oltp-read-only=off "
+        f"--init-rng=on--num-threads={thrcnt}  --max-requests=0--oltp-dist-type=uniform --pgsql-user={user} "
+        f"--pgsql-password={pw}--oltp_auto_inc=off --db-driver=pgsql --oltp_use_xa_pct=0--oltp_use_xa_2pc_pct=80 "
+        f"--report-interval=10 run"
+    ).split()
     out = ok(*rw[:-1], "prepare")
     assert out.count("WARNING: split the glued argument") == 4
-    assert pg("SELECT count(*), min(id), max(id) FROM sbtest3")[0] == (1000, 1, 1000)   # --oltp_auto_inc=off: ids 1..N
+    assert pg("SELECT count(*), min(id), max(id) FROM sbtest3")[0] == (1000, 1, 1000)  # --oltp_auto_inc=off: ids 1..N
     out = ok(*rw, "--max-time=2")
     r = report(out)
     assert r["events"] > 20 and r["read"] >= 14 * r["events"] and r["write"] >= 4 * r["events"]
@@ -537,15 +643,30 @@ def _com_xa() -> dict[str, int]:
     return {_text(k).lower(): int(v) for k, v in my("SHOW GLOBAL STATUS LIKE 'Com_xa%'")}
 
 
-XA_RUN = ["--oltp-tables-count=2", "--oltp-table-size=500", "--oltp_use_xa_pct=100", "--oltp_use_xa_2pc_pct=50",
-          "--rand-type=uniform"]
+XA_RUN = [
+    "--oltp-tables-count=2",
+    "--oltp-table-size=500",
+    "--oltp_use_xa_pct=100",
+    "--oltp_use_xa_2pc_pct=50",
+    "--rand-type=uniform",
+]
 # 4 threads writing 10 rows: ignorable errors inside XA transactions, which must be rolled back
 # before the retry. MariaDB: deadlocks of the updates (detected at once). PostgreSQL: duplicate
 # keys of the DELETE/INSERT pair only (a deadlock costs its 1 s deadlock_timeout there).
-XA_CONTENTION = ["--oltp-tables-count=1", "--oltp-table-size=10", "--num-threads=4", "--max-requests=60",
-                 "--oltp_use_xa_pct=100", "--oltp_use_xa_2pc_pct=50", "--rand-type=uniform",
-                 "--oltp-point-selects=0", "--oltp-simple-ranges=0", "--oltp-sum-ranges=0", "--oltp-order-ranges=0",
-                 "--oltp-distinct-ranges=0"]
+XA_CONTENTION = [
+    "--oltp-tables-count=1",
+    "--oltp-table-size=10",
+    "--num-threads=4",
+    "--max-requests=60",
+    "--oltp_use_xa_pct=100",
+    "--oltp_use_xa_2pc_pct=50",
+    "--rand-type=uniform",
+    "--oltp-point-selects=0",
+    "--oltp-simple-ranges=0",
+    "--oltp-sum-ranges=0",
+    "--oltp-order-ranges=0",
+    "--oltp-distinct-ranges=0",
+]
 PG_NO_UPDATES = ["--oltp-index-updates=0", "--oltp-non-index-updates=0"]
 CONTENTION_TRIES = 3
 
@@ -572,7 +693,7 @@ def test_xa_on_mariadb(clean):
     out = ok("--test=tests/db/oltp-xa.lua", *MY, *XA_RUN, "--num-threads=1", "--max-requests=100", "run")
     d = {k: v - before[k] for k, v in _com_xa().items()}
     assert (d["com_xa_start"], d["com_xa_end"], d["com_xa_commit"], d["com_xa_rollback"]) == (100, 100, 100, 0)
-    assert 20 < d["com_xa_prepare"] < 80                               # uniform draw <= 50: two-phase
+    assert 20 < d["com_xa_prepare"] < 80  # uniform draw <= 50: two-phase
     r = report(out)
     assert r["transactions"] == 100
     # counted by keyword: every XA statement is "other"
@@ -580,14 +701,30 @@ def test_xa_on_mariadb(clean):
     assert my("XA RECOVER") == []
     # update_non_index_xa.lua, one-phase only
     before = _com_xa()
-    ok("--test=tests/db/update_non_index_xa.lua", *MY, "--oltp-tables-count=2", "--oltp-table-size=500",
-       "--num-threads=1", "--max-requests=30", "--oltp_use_xa_pct=100", "--oltp_use_xa_2pc_pct=0", "run")
+    ok(
+        "--test=tests/db/update_non_index_xa.lua",
+        *MY,
+        "--oltp-tables-count=2",
+        "--oltp-table-size=500",
+        "--num-threads=1",
+        "--max-requests=30",
+        "--oltp_use_xa_pct=100",
+        "--oltp_use_xa_2pc_pct=0",
+        "run",
+    )
     d = {k: v - before[k] for k, v in _com_xa().items()}
     assert (d["com_xa_start"], d["com_xa_commit"], d["com_xa_prepare"]) == (30, 30, 0)
     # --oltp_use_xa_pct=0: never XA
     before = _com_xa()
-    out = ok("--test=tests/db/oltp-xa.lua", *MY, "--oltp-tables-count=2", "--oltp-table-size=500",
-             "--max-requests=10", "--oltp_use_xa_pct=0", "run")
+    out = ok(
+        "--test=tests/db/oltp-xa.lua",
+        *MY,
+        "--oltp-tables-count=2",
+        "--oltp-table-size=500",
+        "--max-requests=10",
+        "--oltp_use_xa_pct=0",
+        "run",
+    )
     assert _com_xa()["com_xa_start"] == before["com_xa_start"]
     assert report(out)["other"] == 20
     # contention: every deadlocked XA transaction is rolled back before its retry, none is left over
@@ -606,9 +743,18 @@ def test_xa_on_postgresql(clean_private_pg):
     assert pg("SHOW max_prepared_transactions", port)[0][0] != "0"
     ok("--test=tests/db/oltp-xa.lua", *conn, "--oltp-tables-count=2", "--oltp-table-size=500", "prepare")
     with pg_statements(port) as calls:
-        out = ok("--test=tests/db/oltp-xa.lua", *conn, "--oltp-tables-count=2", "--oltp-table-size=500",
-                 "--num-threads=2", "--max-requests=100", "--oltp_use_xa_pct=100", "--oltp_use_xa_2pc_pct=50",
-                 "--rand-type=uniform", "run")
+        out = ok(
+            "--test=tests/db/oltp-xa.lua",
+            *conn,
+            "--oltp-tables-count=2",
+            "--oltp-table-size=500",
+            "--num-threads=2",
+            "--max-requests=100",
+            "--oltp_use_xa_pct=100",
+            "--oltp_use_xa_2pc_pct=50",
+            "--rand-type=uniform",
+            "run",
+        )
     assert pg(f"SELECT count(*) FROM pg_prepared_xacts WHERE database = '{DB}'", port)[0][0] == 0
     prepared = sum(n for q, n in calls.items() if q.startswith("PREPARE TRANSACTION 'xa_"))
     committed = sum(n for q, n in calls.items() if q.startswith("COMMIT PREPARED 'xa_"))
@@ -619,7 +765,8 @@ def test_xa_on_postgresql(clean_private_pg):
     # contention: aborted XA transactions (prepared ones included) never stay behind
     drop_tables(port)
     errors = _contended_xa_runs(
-        conn, PG_NO_UPDATES, lambda: pg(f"SELECT count(*) FROM pg_prepared_xacts WHERE database = '{DB}'", port)[0][0])
+        conn, PG_NO_UPDATES, lambda: pg(f"SELECT count(*) FROM pg_prepared_xacts WHERE database = '{DB}'", port)[0][0]
+    )
     assert errors > 0, "no duplicate key in the contention runs: the roll-back path was not exercised"
 
 
@@ -629,16 +776,25 @@ def test_xa_on_postgresql(clean_private_pg):
 @pytest.mark.mysql
 def test_olap_workloads_one_statement_kind_per_event(clean):
     ok("oltp_common", *MY, "--tables=2", "--table-size=300", "prepare")
-    kinds = {"olap_point_select": "point", "olap_simple_range": "simple1", "olap_sum_range": "sum1",
-             "olap_order_range": "order1", "olap_distinct_range": "distinct1"}
-    one = {"point": r"SELECT c FROM sbtest\d WHERE id=\d+",
-           "simple1": r"SELECT c FROM sbtest\d WHERE id BETWEEN (\d+) AND (\d+)",
-           "sum1": r"SELECT SUM\(k\) FROM sbtest\d WHERE id BETWEEN (\d+) AND (\d+)",
-           "order1": r"SELECT c FROM sbtest\d WHERE id BETWEEN (\d+) AND (\d+) ORDER BY c",
-           "distinct1": r"SELECT DISTINCT c FROM sbtest\d WHERE id BETWEEN (\d+) AND (\d+) ORDER BY c"}
+    kinds = {
+        "olap_point_select": "point",
+        "olap_simple_range": "simple1",
+        "olap_sum_range": "sum1",
+        "olap_order_range": "order1",
+        "olap_distinct_range": "distinct1",
+    }
+    one = {
+        "point": r"SELECT c FROM sbtest\d WHERE id=\d+",
+        "simple1": r"SELECT c FROM sbtest\d WHERE id BETWEEN (\d+) AND (\d+)",
+        "sum1": r"SELECT SUM\(k\) FROM sbtest\d WHERE id BETWEEN (\d+) AND (\d+)",
+        "order1": r"SELECT c FROM sbtest\d WHERE id BETWEEN (\d+) AND (\d+) ORDER BY c",
+        "distinct1": r"SELECT DISTINCT c FROM sbtest\d WHERE id BETWEEN (\d+) AND (\d+) ORDER BY c",
+    }
     with general_log() as log:
-        outs = {name: ok(name, *MY, "--tables=2", "--table-size=300", "--threads=1", "--events=15", "--time=0",
-                         "run") for name in kinds}
+        outs = {
+            name: ok(name, *MY, "--tables=2", "--table-size=300", "--threads=1", "--events=15", "--time=0", "run")
+            for name in kinds
+        }
     by_thread = list(log.threads.values())
     for name, k in kinds.items():
         r = report(outs[name])
@@ -658,14 +814,34 @@ def test_olap_workloads_one_statement_kind_per_event(clean):
 
 @pytest.mark.mysql
 def test_output_format_05_run(mysql_tables_fresh):
-    out = ok("--test=tests/db/oltp.lua", *MY, "--oltp-tables-count=2", "--oltp-table-size=300",
-             "--num-threads=2", "--max-time=2", "--max-requests=0", "--report-interval=1", "--percentile=99",
-             "--output-format=0.5", "run")
-    assert re.search(r"^\[   1s\] threads: 2, tps: \d+\.\d\d, reads: \d+\.\d\d, writes: \d+\.\d\d, "
-                     r"response time: \d+\.\d\dms \(99%\), errors: \d+\.\d\d, reconnects:  \d+\.\d\d$", out, re.M), out
-    for line in ("OLTP test statistics:", "    read/write requests:", "    other operations:",
-                 "    total time taken by event execution:", "    response time:", "         approx.  99 percentile:",
-                 "Random number generator seed is 0 and will be ignored"):
+    out = ok(
+        "--test=tests/db/oltp.lua",
+        *MY,
+        "--oltp-tables-count=2",
+        "--oltp-table-size=300",
+        "--num-threads=2",
+        "--max-time=2",
+        "--max-requests=0",
+        "--report-interval=1",
+        "--percentile=99",
+        "--output-format=0.5",
+        "run",
+    )
+    assert re.search(
+        r"^\[   1s\] threads: 2, tps: \d+\.\d\d, reads: \d+\.\d\d, writes: \d+\.\d\d, "
+        r"response time: \d+\.\d\dms \(99%\), errors: \d+\.\d\d, reconnects:  \d+\.\d\d$",
+        out,
+        re.M,
+    ), out
+    for line in (
+        "OLTP test statistics:",
+        "    read/write requests:",
+        "    other operations:",
+        "    total time taken by event execution:",
+        "    response time:",
+        "         approx.  99 percentile:",
+        "Random number generator seed is 0 and will be ignored",
+    ):
         assert line in out, line
     tx = int(re.search(r"^    transactions:\s+(\d+)", out, re.M).group(1))
     events = int(re.search(r"total number of events:\s+(\d+)", out).group(1))
@@ -686,8 +862,11 @@ ACCEPT_CASES = [
     # the issue's acceptance: --rand-seed=42, defaults (special, percentile 95: one histogram draw per event)
     pytest.param([], ["--rand-seed=42"], id="seed42"),
     # no histogram draw (--percentile=0), gaussian ids, another range width and table count
-    pytest.param(["--tables=3"], ["--rand-seed=7", "--percentile=0", "--rand-type=gaussian", "--range_size=20"],
-                 id="seed7-gaussian-pct0"),
+    pytest.param(
+        ["--tables=3"],
+        ["--rand-seed=7", "--percentile=0", "--rand-type=gaussian", "--range_size=20"],
+        id="seed7-gaussian-pct0",
+    ),
 ]
 
 
@@ -709,7 +888,7 @@ def test_rand_compat_equals_sysbench_statement_for_statement(clean, data, opts):
         _sysbench(*ACCEPT, *data, *run_opts, "run")
         log.mark()
         drop_tables()
-        _sysbench(*ACCEPT, *data, "prepare")          # the same fresh tables again
+        _sysbench(*ACCEPT, *data, "prepare")  # the same fresh tables again
         log.mark()
         ok(*ACCEPT, *data, *run_opts, "--rand-compat=sysbench", "run")
     reference = log.run(0).worker_statements()
@@ -726,14 +905,37 @@ def test_rand_compat_equals_sysbench_statement_for_statement(clean, data, opts):
 def test_other_05_scripts(clean):
     """parallel_prepare.lua loads the tables (thread t: tables t+1, t+1+threads, ...), then every
     single-statement 0.5 script runs from its tests/db/ path, counted by statement keyword."""
-    out = ok("--test=tests/db/parallel_prepare.lua", *MY, "--oltp-tables-count=3", "--oltp-table-size=200",
-             "--num-threads=2", "--max-requests=2", "run")
+    out = ok(
+        "--test=tests/db/parallel_prepare.lua",
+        *MY,
+        "--oltp-tables-count=3",
+        "--oltp-table-size=200",
+        "--num-threads=2",
+        "--max-requests=2",
+        "run",
+    )
     assert report(out)["write"] == 3
     assert my("SELECT count(*) FROM sbtest3")[0][0] == 200
-    expected = {"select": (20, 0), "oltp_simple": (20, 0), "insert": (0, 20), "delete": (0, 20),
-                "update_index": (0, 20), "update_non_index": (0, 20), "select_random_points": (20, 0),
-                "select_random_ranges": (20, 0)}
+    expected = {
+        "select": (20, 0),
+        "oltp_simple": (20, 0),
+        "insert": (0, 20),
+        "delete": (0, 20),
+        "update_index": (0, 20),
+        "update_non_index": (0, 20),
+        "select_random_points": (20, 0),
+        "select_random_ranges": (20, 0),
+    }
     for script, (reads, writes) in expected.items():
-        r = report(ok(f"--test=tests/db/{script}.lua", *MY, "--oltp-tables-count=3", "--oltp-table-size=200",
-                      "--num-threads=2", "--max-requests=20", "run"))
+        r = report(
+            ok(
+                f"--test=tests/db/{script}.lua",
+                *MY,
+                "--oltp-tables-count=3",
+                "--oltp-table-size=200",
+                "--num-threads=2",
+                "--max-requests=20",
+                "run",
+            )
+        )
         assert (r["read"], r["write"], r["other"], r["events"]) == (reads, writes, 0, 20), script

@@ -20,7 +20,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from test_statement_counts import check_report, expected_kinds, run_args
 
 pytest.importorskip("lupa")
@@ -32,23 +31,26 @@ DATA = ["--tables=2", "--table-size=200"]
 
 def _columns(db) -> list[tuple]:
     if db.name == "mysql":
-        sql = ("SELECT table_name, column_name, column_type, is_nullable, column_default FROM "
-               "information_schema.columns WHERE table_schema='sbtest' AND table_name LIKE 'sbtest%' "
-               "ORDER BY table_name, ordinal_position")
+        sql = (
+            "SELECT table_name, column_name, column_type, is_nullable, column_default FROM "
+            "information_schema.columns WHERE table_schema='sbtest' AND table_name LIKE 'sbtest%' "
+            "ORDER BY table_name, ordinal_position"
+        )
     else:
-        sql = ("SELECT table_name, column_name, data_type, is_nullable, column_default FROM "
-               "information_schema.columns WHERE table_schema='public' AND table_name LIKE 'sbtest%' "
-               "ORDER BY table_name, ordinal_position")
+        sql = (
+            "SELECT table_name, column_name, data_type, is_nullable, column_default FROM "
+            "information_schema.columns WHERE table_schema='public' AND table_name LIKE 'sbtest%' "
+            "ORDER BY table_name, ordinal_position"
+        )
     return [tuple(str(v) for v in r) for r in db.rows(sql)]
 
 
 def _data(db) -> list[tuple]:
-    return [tuple(db.rows(f"SELECT COUNT(*), MIN(id), MAX(id), COUNT(DISTINCT id) FROM sbtest{t}")[0])
-            for t in (1, 2)]
+    return [tuple(db.rows(f"SELECT COUNT(*), MIN(id), MAX(id), COUNT(DISTINCT id) FROM sbtest{t}")[0]) for t in (1, 2)]
 
 
 @pytest.mark.skipif(not os.path.isfile(f"{SCRIPTS}/oltp_read_write.lua"), reason="no sysbench package scripts")
-@pytest.mark.private_server("pgsql")     # capture() on PostgreSQL reads pg_stat_statements
+@pytest.mark.private_server("pgsql")  # capture() on PostgreSQL reads pg_stat_statements
 @pytest.mark.parametrize("workload", ["oltp_read_write", "oltp_point_select", "oltp_write_only"])
 def test_debian_scripts_send_the_native_statements(server_db, workload, run_cli, parse_summary):
     db = server_db
@@ -79,8 +81,16 @@ def test_third_party_style_script(server_db, run_cli, parse_summary):
         assert "check lua_item1: 50 rows, 5 null" in proc.stdout, proc.stdout
         assert "check lua_item2: 50 rows, 5 null" in proc.stdout, proc.stdout
 
-        proc = run_cli.ok("tpcc_like.lua", *args, "--events=30", "--time=0", "--report-interval=1",
-                          "--report_csv=yes", "run", cwd=LUA_DIR)
+        proc = run_cli.ok(
+            "tpcc_like.lua",
+            *args,
+            "--events=30",
+            "--time=0",
+            "--report-interval=1",
+            "--report_csv=yes",
+            "run",
+            cwd=LUA_DIR,
+        )
         rep = parse_summary(proc.stdout)
         # each thread cycles new_order = BEGIN, SELECT, UPDATE (to the same value: MariaDB reports no
         # changed row, an "other"; PostgreSQL's tag counts the row, a "write"), COMMIT; stock_level =
@@ -93,8 +103,11 @@ def test_third_party_style_script(server_db, run_cli, parse_summary):
         stock_level = sum((n + 1) // 3 for n in per_thread)
         rollback = sum(n // 3 for n in per_thread)
         updates = 0 if db.name == "mysql" else new_order
-        assert (rep["read"], rep["write"], rep["other"]) == (new_order + stock_level, updates,
-                                                           3 * new_order + 2 * rollback - updates), rep
+        assert (rep["read"], rep["write"], rep["other"]) == (
+            new_order + stock_level,
+            updates,
+            3 * new_order + 2 * rollback - updates,
+        ), rep
         assert rep["events"] == 30 and rep["ignored_errors"] == rollback, rep
         bad = run_cli("tpcc_like.lua", *args, "--no-such-option=1", "run", cwd=LUA_DIR)
         assert bad.returncode == 1 and "invalid option: --no-such-option=1" in bad.stderr
@@ -114,12 +127,13 @@ def test_legacy_api_with_dofile(server_db, run_cli, parse_summary):
         proc = run_cli.ok(*args, "--max-requests=20", "--num-threads=2", "run")
         rep = parse_summary(proc.stdout)
         assert (rep["read"], rep["write"], rep["other"]) == (20, 20, 40), rep
-        assert int(db.scalar("SELECT SUM(v) FROM lua_legacy")) == before + 20   # the bound parameter was re-read
+        assert int(db.scalar("SELECT SUM(v) FROM lua_legacy")) == before + 20  # the bound parameter was re-read
     finally:
         run_cli(*args, "cleanup")
 
 
 # --- no server needed -----------------------------------------------------------------
+
 
 def _script(tmp_path: Path, name: str, text: str) -> str:
     path = tmp_path / name
@@ -150,13 +164,13 @@ def test_errors_as_sysbench_prints_them(sqlite_opts, run_cli, tmp_path):
     assert "Cannot find benchmark 'no_such_script.lua': no such built-in test, file or module" in proc.stdout
 
 
-
 def test_errors_inside_the_api_name_the_scripts_line(sqlite_opts, run_cli, tmp_path):
     """An error raised inside sysbench's API (a nil SQL text, a bad argument to an FFI symbol,
     a host function's failure) is told at the script's line that made the call, as
     sysbench 1.0.20 tells an FFI call's error -- never at pysysbench's temporary .luac file
     (was: `/tmp/pysysbench-sysbench-*.luac:0: attempt to get length of a nil value`, and
     `(not a string)` for a host function's error)."""
+
     def run(name: str, body: str):
         _script(tmp_path, name, f"local ffi = require('ffi')\nfunction event()\n  {body}\nend\n")
         proc = run_cli(name, *sqlite_opts, "--events=1", "run", cwd=tmp_path)
@@ -167,13 +181,18 @@ def test_errors_inside_the_api_name_the_scripts_line(sqlite_opts, run_cli, tmp_p
     failed = "FATAL: `thread_run' function failed: "
     # sysbench 1.0.20 prints this line for the same script
     out = run("ffiarg.lua", 'ffi.C.sb_rand_uniform("abc", 1)')
-    assert failed + "ffiarg.lua:3: bad argument #1 to 'sb_rand_uniform' (cannot convert 'string' to 'unsigned int')" \
-        in out, out
+    assert (
+        failed + "ffiarg.lua:3: bad argument #1 to 'sb_rand_uniform' (cannot convert 'string' to 'unsigned int')" in out
+    ), out
     out = run("counter.lua", 'ffi.C.sb_counter_inc(0, "x")')
-    assert failed + "counter.lua:3: bad argument #2 to 'sb_counter_inc' (cannot convert 'string' to 'sb_counter_type')" \
-        in out, out
+    assert (
+        failed + "counter.lua:3: bad argument #2 to 'sb_counter_inc' (cannot convert 'string' to 'sb_counter_type')"
+        in out
+    ), out
     out = run("sleeparg.lua", 'ffi.C.usleep("x")')
-    assert failed + "sleeparg.lua:3: bad argument #1 to 'usleep' (cannot convert 'string' to 'unsigned int')" in out, out
+    assert failed + "sleeparg.lua:3: bad argument #1 to 'usleep' (cannot convert 'string' to 'unsigned int')" in out, (
+        out
+    )
     # inside the API's Lua (sysbench: [string "sysbench.sql.lua"]:269: attempt to get length of local 'query')
     out = run("nilquery.lua", "local con = sysbench.sql.driver():connect(); con:query(nil)")
     assert failed + "nilquery.lua:3: attempt to get length of a nil value" in out, out
@@ -182,8 +201,12 @@ def test_errors_inside_the_api_name_the_scripts_line(sqlite_opts, run_cli, tmp_p
     out = run("indexnil.lua", "local t = nil; return t.x")
     assert failed + "indexnil.lua:3: attempt to index local 't' (a nil value)" in out, out
 
+
 def test_declared_options_help_and_values(sqlite_opts, run_cli, tmp_path):
-    opts = _script(tmp_path, "opts.lua", """
+    opts = _script(
+        tmp_path,
+        "opts.lua",
+        """
 sysbench.cmdline.options = {
   num = {"a number", 10}, flag = {"a bool", false}, list = {"a list", {"a", "b"}},
   ["dash-opt"] = {"dash", "x"}, int_opt = {"an int", 3, sysbench.cmdline.ARG_INT},
@@ -193,14 +216,17 @@ function event()
   print(o.num + 1, o.flag, #o.list, o.dash_opt, o.int_opt, type(o.threads))
   return true
 end
-""")
+""",
+    )
     proc = run_cli.ok(opts, *sqlite_opts, "help")
-    assert ("opts.lua options:\n"
-            "  --dash-opt=STRING dash [x]\n"
-            "  --flag[=on|off]   a bool [off]\n"
-            "  --int_opt=N       an int [3]\n"
-            "  --list=[LIST,...] a list [a,b]\n"
-            "  --num=N           a number [10]\n\n") in proc.stdout
+    assert (
+        "opts.lua options:\n"
+        "  --dash-opt=STRING dash [x]\n"
+        "  --flag[=on|off]   a bool [off]\n"
+        "  --int_opt=N       an int [3]\n"
+        "  --list=[LIST,...] a list [a,b]\n"
+        "  --num=N           a number [10]\n\n"
+    ) in proc.stdout
     proc = run_cli.ok(opts, *sqlite_opts, "--num=1.5x", "--flag", "--list=a,,b,c", "--dash-opt=y", "run")
     assert "2.5\ttrue\t3\ty\t3\tnumber" in proc.stdout
     proc = run_cli(opts, *sqlite_opts, "--int-opt=12abc", "run")
@@ -246,7 +272,14 @@ def test_ignorable_errors_restart_the_event(server_db, run_cli, parse_summary, t
     lines = [x for x in proc.stdout.splitlines() if x.startswith(("event", "pcall", "before"))]
     state = "23000" if db.name == "mysql" else "23502"
     hook = f"before_restart_event:\t1\t{state}\tINSERT INTO lua_ig VALUES (NULL)"
-    assert lines == ["event attempt 1", "pcall:\tfalse\ttable\t1", hook, "event attempt 2", hook,
-                     "event attempt 3", "event completes"], proc.stdout
+    assert lines == [
+        "event attempt 1",
+        "pcall:\tfalse\ttable\t1",
+        hook,
+        "event attempt 2",
+        hook,
+        "event attempt 3",
+        "event completes",
+    ], proc.stdout
     rep = parse_summary(proc.stdout)
     assert rep["events"] == 1 and rep["ignored_errors"] == 3, rep

@@ -25,8 +25,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
+
 from pysysbench.runtime import native
 
 pytestmark = pytest.mark.skipif(native.lua_watch is None, reason="the C extension is not built (no watchdog)")
@@ -56,10 +56,23 @@ def _start(tmp_path: Path, script: str, *args: str) -> subprocess.Popen:
     path.write_text(script)
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    return subprocess.Popen([sys.executable, "-m", "pysysbench", str(path), f"--sqlite-db={tmp_path / 'x.db'}",
-                             f"--result-file={tmp_path / 'r.json'}", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path, env=env,
-                            start_new_session=True)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pysysbench",
+            str(path),
+            f"--sqlite-db={tmp_path / 'x.db'}",
+            f"--result-file={tmp_path / 'r.json'}",
+            *args,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        start_new_session=True,
+    )
 
 
 def _finish(proc: subprocess.Popen, timeout_s: float) -> tuple[int, str]:
@@ -94,17 +107,24 @@ def _events(out: str) -> int:
 @pytest.mark.parametrize("workers", [1, 2])
 def test_forced_shutdown_stops_an_event_in_a_lua_loop(tmp_path, jit, workers):
     threads = workers
-    proc = _start(tmp_path, LOOP_AFTER.format(jit=JIT[jit], events=EVENTS), "--time=2", "--forced-shutdown=1",
-                  f"--threads={threads}", f"--workers={workers}", "run")
+    proc = _start(
+        tmp_path,
+        LOOP_AFTER.format(jit=JIT[jit], events=EVENTS),
+        "--time=2",
+        "--forced-shutdown=1",
+        f"--threads={threads}",
+        f"--workers={workers}",
+        "run",
+    )
     started = time.monotonic()
     code, out = _finish(proc, 60)
     took = time.monotonic() - started
     assert code == 2, out
     assert "FATAL: The --max-time limit has expired, forcing shutdown..." in out, out
     assert f"Number of unfinished transactions on forced shutdown: {threads}" in out, out
-    assert _events(out) == EVENTS * threads, out           # what was measured before the loops
+    assert _events(out) == EVENTS * threads, out  # what was measured before the loops
     assert "Threads fairness:" in out
-    assert took < 3 * 3 + 5, (took, out)                   # the bound: --time + --forced-shutdown = 3 s
+    assert took < 3 * 3 + 5, (took, out)  # the bound: --time + --forced-shutdown = 3 s
     doc = json.loads((tmp_path / "r.json").read_text())
     assert doc["exit_code"] == 2 and doc["summary"]["events"] == EVENTS * threads
 
@@ -138,7 +158,7 @@ def test_a_second_sigint_stops_a_lua_loop_at_once(tmp_path):
     os.killpg(proc.pid, signal.SIGINT)
     rc, out = _finish(proc, 60)
     assert rc == 130, out
-    assert time.monotonic() - sent < STOP_GRACE_S - 1, out     # not the first request's grace
+    assert time.monotonic() - sent < STOP_GRACE_S - 1, out  # not the first request's grace
     assert _events(out) == EVENTS, out
 
 
@@ -151,15 +171,16 @@ def test_thread_init_timeout_stops_thread_init_in_a_lua_loop(tmp_path, jit):
     assert rc == 2, out
     assert "FATAL: Worker threads failed to initialize within 2 seconds!" in out, out
     assert out.count("failed to initialize") == 1, out
-    assert took < 3 * 2 + 8, (took, out)     # a compiled loop in thread_init: the watchdog's 3 s more
+    assert took < 3 * 2 + 8, (took, out)  # a compiled loop in thread_init: the watchdog's 3 s more
 
 
 def test_a_lua_loop_the_signal_cannot_leave_still_ends_at_the_bound(tmp_path):
     """With --events the events run through lupa (no C stack to come back to): a compiled
     loop there cannot be left, so 3 s after the bound the watchdog ends the process with
     the bound's exit code, as sysbench does at its bounds (here without a report)."""
-    proc = _start(tmp_path, LOOP_AFTER.format(jit="", events=EVENTS), "--events=100000", "--time=2",
-                  "--forced-shutdown=1", "run")
+    proc = _start(
+        tmp_path, LOOP_AFTER.format(jit="", events=EVENTS), "--events=100000", "--time=2", "--forced-shutdown=1", "run"
+    )
     started = time.monotonic()
     rc, out = _finish(proc, 60)
     assert rc == 2, out

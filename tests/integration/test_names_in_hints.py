@@ -6,7 +6,6 @@ The names below do not exist: the servers only refuse the connection."""
 from __future__ import annotations
 
 import pytest
-
 from conftest import MYSQL_OPTS, PGSQL_OPTS
 
 NAME = 'no`such "db"; DROP DATABASE sbtest'

@@ -11,7 +11,7 @@ import sys
 
 from conftest import REPO, parse_summary_text
 
-MODULE = '''
+MODULE = """
 from pysysbench.drivers.base import register
 from pysysbench.drivers.mysql import MySQLDriver
 from pysysbench.drivers.pgsql import PgDriver
@@ -29,7 +29,7 @@ class OutsidePg(PgDriver):
     name = "outside_pgsql"
     description = "the PostgreSQL driver under a user's name"
     option_prefix = ""
-'''
+"""
 
 RUN = "import sys, user_drivers; from pysysbench.cli.main import main; sys.exit(main(sys.argv[1:]))"
 
@@ -37,8 +37,9 @@ RUN = "import sys, user_drivers; from pysysbench.cli.main import main; sys.exit(
 def _run(tmp_path, *args: str) -> subprocess.CompletedProcess:
     # spawned workers: a forked one inherits the parent's registry (nothing to bring in)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(REPO)]), PYSYSBENCH_WORKER_START="spawn")
-    return subprocess.run([sys.executable, "-c", RUN, *args], capture_output=True, text=True, cwd=tmp_path,
-                          env=env, timeout=180)
+    return subprocess.run(
+        [sys.executable, "-c", RUN, *args], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=180
+    )
 
 
 def test_a_registered_subclass_runs_on_the_server_in_two_workers(server_db, tmp_path):
@@ -47,8 +48,9 @@ def test_a_registered_subclass_runs_on_the_server_in_two_workers(server_db, tmp_
     data = ["--tables=2", "--table-size=500"]
     prepared = _run(tmp_path, "oltp_read_write", *opts, *data, "prepare")
     assert prepared.returncode == 0, prepared.stdout + prepared.stderr
-    proc = _run(tmp_path, "oltp_point_select", *opts, *data, "--threads=4", "--workers=2", "--events=400",
-                "--time=0", "run")
+    proc = _run(
+        tmp_path, "oltp_point_select", *opts, *data, "--threads=4", "--workers=2", "--events=400", "--time=0", "run"
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     counts = parse_summary_text(proc.stdout)
     assert counts["transactions"] == 400 and counts["read"] == 400 and counts["ignored_errors"] == 0, proc.stdout

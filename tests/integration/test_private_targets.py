@@ -5,7 +5,6 @@ do not have; unmarked tests use the machine's servers as they run."""
 from __future__ import annotations
 
 import pytest
-
 from conftest import MY_PORT, PG_PORT
 
 
@@ -13,8 +12,10 @@ def _settings(db) -> dict[str, str]:
     if db.name == "mysql":
         rows = db.admin("SELECT @@port, @@max_connections, @@max_prepared_stmt_count")[0]
         return dict(zip(("port", "max_connections", "max_prepared_stmt_count"), map(str, rows)))
-    rows = db.admin("SELECT current_setting('port'), current_setting('shared_preload_libraries'), "
-                    "current_setting('max_prepared_transactions')")[0]
+    rows = db.admin(
+        "SELECT current_setting('port'), current_setting('shared_preload_libraries'), "
+        "current_setting('max_prepared_transactions')"
+    )[0]
     return dict(zip(("port", "shared_preload_libraries", "max_prepared_transactions"), rows))
 
 

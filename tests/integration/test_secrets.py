@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
 from private_servers import PrivateMariaDB
 
@@ -31,8 +30,9 @@ def server():
 
 def run(*args: str, env_extra: dict | None = None, cwd: Path = REPO) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(REPO), **(env_extra or {}))
-    return subprocess.run([sys.executable, "-m", "pysysbench", *args], capture_output=True, text=True,
-                          timeout=180, env=env, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "pysysbench", *args], capture_output=True, text=True, timeout=180, env=env, cwd=cwd
+    )
 
 
 def everything_written(root: Path) -> str:
@@ -61,19 +61,38 @@ def test_no_password_in_output_results_reports_or_manifests(server, tmp_path):
         ([f"--config-file={conf}"], None),
     ]
     for i, (extra, env) in enumerate(runs):
-        p = run("oltp_point_select", *opts, *extra, "--events=50", "--time=0", "--report-interval=1",
-                "--debug=on", f"--result-file={out_dir / f'r{i}.json'}", "run", env_extra=env)
+        p = run(
+            "oltp_point_select",
+            *opts,
+            *extra,
+            "--events=50",
+            "--time=0",
+            "--report-interval=1",
+            "--debug=on",
+            f"--result-file={out_dir / f'r{i}.json'}",
+            "run",
+            env_extra=env,
+        )
         assert p.returncode == 0, p.stdout + p.stderr
         transcript.append(p.stdout + p.stderr)
     # a failing run (wrong port) prints an error and still writes its result file
-    p = run("oltp_point_select", *server.options[:2], "--mysql-port=1", f"--mysql-password={SECRETS['cli']}",
-            *DATA, f"--result-file={out_dir / 'failed.json'}", "run")
+    p = run(
+        "oltp_point_select",
+        *server.options[:2],
+        "--mysql-port=1",
+        f"--mysql-password={SECRETS['cli']}",
+        *DATA,
+        f"--result-file={out_dir / 'failed.json'}",
+        "run",
+    )
     assert p.returncode == 1
     transcript.append(p.stdout + p.stderr)
     # reports and exports built from those result files
     results = sorted(str(f) for f in out_dir.glob("*.json"))
-    for cmd in (["report", *results, f"--output={out_dir / 'report'}"],
-                ["export", *results, "--format=csv", f"--output={out_dir / 'export.csv'}"]):
+    for cmd in (
+        ["report", *results, f"--output={out_dir / 'report'}"],
+        ["export", *results, "--format=csv", f"--output={out_dir / 'export.csv'}"],
+    ):
         p = run(*cmd)
         assert p.returncode == 0, p.stdout + p.stderr
         transcript.append(p.stdout + p.stderr)
@@ -81,7 +100,7 @@ def test_no_password_in_output_results_reports_or_manifests(server, tmp_path):
     assert (out_dir / "r0.json").exists() and (out_dir / "failed.json").exists()
     for where, secret in SECRETS.items():
         assert secret not in written, f"the {where} password leaked"
-    assert "***" in (out_dir / "r0.json").read_text()      # the command line is recorded, masked
+    assert "***" in (out_dir / "r0.json").read_text()  # the command line is recorded, masked
 
 
 @pytest.mark.mysql
@@ -94,7 +113,7 @@ db-driver = "mysql"
 mysql-host = "127.0.0.1"
 mysql-port = "{PORT}"
 mysql-user = "sbtest"
-mysql-password = "{SECRETS['cli']}"
+mysql-password = "{SECRETS["cli"]}"
 mysql-db = "sbtest"
 [data]
 tables = 1

@@ -16,7 +16,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import REPO
 from private_servers import PrivateMariaDB, PrivatePostgres
 
@@ -30,8 +29,9 @@ EVENTS = 700
 
 def cli(*args: str, cwd) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, "-m", "pysysbench", *args], capture_output=True, text=True, timeout=180,
-                          env=env, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "pysysbench", *args], capture_output=True, text=True, timeout=180, env=env, cwd=cwd
+    )
 
 
 @pytest.fixture(scope="module")
@@ -54,8 +54,18 @@ def run(server, tmp_path, *extra) -> dict:
     proc = cli("oltp_point_select", *server.options, *DATA, "--force", "prepare", cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     path = tmp_path / "r.json"
-    proc = cli("oltp_point_select", *server.options, *DATA, "--threads=2", f"--events={EVENTS}", "--time=0",
-               f"--result-file={path}", *extra, "run", cwd=tmp_path)
+    proc = cli(
+        "oltp_point_select",
+        *server.options,
+        *DATA,
+        "--threads=2",
+        f"--events={EVENTS}",
+        "--time=0",
+        f"--result-file={path}",
+        *extra,
+        "run",
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return json.loads(path.read_text())
 
@@ -63,22 +73,23 @@ def run(server, tmp_path, *extra) -> dict:
 def test_mariadb_deltas_count_the_selects_this_test_sent(mariadb, tmp_path):
     doc = run(mariadb, tmp_path)
     ctx = doc["server_context"]
-    assert ctx["server"] == "MariaDB"                           # recognised from its version (the registry)
-    assert ctx["metrics"]["Com_select"] == EVENTS               # one point select per event, nothing else
+    assert ctx["server"] == "MariaDB"  # recognised from its version (the registry)
+    assert ctx["metrics"]["Com_select"] == EVENTS  # one point select per event, nothing else
     assert ctx["metrics"]["Innodb_buffer_pool_read_requests"] >= EVENTS
     assert 0.0 <= ctx["derived"]["hit_ratio"] <= 1.0
     assert ctx["derived"]["lock_waits_per_trx"] == 0.0
     assert ctx["settings"]["innodb_flush_log_at_trx_commit"] in ("0", "1", "2")
     assert "innodb_buffer_pool_size" in ctx["settings"] and "pid_file" not in ctx["settings"]
     cpu = ctx["server_cpu_s"]
-    assert cpu is not None                                      # same host
+    assert cpu is not None  # same host
     if cpu_per_query_measurable(cpu):
         assert ctx["derived"]["server_cpu_us_per_query"] > 0 and ctx["notes"] == []
-    else:   # 700 point selects can take under 5 ticks of a fast server's CPU: said, not shown as 0
+    else:  # 700 point selects can take under 5 ticks of a fast server's CPU: said, not shown as 0
         assert "server_cpu_us_per_query" not in ctx["derived"]
         assert len(ctx["notes"]) == 1 and "no server CPU per query" in ctx["notes"][0], ctx["notes"]
     from pysysbench.stats import results
-    results.load(str(tmp_path / "r.json"))       # the reader's check knows the new fields
+
+    results.load(str(tmp_path / "r.json"))  # the reader's check knows the new fields
 
 
 def test_postgres_deltas_and_a_setting_the_user_cannot_read(postgres, tmp_path):

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
 from private_servers import PrivateMariaDB, PrivatePostgres, free_port, running
 
@@ -23,15 +22,19 @@ def servers():
 
 
 def snapshot(path: Path, my: PrivateMariaDB, pg: PrivatePostgres) -> Path:
-    proc = subprocess.run([sys.executable, str(SCRIPT), "snapshot", str(path), f"--my-port={my.port}",
-                           f"--pg-port={pg.port}"], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "snapshot", str(path), f"--my-port={my.port}", f"--pg-port={pg.port}"],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     return path
 
 
 def compare(before: Path, after: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(SCRIPT), "compare", str(before), str(after)], capture_output=True,
-                          text=True)
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), "compare", str(before), str(after)], capture_output=True, text=True
+    )
 
 
 def test_settings_put_back_compare_equal(servers, tmp_path):

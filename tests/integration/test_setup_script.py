@@ -31,7 +31,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from private_servers import PrivateMariaDB, PrivatePostgres, free_port
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,13 +41,19 @@ MAIN_PORT = int(os.environ.get("PYSYSBENCH_TEST_MY_GRANTS_PORT") or free_port())
 while MAIN_PORT == OTHER_PORT:
     MAIN_PORT = free_port()
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("mariadb-install-db"),
-                                reason="needs root and the MariaDB server package")
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("mariadb-install-db"), reason="needs root and the MariaDB server package"
+)
 
 
 def _ping(port: int) -> bool:
-    return subprocess.run(["mysqladmin", "--protocol=TCP", "-h127.0.0.1", f"-P{port}", "-uroot",
-                           "--connect-timeout=2", "ping"], capture_output=True).returncode == 0
+    return (
+        subprocess.run(
+            ["mysqladmin", "--protocol=TCP", "-h127.0.0.1", f"-P{port}", "-uroot", "--connect-timeout=2", "ping"],
+            capture_output=True,
+        ).returncode
+        == 0
+    )
 
 
 def _stop_by_pid_file(pid_file: Path) -> None:
@@ -65,25 +70,41 @@ def _stop_by_pid_file(pid_file: Path) -> None:
 def test_starts_the_main_server_while_another_mariadbd_runs():
     other = PrivateMariaDB(port=OTHER_PORT)
     base = Path(tempfile.mkdtemp(prefix="pysysbench-setup-"))
-    base.chmod(0o755)   # mariadbd runs as the mysql user (--user=mysql, as the script starts it)
+    base.chmod(0o755)  # mariadbd runs as the mysql user (--user=mysql, as the script starts it)
     data = base / "data"
     try:
         other.start()
-        subprocess.run(["mariadb-install-db", "--no-defaults", f"--datadir={data}", "--user=mysql",
-                        "--auth-root-authentication-method=normal", "--skip-test-db"],
-                       check=True, capture_output=True)
+        subprocess.run(
+            [
+                "mariadb-install-db",
+                "--no-defaults",
+                f"--datadir={data}",
+                "--user=mysql",
+                "--auth-root-authentication-method=normal",
+                "--skip-test-db",
+            ],
+            check=True,
+            capture_output=True,
+        )
         shutil.chown(base, "mysql", "mysql")
-        args = (f"--no-defaults --datadir={data} --port={MAIN_PORT} --bind-address=127.0.0.1 "
-                f"--socket={base}/sock --pid-file={base}/pid --skip-grant-tables --innodb-buffer-pool-size=64M "
-                f"--performance-schema=off --log-error={base}/error.log")
+        args = (
+            f"--no-defaults --datadir={data} --port={MAIN_PORT} --bind-address=127.0.0.1 "
+            f"--socket={base}/sock --pid-file={base}/pid --skip-grant-tables --innodb-buffer-pool-size=64M "
+            f"--performance-schema=off --log-error={base}/error.log"
+        )
         assert not _ping(MAIN_PORT)
         env = dict(os.environ, SETUP_MY_PORT=str(MAIN_PORT), SETUP_MARIADBD_ARGS=args)
-        proc = subprocess.run(["bash", str(REPO / "scripts/setup-databases.sh"), "--mariadb-start-only"],
-                              env=env, capture_output=True, text=True, timeout=120)
+        proc = subprocess.run(
+            ["bash", str(REPO / "scripts/setup-databases.sh"), "--mariadb-start-only"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert "starting mariadbd" in proc.stdout
         assert _ping(MAIN_PORT), proc.stdout + proc.stderr
-        assert _ping(OTHER_PORT)   # the other server is left alone
+        assert _ping(OTHER_PORT)  # the other server is left alone
     finally:
         _stop_by_pid_file(base / "pid")
         other.destroy()
@@ -91,8 +112,18 @@ def test_starts_the_main_server_while_another_mariadbd_runs():
 
 
 def _snapshot(path: Path, my_port: int, pg_port: int) -> Path:
-    proc = subprocess.run([sys.executable, str(REPO / "scripts/server_settings.py"), "snapshot", str(path),
-                           f"--my-port={my_port}", f"--pg-port={pg_port}"], capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "scripts/server_settings.py"),
+            "snapshot",
+            str(path),
+            f"--my-port={my_port}",
+            f"--pg-port={pg_port}",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     return path
 
@@ -102,26 +133,34 @@ def test_sets_up_running_servers_without_changing_a_setting_or_restarting(tmp_pa
     pg = PrivatePostgres(port=free_port())
     shims = tmp_path / "bin"
     shims.mkdir()
-    (shims / "pg_ctlcluster").write_text("#!/bin/sh\necho \"pg_ctlcluster $*: not allowed in this test\" >&2\nexit 1\n")
+    (shims / "pg_ctlcluster").write_text('#!/bin/sh\necho "pg_ctlcluster $*: not allowed in this test" >&2\nexit 1\n')
     (shims / "pg_ctlcluster").chmod(0o755)
     try:
         my.start()
         pg.start()
-        env = dict(os.environ, SETUP_MY_PORT=str(my.port), SETUP_PG_PORT=str(pg.port),
-                   PATH=f"{shims}:{os.environ['PATH']}")
+        env = dict(
+            os.environ, SETUP_MY_PORT=str(my.port), SETUP_PG_PORT=str(pg.port), PATH=f"{shims}:{os.environ['PATH']}"
+        )
         before = _snapshot(tmp_path / "before", my.port, pg.port)
-        runs = [subprocess.run(["bash", str(REPO / "scripts/setup-databases.sh")], env=env, capture_output=True,
-                               text=True, timeout=120) for _ in range(2)]
+        runs = [
+            subprocess.run(
+                ["bash", str(REPO / "scripts/setup-databases.sh")], env=env, capture_output=True, text=True, timeout=120
+            )
+            for _ in range(2)
+        ]
         after = _snapshot(tmp_path / "after", my.port, pg.port)
         for proc in runs:
             assert proc.returncode == 0, proc.stdout + proc.stderr
-        check = subprocess.run([sys.executable, str(REPO / "scripts/server_settings.py"), "compare", str(before),
-                                str(after)], capture_output=True, text=True)
+        check = subprocess.run(
+            [sys.executable, str(REPO / "scripts/server_settings.py"), "compare", str(before), str(after)],
+            capture_output=True,
+            text=True,
+        )
         assert check.returncode == 0, runs[0].stdout + runs[0].stderr + check.stderr
         assert "MariaDB: creating user 'sbtest'@'localhost'" in runs[0].stdout
         # idempotent: the second run only reports the servers
         assert [line.split(" ok: ")[0].split()[1] for line in runs[1].stdout.splitlines()] == ["MariaDB", "PostgreSQL"]
-        assert "max_connections=200, max_prepared_stmt_count=16382" in runs[1].stdout    # as the server runs
+        assert "max_connections=200, max_prepared_stmt_count=16382" in runs[1].stdout  # as the server runs
         assert "max_connections=100, max_prepared_transactions=0" in runs[1].stdout
         for db in ("sbtest", "legacy", "campaign", "cluster", "load"):
             assert my.sql(f"SHOW DATABASES LIKE '{db}'").strip() == db

@@ -15,9 +15,9 @@ import sys
 import threading
 import time
 
-from pysysbench.stats.histogram import bucket_value_ms
-
 from conftest import REPO, describe
+
+from pysysbench.stats.histogram import bucket_value_ms
 
 DEMO_DATA = ["--tables=4", "--table-size=10000"]
 SMALL_DATA = ["--tables=1", "--table-size=1000"]
@@ -27,8 +27,9 @@ LOCK_HELD_S = 1.5
 def test_demo_threads_are_in_an_event_for_the_whole_run(run_cli, tmp_path):
     """The README's demo (there with --time=10; 2.42 s per thread before the fix)."""
     run_cli.ok("oltp_read_write", *DEMO_DATA, "prepare", cwd=tmp_path)
-    proc = run_cli.ok("oltp_read_write", *DEMO_DATA, "--threads=4", "--time=3", "--report-interval=1", "run",
-                      cwd=tmp_path)
+    proc = run_cli.ok(
+        "oltp_read_write", *DEMO_DATA, "--threads=4", "--time=3", "--report-interval=1", "run", cwd=tmp_path
+    )
     m = re.search(r"execution time \(avg/stddev\):\s+([\d.]+)/", proc.stdout)
     assert m, describe(proc)
     assert abs(float(m.group(1)) - 3) <= 0.05 * 3, describe(proc)
@@ -54,10 +55,26 @@ def test_a_thread_waiting_for_the_write_lock_waits_inside_its_event(run_cli, sql
     db = next(o.split("=", 1)[1] for o in sqlite_opts if o.startswith("--sqlite-db="))
     run_cli.ok("oltp_read_write", *sqlite_opts, *SMALL_DATA, "prepare")
     result = tmp_path / "result.json"
-    cmd = [sys.executable, "-m", "pysysbench", "oltp_read_write", *sqlite_opts, *SMALL_DATA, "--threads=4",
-           "--time=4", f"--result-file={result}", "run"]
-    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    cmd = [
+        sys.executable,
+        "-m",
+        "pysysbench",
+        "oltp_read_write",
+        *sqlite_opts,
+        *SMALL_DATA,
+        "--threads=4",
+        "--time=4",
+        f"--result-file={result}",
+        "run",
+    ]
+    proc = subprocess.Popen(
+        cmd,
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+    )
     assert "Threads started!" in _read_until(proc, "Threads started!", 60)
     time.sleep(1)
     started = threading.Event()
@@ -106,8 +123,16 @@ def test_database_is_locked_rolls_back_and_restarts_the_event(run_cli, sqlite_op
     workload.write_text(DEFERRED_WORKLOAD)
     run_cli.ok("oltp_read_write", *sqlite_opts, *SMALL_DATA, "prepare")
     result = tmp_path / "result.json"
-    run_cli.ok(str(workload), *sqlite_opts, *SMALL_DATA, "--threads=4", "--workers=2", "--time=3",
-               f"--result-file={result}", "run")
+    run_cli.ok(
+        str(workload),
+        *sqlite_opts,
+        *SMALL_DATA,
+        "--threads=4",
+        "--workers=2",
+        "--time=3",
+        f"--result-file={result}",
+        "run",
+    )
     summary = json.loads(result.read_text())["summary"]
     locked = sum(n for code, n in summary["errors_by_code"].items() if code.startswith("SQLITE_BUSY"))
     assert locked > 0 and locked == summary["errors"], summary["errors_by_code"]

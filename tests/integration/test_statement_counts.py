@@ -44,7 +44,7 @@ PER_EVENT: dict[str, tuple[dict[str, int], tuple[int, int, int]]] = {
     "oltp_update_index": ({"index_update": 1}, (0, 1, 0)),
     "oltp_update_non_index": ({"non_index_update": 1}, (0, 1, 0)),
     "oltp_insert": ({"insert": 1}, (0, 1, 0)),
-    "oltp_delete": ({"delete": 1}, (0, 1, 0)),      # write -> other when the row is already gone
+    "oltp_delete": ({"delete": 1}, (0, 1, 0)),  # write -> other when the row is already gone
     "select_random_points": ({"random_points": 1}, (1, 0, 0)),
     "select_random_ranges": ({"random_ranges": 1}, (1, 0, 0)),
 }
@@ -52,17 +52,16 @@ WORKLOADS = [*PER_EVENT, "bulk_insert"]
 # sent with con:query(), never prepared (spec 5.12)
 PLAIN_QUERY = {"oltp_insert", "bulk_insert"}
 
-READS = ("point_select", "simple_range", "sum_range", "order_range", "distinct_range", "random_points",
-         "random_ranges")
+READS = ("point_select", "simple_range", "sum_range", "order_range", "distinct_range", "random_points", "random_ranges")
 WRITES = ("index_update", "non_index_update", "delete", "insert", "bulk_insert")
 OTHERS = ("begin", "commit")
 
 
 def data_args(workload: str) -> list[str]:
     if workload == "bulk_insert":
-        return []                                   # creates sbtest1..sbtest<threads>, no options
+        return []  # creates sbtest1..sbtest<threads>, no options
     if workload.startswith("select_random"):
-        return ["--tables=1", f"--table-size={TABLE_SIZE}"]    # their cleanup needs --tables=1
+        return ["--tables=1", f"--table-size={TABLE_SIZE}"]  # their cleanup needs --tables=1
     return [f"--tables={TABLES}", f"--table-size={TABLE_SIZE}"]
 
 
@@ -83,7 +82,7 @@ def row_count(db, workload: str) -> int:
 
 def expected_kinds(workload: str, events: int) -> Counter:
     if workload == "bulk_insert":
-        return Counter({"bulk_insert": 1})          # N rows, flushed once at thread end (spec 3.9)
+        return Counter({"bulk_insert": 1})  # N rows, flushed once at thread end (spec 3.9)
     mix, _ = PER_EVENT[workload]
     return Counter({k: n * events for k, n in mix.items()})
 
@@ -112,7 +111,7 @@ def check_report_vs_server(workload: str, rep: dict[str, int], kinds: Counter) -
     assert rep["write"] + rep["other"] == dml + trx, (rep, dict(kinds))
     if workload == "oltp_delete":
         assert rep["other"] == trx + (kinds["delete"] - rep["write"]), (rep, dict(kinds))
-    else:   # every DML changed a row: all DML are writes, the rest is BEGIN/COMMIT
+    else:  # every DML changed a row: all DML are writes, the rest is BEGIN/COMMIT
         assert rep["write"] == dml, f"report write={rep['write']}, server executed {dml} DML: {dict(kinds)}"
         assert rep["other"] == trx, f"report other={rep['other']}, server executed {trx} BEGIN/COMMIT"
     assert rep["total"] == reads + dml + trx
@@ -134,14 +133,18 @@ def test_statements_per_event(db, workload, run_cli, parse_summary):
         assert after == before + EVENTS
     elif workload == "bulk_insert":
         assert before == 0 and after == EVENTS
-        assert db.rows("SELECT MIN(id), MAX(id), COUNT(DISTINCT id), SUM(k) FROM sbtest1")[0] == \
-            (1, EVENTS, EVENTS, EVENTS * (EVENTS + 1) // 2)
+        assert db.rows("SELECT MIN(id), MAX(id), COUNT(DISTINCT id), SUM(k) FROM sbtest1")[0] == (
+            1,
+            EVENTS,
+            EVENTS,
+            EVENTS * (EVENTS + 1) // 2,
+        )
     elif workload != "oltp_delete":
-        assert after == before == len(table_names(workload)) * TABLE_SIZE   # DELETE/INSERT pairs keep the ids
+        assert after == before == len(table_names(workload)) * TABLE_SIZE  # DELETE/INSERT pairs keep the ids
     deleted = before - after if workload == "oltp_delete" else None
 
     check_report(workload, rep, EVENTS, deleted)
-    if cap.available:          # SQLite: no server to observe
+    if cap.available:  # SQLite: no server to observe
         check_server_side(db, workload, cap, rep, deleted)
 
     run_cli.ok(workload, *db.opts, *data, "cleanup")
@@ -151,7 +154,8 @@ def test_statements_per_event(db, workload, run_cli, parse_summary):
 def check_server_side(db, workload: str, cap, rep: dict[str, int], deleted: int | None) -> None:
     kinds = cap.event_kinds()
     assert kinds == expected_kinds(workload, EVENTS), (
-        f"{db.name} {workload}: server executed {dict(kinds)}, expected {dict(expected_kinds(workload, EVENTS))}")
+        f"{db.name} {workload}: server executed {dict(kinds)}, expected {dict(expected_kinds(workload, EVENTS))}"
+    )
     check_report_vs_server(workload, rep, kinds)
 
     # prepared statements (Execute) unless the script sends plain text (spec 5.12)
@@ -173,7 +177,8 @@ def check_server_side(db, workload: str, cap, rep: dict[str, int], deleted: int 
         else:
             for kind in WRITES:
                 assert cap.pgss_rows[kind] == kinds[kind], (
-                    f"{kind}: {cap.pgss_rows[kind]} rows for {kinds[kind]} statements")
+                    f"{kind}: {cap.pgss_rows[kind]} rows for {kinds[kind]} statements"
+                )
 
 
 # sysbench's text substitution: integers in decimal, strings single-quoted (spec 3.2)
@@ -186,8 +191,10 @@ LITERAL_SQL = {
     "index_update": r"UPDATE sbtest[12] SET k=k\+1 WHERE id=\d+",
     "non_index_update": r"UPDATE sbtest[12] SET c='(\d{11}-){9}\d{11}' WHERE id=\d+",
     "delete": r"DELETE FROM sbtest[12] WHERE id=\d+",
-    "insert": (r"INSERT INTO sbtest[12] \(id, k, c, pad\) VALUES "
-               r"\(\d+, \d+, '(\d{11}-){9}\d{11}', '(\d{11}-){4}\d{11}'\)"),
+    "insert": (
+        r"INSERT INTO sbtest[12] \(id, k, c, pad\) VALUES "
+        r"\(\d+, \d+, '(\d{11}-){9}\d{11}', '(\d{11}-){4}\d{11}'\)"
+    ),
     "begin": r"BEGIN",
     "commit": r"COMMIT",
 }
@@ -221,7 +228,7 @@ def _check_ps_mode_disable(db, run_cli, parse_summary, command):
     checked = 0
     for kind, cmd, sql in cap.items():
         if kind not in kinds:
-            continue            # pysysbench's pre-run table check
+            continue  # pysysbench's pre-run table check
         assert cmd == command, f"{cmd} {sql!r}: expected {command!r}"
         assert re.fullmatch(LITERAL_SQL[kind], sql), f"not sysbench's literal text: {sql!r}"
         checked += 1
@@ -230,8 +237,14 @@ def _check_ps_mode_disable(db, run_cli, parse_summary, command):
 
 # time-limited runs of the bundled OLTP events: the worker runs them in C where the extension is
 # built (engine/worker.py _c_loop, engine/event_loop.c); one thread, so no deadlock restarts
-C_LOOP = ["oltp_point_select", "oltp_update_index", "oltp_update_non_index", "oltp_read_only", "oltp_read_write",
-          "oltp_write_only"]
+C_LOOP = [
+    "oltp_point_select",
+    "oltp_update_index",
+    "oltp_update_non_index",
+    "oltp_read_only",
+    "oltp_read_write",
+    "oltp_write_only",
+]
 
 
 @pytest.mark.parametrize("workload", C_LOOP)
@@ -245,7 +258,7 @@ def test_time_limited_events_as_the_server_saw_them(db, workload, run_cli, parse
     assert events > 20 and rep["events"] == events and rep["ignored_errors"] == 0, rep
     r, w, o = PER_EVENT[workload][1]
     assert (rep["read"], rep["write"], rep["other"]) == (r * events, w * events, o * events), rep
-    if cap.available:      # every event the report counts ran on the server, and nothing else
+    if cap.available:  # every event the report counts ran on the server, and nothing else
         assert cap.event_kinds() == expected_kinds(workload, events), dict(cap.event_kinds())
         check_report_vs_server(workload, rep, cap.event_kinds())
     run_cli.ok(workload, *db.opts, *data, "cleanup")
@@ -267,7 +280,7 @@ def test_c_loop_sends_what_the_python_loop_sends(mysql_db, run_cli, workload, fi
         sent.append([sql for kind, _, sql in cap.items() if kind in EVENT_KINDS_SENT])
     python_loop, c_loop = sent
     assert len(python_loop) == first // per_event * per_event and len(c_loop) > len(python_loop)
-    assert c_loop[:len(python_loop)] == python_loop
+    assert c_loop[: len(python_loop)] == python_loop
     run_cli.ok(workload, *mysql_db.opts, *data, "cleanup")
 
 

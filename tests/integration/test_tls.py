@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
 from private_servers import PrivateMariaDB, PrivatePostgres
 
@@ -33,32 +32,129 @@ def _openssl(*args: str, cwd: Path) -> None:
 def certs(tmp_path_factory) -> Path:
     """A CA and a server certificate for 127.0.0.1 signed by it."""
     d = tmp_path_factory.mktemp("tls")
-    _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=pysysbench test CA",
-             "-keyout", "ca.key", "-out", "ca.pem", cwd=d)
-    _openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", "server.key",
-             "-out", "server.csr", cwd=d)
+    _openssl(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=pysysbench test CA",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        cwd=d,
+    )
+    _openssl(
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-subj",
+        "/CN=127.0.0.1",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+        cwd=d,
+    )
     (d / "ext.cnf").write_text("subjectAltName=IP:127.0.0.1\n")
-    _openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-             "-days", "2", "-extfile", "ext.cnf", "-out", "server.pem", cwd=d)
+    _openssl(
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-extfile",
+        "ext.cnf",
+        "-out",
+        "server.pem",
+        cwd=d,
+    )
     # sysbench's --mysql-ssl=on needs a client certificate and key next to cacert.pem
-    _openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=sbtest", "-keyout", "client-key.pem",
-             "-out", "client.csr", cwd=d)
-    _openssl("x509", "-req", "-in", "client.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-             "-days", "2", "-out", "client-cert.pem", cwd=d)
+    _openssl(
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-subj",
+        "/CN=sbtest",
+        "-keyout",
+        "client-key.pem",
+        "-out",
+        "client.csr",
+        cwd=d,
+    )
+    _openssl(
+        "x509",
+        "-req",
+        "-in",
+        "client.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-out",
+        "client-cert.pem",
+        cwd=d,
+    )
     # a passphrase-protected client key, and a file that holds no certificate
-    _openssl("req", "-x509", "-newkey", "rsa:2048", "-passout", "pass:secret", "-days", "2", "-subj", "/CN=enc",
-             "-keyout", "encrypted.key", "-out", "encrypted.pem", cwd=d)
+    _openssl(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-passout",
+        "pass:secret",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=enc",
+        "-keyout",
+        "encrypted.key",
+        "-out",
+        "encrypted.pem",
+        cwd=d,
+    )
     (d / "garbage.pem").write_text("not a certificate\n")
     # a CA that signed nothing the servers present
-    _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=some other CA",
-             "-keyout", "wrong-ca.key", "-out", "wrong-ca.pem", cwd=d)
+    _openssl(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=some other CA",
+        "-keyout",
+        "wrong-ca.key",
+        "-out",
+        "wrong-ca.pem",
+        cwd=d,
+    )
     return d
 
 
 @pytest.fixture(scope="module")
 def tls_mariadb(certs):
-    server = PrivateMariaDB(MY_TLS_PORT, (f"--ssl-ca={certs / 'ca.pem'}", f"--ssl-cert={certs / 'server.pem'}",
-                                          f"--ssl-key={certs / 'server.key'}"))
+    server = PrivateMariaDB(
+        MY_TLS_PORT,
+        (f"--ssl-ca={certs / 'ca.pem'}", f"--ssl-cert={certs / 'server.pem'}", f"--ssl-key={certs / 'server.key'}"),
+    )
     server.start()
     yield server
     server.destroy()
@@ -71,9 +167,10 @@ def tls_postgres(certs):
         shutil.copy(certs / name, server.dir / name)
         shutil.chown(server.dir / name, "postgres", "postgres")
         os.chmod(server.dir / name, 0o600)
-    server.extra_settings = (f"-c ssl=on -c ssl_cert_file={server.dir / 'server.pem'} "
-                             f"-c ssl_key_file={server.dir / 'server.key'}")
-    hba = server.dir / "data" / "pg_hba.conf"    # sbtest may connect over TLS only
+    server.extra_settings = (
+        f"-c ssl=on -c ssl_cert_file={server.dir / 'server.pem'} -c ssl_key_file={server.dir / 'server.key'}"
+    )
+    hba = server.dir / "data" / "pg_hba.conf"  # sbtest may connect over TLS only
     with open(hba, "r+") as f:
         rules = f.read()
         f.seek(0)
@@ -87,8 +184,9 @@ def cli(*args: str, cwd: Path = REPO, home: Path | None = None) -> subprocess.Co
     env = dict(os.environ, PYTHONPATH=str(REPO))
     if home is not None:
         env["HOME"] = str(home)
-    return subprocess.run([sys.executable, "-m", "pysysbench", *args], capture_output=True, text=True,
-                          timeout=120, env=env, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "pysysbench", *args], capture_output=True, text=True, timeout=120, env=env, cwd=cwd
+    )
 
 
 def one_fatal_line(proc: subprocess.CompletedProcess) -> str:
@@ -102,11 +200,20 @@ def one_fatal_line(proc: subprocess.CompletedProcess) -> str:
 def test_mysql_tls_verified_with_ca_and_refused_without(tls_mariadb, certs):
     opts = tls_mariadb.options
     assert cli("oltp_point_select", *opts, *DATA, "prepare").returncode == 0
-    ok = cli("oltp_point_select", *opts, *DATA, "--mysql-ssl=verify_identity", f"--mysql-ssl-ca={certs / 'ca.pem'}",
-             "--events=20", "--time=0", "run")
+    ok = cli(
+        "oltp_point_select",
+        *opts,
+        *DATA,
+        "--mysql-ssl=verify_identity",
+        f"--mysql-ssl-ca={certs / 'ca.pem'}",
+        "--events=20",
+        "--time=0",
+        "run",
+    )
     assert ok.returncode == 0, ok.stdout + ok.stderr
-    line = one_fatal_line(cli("oltp_point_select", *opts, *DATA, "--mysql-ssl=verify_ca", "--events=20",
-                              "--time=0", "run"))
+    line = one_fatal_line(
+        cli("oltp_point_select", *opts, *DATA, "--mysql-ssl=verify_ca", "--events=20", "--time=0", "run")
+    )
     assert "--mysql-ssl-ca" in line
     enc = cli("oltp_point_select", *opts, *DATA, "--mysql-ssl=required", "--events=20", "--time=0", "run")
     assert enc.returncode == 0, enc.stdout + enc.stderr
@@ -118,11 +225,20 @@ def test_mysql_tls_verified_with_ca_and_refused_without(tls_mariadb, certs):
 def test_pgsql_tls_verified_with_ca_and_refused_without(tls_postgres, certs):
     opts = tls_postgres.options
     assert cli("oltp_point_select", *opts, *DATA, "prepare").returncode == 0
-    ok = cli("oltp_point_select", *opts, *DATA, "--pgsql-sslmode=verify-full", f"--pgsql-ssl-ca={certs / 'ca.pem'}",
-             "--events=20", "--time=0", "run")
+    ok = cli(
+        "oltp_point_select",
+        *opts,
+        *DATA,
+        "--pgsql-sslmode=verify-full",
+        f"--pgsql-ssl-ca={certs / 'ca.pem'}",
+        "--events=20",
+        "--time=0",
+        "run",
+    )
     assert ok.returncode == 0, ok.stdout + ok.stderr
-    line = one_fatal_line(cli("oltp_point_select", *opts, *DATA, "--pgsql-sslmode=verify-ca", "--events=20",
-                              "--time=0", "run"))
+    line = one_fatal_line(
+        cli("oltp_point_select", *opts, *DATA, "--pgsql-sslmode=verify-ca", "--events=20", "--time=0", "run")
+    )
     assert "--pgsql-ssl-ca" in line
     enc = cli("oltp_point_select", *opts, *DATA, "--pgsql-sslmode=require", "--events=20", "--time=0", "run")
     assert enc.returncode == 0, enc.stdout + enc.stderr
@@ -141,8 +257,10 @@ def refused(proc: subprocess.CompletedProcess, *words: str) -> str:
 
 def ssl_status(server: PrivateMariaDB) -> tuple[int, int]:
     """(Connections, Ssl_accepts) of the server, read in one statement."""
-    rows = dict(line.split("\t") for line in server.sql(
-        "SHOW GLOBAL STATUS WHERE Variable_name IN ('Connections', 'Ssl_accepts')").splitlines())
+    rows = dict(
+        line.split("\t")
+        for line in server.sql("SHOW GLOBAL STATUS WHERE Variable_name IN ('Connections', 'Ssl_accepts')").splitlines()
+    )
     return int(rows["Connections"]), int(rows["Ssl_accepts"])
 
 
@@ -151,11 +269,19 @@ def test_mysql_wrong_ca_refused_by_every_command(tls_mariadb, certs):
     """sysbench (libmariadb) verifies the server whenever a CA is given, whatever the mode;
     prepare's loading connections and run's lean-wire ones use the same context."""
     opts = [*tls_mariadb.options, *DATA, f"--mysql-ssl-ca={certs / 'wrong-ca.pem'}"]
-    for mode, command in (("on", "run"), ("required", "run"), ("preferred", "run"), ("required", "prepare"),
-                          ("required", "cleanup")):
+    for mode, command in (
+        ("on", "run"),
+        ("required", "run"),
+        ("preferred", "run"),
+        ("required", "prepare"),
+        ("required", "cleanup"),
+    ):
         args = ["--threads=2", command] if command == "prepare" else [*EVENTS, command]
-        refused(cli("oltp_point_select", *opts, f"--mysql-ssl={mode}", *args),
-                SELF_SIGNED_IN_CHAIN, f"--mysql-ssl-ca ('{certs / 'wrong-ca.pem'}')")
+        refused(
+            cli("oltp_point_select", *opts, f"--mysql-ssl={mode}", *args),
+            SELF_SIGNED_IN_CHAIN,
+            f"--mysql-ssl-ca ('{certs / 'wrong-ca.pem'}')",
+        )
 
 
 @pytest.mark.mysql
@@ -164,15 +290,23 @@ def test_mysql_cacert_pem_in_working_directory_is_verified_as_sysbench_does(tls_
     reference binary's words, the right one connects."""
     opts = [*tls_mariadb.options, *DATA, "--mysql-ssl=on"]
     assert cli("oltp_point_select", *opts, "--force", "prepare").returncode == 0
-    for name in ("client-cert.pem", "client-key.pem"):        # sysbench needs all three files
+    for name in ("client-cert.pem", "client-key.pem"):  # sysbench needs all three files
         shutil.copy(certs / name, tmp_path / name)
     shutil.copy(certs / "wrong-ca.pem", tmp_path / "cacert.pem")
-    if shutil.which("sysbench"):                               # CI installs it
-        ref = subprocess.run(["sysbench", "oltp_point_select", *opts, *EVENTS, "run"], capture_output=True,
-                             text=True, timeout=60, cwd=tmp_path)
+    if shutil.which("sysbench"):  # CI installs it
+        ref = subprocess.run(
+            ["sysbench", "oltp_point_select", *opts, *EVENTS, "run"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=tmp_path,
+        )
         assert ref.returncode != 0 and SELF_SIGNED_IN_CHAIN in ref.stdout + ref.stderr, ref.stdout + ref.stderr
-    refused(cli("oltp_point_select", *opts, *EVENTS, "run", cwd=tmp_path), SELF_SIGNED_IN_CHAIN,
-            f"cacert.pem in the working directory (--mysql-ssl=on) ('{tmp_path / 'cacert.pem'}')")
+    refused(
+        cli("oltp_point_select", *opts, *EVENTS, "run", cwd=tmp_path),
+        SELF_SIGNED_IN_CHAIN,
+        f"cacert.pem in the working directory (--mysql-ssl=on) ('{tmp_path / 'cacert.pem'}')",
+    )
     shutil.copy(certs / "ca.pem", tmp_path / "cacert.pem")
     ok = cli("oltp_point_select", *opts, *EVENTS, "run", cwd=tmp_path)
     assert ok.returncode == 0, ok.stdout + ok.stderr
@@ -182,12 +316,10 @@ def test_mysql_cacert_pem_in_working_directory_is_verified_as_sysbench_does(tls_
 def test_mysql_every_connection_is_tls(tls_mariadb, certs):
     """prepare (two loading connections), run in two worker processes on the lean wire,
     check and cleanup: the server accepted as many TLS sessions as connections."""
-    opts = [*tls_mariadb.options, *DATA, "--mysql-ssl=required", f"--mysql-ssl-ca={certs / 'ca.pem'}",
-            "--threads=2"]
+    opts = [*tls_mariadb.options, *DATA, "--mysql-ssl=required", f"--mysql-ssl-ca={certs / 'ca.pem'}", "--threads=2"]
     before, after = ssl_status(tls_mariadb), ssl_status(tls_mariadb)
-    own = (after[0] - before[0], after[1] - before[1])      # the status query's own session (TLS or not)
-    for args in (["--force", "prepare"], ["--workers=2", "--db-fast-path=on", *EVENTS, "run"], ["check"],
-                 ["cleanup"]):
+    own = (after[0] - before[0], after[1] - before[1])  # the status query's own session (TLS or not)
+    for args in (["--force", "prepare"], ["--workers=2", "--db-fast-path=on", *EVENTS, "run"], ["check"], ["cleanup"]):
         proc = cli("oltp_read_write", *opts, *args)
         assert proc.returncode == 0, proc.stdout + proc.stderr
     end = ssl_status(tls_mariadb)
@@ -201,22 +333,56 @@ def test_pgsql_require_verifies_with_a_ca_as_libpq_does(tls_postgres, certs, tmp
     the host name (the certificate names 127.0.0.1, not localhost)."""
     opts = [*tls_postgres.options, *DATA]
     assert cli("oltp_point_select", *opts, "--pgsql-sslmode=require", "--force", "prepare").returncode == 0
-    refused(cli("oltp_point_select", *opts, "--pgsql-sslmode=require", f"--pgsql-ssl-ca={certs / 'wrong-ca.pem'}",
-                *EVENTS, "run"),
-            "TLS/SSL error: unable to get local issuer certificate", f"--pgsql-ssl-ca ('{certs / 'wrong-ca.pem'}')")
-    refused(cli("oltp_point_select", *opts, "--pgsql-sslmode=require", f"--pgsql-ssl-ca={certs / 'wrong-ca.pem'}",
-                "--threads=2", "--force", "prepare"), "TLS/SSL error")
-    ok = cli("oltp_point_select", *opts, "--pgsql-sslmode=require", f"--pgsql-ssl-ca={certs / 'ca.pem'}", *EVENTS,
-             "run")
+    refused(
+        cli(
+            "oltp_point_select",
+            *opts,
+            "--pgsql-sslmode=require",
+            f"--pgsql-ssl-ca={certs / 'wrong-ca.pem'}",
+            *EVENTS,
+            "run",
+        ),
+        "TLS/SSL error: unable to get local issuer certificate",
+        f"--pgsql-ssl-ca ('{certs / 'wrong-ca.pem'}')",
+    )
+    refused(
+        cli(
+            "oltp_point_select",
+            *opts,
+            "--pgsql-sslmode=require",
+            f"--pgsql-ssl-ca={certs / 'wrong-ca.pem'}",
+            "--threads=2",
+            "--force",
+            "prepare",
+        ),
+        "TLS/SSL error",
+    )
+    ok = cli(
+        "oltp_point_select", *opts, "--pgsql-sslmode=require", f"--pgsql-ssl-ca={certs / 'ca.pem'}", *EVENTS, "run"
+    )
     assert ok.returncode == 0, ok.stdout + ok.stderr
-    refused(cli("oltp_point_select", *opts, "--pgsql-host=localhost", "--pgsql-sslmode=verify-full",
-                f"--pgsql-ssl-ca={certs / 'ca.pem'}", *EVENTS, "run"),
-            "Hostname mismatch", "not name the host", "--pgsql-sslmode=verify-ca")
+    refused(
+        cli(
+            "oltp_point_select",
+            *opts,
+            "--pgsql-host=localhost",
+            "--pgsql-sslmode=verify-full",
+            f"--pgsql-ssl-ca={certs / 'ca.pem'}",
+            *EVENTS,
+            "run",
+        ),
+        "Hostname mismatch",
+        "not name the host",
+        "--pgsql-sslmode=verify-ca",
+    )
     # the root CA libpq finds without being told: ~/.postgresql/root.crt
     (tmp_path / ".postgresql").mkdir()
     shutil.copy(certs / "wrong-ca.pem", tmp_path / ".postgresql" / "root.crt")
-    refused(cli("oltp_point_select", *opts, "--pgsql-sslmode=require", *EVENTS, "run", home=tmp_path),
-            "TLS/SSL error", "~/.postgresql/root.crt")
+    refused(
+        cli("oltp_point_select", *opts, "--pgsql-sslmode=require", *EVENTS, "run", home=tmp_path),
+        "TLS/SSL error",
+        "~/.postgresql/root.crt",
+    )
 
 
 @pytest.mark.pgsql
@@ -235,16 +401,33 @@ MYSQL_NOWHERE = ["--db-driver=mysql", "--mysql-host=127.0.0.1", "--mysql-port=1"
 PGSQL_NOWHERE = ["--db-driver=pgsql", "--pgsql-host=127.0.0.1", "--pgsql-port=1"]
 
 
-@pytest.mark.parametrize("args, named", [
-    ([*MYSQL_NOWHERE, "--mysql-ssl=required", "--mysql-ssl-ca={missing}"], "--mysql-ssl-ca"),
-    ([*MYSQL_NOWHERE, "--mysql-ssl=on", "--mysql-ssl-cert={missing}"], "--mysql-ssl-cert"),
-    ([*MYSQL_NOWHERE, "--mysql-ssl=verify_ca", "--mysql-ssl-cert={certs}/client-cert.pem",
-      "--mysql-ssl-key={missing}"], "--mysql-ssl-key"),
-    ([*PGSQL_NOWHERE, "--pgsql-sslmode=require", "--pgsql-ssl-ca={missing}"], "--pgsql-ssl-ca"),
-    ([*PGSQL_NOWHERE, "--pgsql-sslmode=verify-ca", "--pgsql-ssl-cert={missing}"], "--pgsql-ssl-cert"),
-    ([*PGSQL_NOWHERE, "--pgsql-sslmode=require", "--pgsql-ssl-cert={certs}/client-cert.pem",
-      "--pgsql-ssl-key={missing}"], "--pgsql-ssl-key"),
-])
+@pytest.mark.parametrize(
+    "args, named",
+    [
+        ([*MYSQL_NOWHERE, "--mysql-ssl=required", "--mysql-ssl-ca={missing}"], "--mysql-ssl-ca"),
+        ([*MYSQL_NOWHERE, "--mysql-ssl=on", "--mysql-ssl-cert={missing}"], "--mysql-ssl-cert"),
+        (
+            [
+                *MYSQL_NOWHERE,
+                "--mysql-ssl=verify_ca",
+                "--mysql-ssl-cert={certs}/client-cert.pem",
+                "--mysql-ssl-key={missing}",
+            ],
+            "--mysql-ssl-key",
+        ),
+        ([*PGSQL_NOWHERE, "--pgsql-sslmode=require", "--pgsql-ssl-ca={missing}"], "--pgsql-ssl-ca"),
+        ([*PGSQL_NOWHERE, "--pgsql-sslmode=verify-ca", "--pgsql-ssl-cert={missing}"], "--pgsql-ssl-cert"),
+        (
+            [
+                *PGSQL_NOWHERE,
+                "--pgsql-sslmode=require",
+                "--pgsql-ssl-cert={certs}/client-cert.pem",
+                "--pgsql-ssl-key={missing}",
+            ],
+            "--pgsql-ssl-key",
+        ),
+    ],
+)
 def test_missing_certificate_file_is_one_line_naming_option_and_file(args, named, certs, tmp_path):
     missing = tmp_path / "no-such.pem"
     args = [a.format(missing=missing, certs=certs) for a in args]
@@ -252,10 +435,13 @@ def test_missing_certificate_file_is_one_line_naming_option_and_file(args, named
     assert line == f"FATAL: {named}: cannot read '{missing}': No such file or directory", line
 
 
-@pytest.mark.parametrize("args, named", [
-    ([*MYSQL_NOWHERE, "--mysql-ssl-ca={certs}/ca.pem"], "--mysql-ssl-ca needs --mysql-ssl=on"),
-    ([*PGSQL_NOWHERE, "--pgsql-ssl-ca={certs}/ca.pem"], "--pgsql-ssl-ca needs --pgsql-sslmode=require"),
-])
+@pytest.mark.parametrize(
+    "args, named",
+    [
+        ([*MYSQL_NOWHERE, "--mysql-ssl-ca={certs}/ca.pem"], "--mysql-ssl-ca needs --mysql-ssl=on"),
+        ([*PGSQL_NOWHERE, "--pgsql-ssl-ca={certs}/ca.pem"], "--pgsql-ssl-ca needs --pgsql-sslmode=require"),
+    ],
+)
 def test_certificate_file_the_mode_would_not_use_is_refused(args, named, certs):
     """A CA given with TLS off (MySQL) or with sslmode=prefer (PostgreSQL, which verifies
     nothing then) would give an unverified connection: say so instead."""
@@ -263,17 +449,34 @@ def test_certificate_file_the_mode_would_not_use_is_refused(args, named, certs):
     refused(cli("oltp_point_select", *args, *EVENTS, "run"), named)
 
 
-@pytest.mark.parametrize("args, expected", [
-    ([*MYSQL_NOWHERE, "--mysql-ssl=required", "--mysql-ssl-ca={certs}/garbage.pem"],
-     "--mysql-ssl-ca ('{certs}/garbage.pem') holds no CA certificate"),
-    ([*MYSQL_NOWHERE, "--mysql-ssl=required", "--mysql-ssl-cert={certs}/client-cert.pem",
-      "--mysql-ssl-key={certs}/server.key"],
-     "--mysql-ssl-cert ('{certs}/client-cert.pem') and --mysql-ssl-key ('{certs}/server.key') are not a "
-     "certificate and its private key"),
-    ([*PGSQL_NOWHERE, "--pgsql-sslmode=require", "--pgsql-ssl-cert={certs}/encrypted.pem",
-      "--pgsql-ssl-key={certs}/encrypted.key"],
-     "--pgsql-ssl-key ('{certs}/encrypted.key') is an encrypted private key and pysysbench takes no passphrase"),
-])
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (
+            [*MYSQL_NOWHERE, "--mysql-ssl=required", "--mysql-ssl-ca={certs}/garbage.pem"],
+            "--mysql-ssl-ca ('{certs}/garbage.pem') holds no CA certificate",
+        ),
+        (
+            [
+                *MYSQL_NOWHERE,
+                "--mysql-ssl=required",
+                "--mysql-ssl-cert={certs}/client-cert.pem",
+                "--mysql-ssl-key={certs}/server.key",
+            ],
+            "--mysql-ssl-cert ('{certs}/client-cert.pem') and --mysql-ssl-key ('{certs}/server.key') are not a "
+            "certificate and its private key",
+        ),
+        (
+            [
+                *PGSQL_NOWHERE,
+                "--pgsql-sslmode=require",
+                "--pgsql-ssl-cert={certs}/encrypted.pem",
+                "--pgsql-ssl-key={certs}/encrypted.key",
+            ],
+            "--pgsql-ssl-key ('{certs}/encrypted.key') is an encrypted private key and pysysbench takes no passphrase",
+        ),
+    ],
+)
 def test_unusable_certificate_file_is_one_line_naming_option_and_file(args, expected, certs):
     """No OpenSSL prompt for a passphrase, no anonymous '[Errno 22]'."""
     args = [a.format(certs=certs) for a in args]
@@ -289,13 +492,16 @@ def test_certificate_found_without_its_key_names_the_missing_key(certs, tmp_path
     naming the missing key, not OpenSSL's 'PEM lib' about the certificate."""
     shutil.copy(certs / "client-cert.pem", tmp_path / "client-cert.pem")
     line = refused(cli("oltp_point_select", *MYSQL_NOWHERE, "--mysql-ssl=on", *EVENTS, "run", cwd=tmp_path))
-    assert line == (f"FATAL: client-key.pem not found, but client-cert.pem in the working directory "
-                    f"(--mysql-ssl=on) ('{tmp_path / 'client-cert.pem'}') is there: add the key beside it, "
-                    "or give --mysql-ssl-cert and --mysql-ssl-key"), line
+    assert line == (
+        f"FATAL: client-key.pem not found, but client-cert.pem in the working directory "
+        f"(--mysql-ssl=on) ('{tmp_path / 'client-cert.pem'}') is there: add the key beside it, "
+        "or give --mysql-ssl-cert and --mysql-ssl-key"
+    ), line
     (tmp_path / ".postgresql").mkdir()
     shutil.copy(certs / "client-cert.pem", tmp_path / ".postgresql" / "postgresql.crt")
-    line = refused(cli("oltp_point_select", *PGSQL_NOWHERE, "--pgsql-sslmode=require", *EVENTS, "run",
-                       home=tmp_path))
-    assert line == (f"FATAL: ~/.postgresql/postgresql.key not found, but ~/.postgresql/postgresql.crt (libpq's "
-                    f"default) ('{tmp_path / '.postgresql' / 'postgresql.crt'}') is there: add the key beside "
-                    "it, or give --pgsql-ssl-cert and --pgsql-ssl-key"), line
+    line = refused(cli("oltp_point_select", *PGSQL_NOWHERE, "--pgsql-sslmode=require", *EVENTS, "run", home=tmp_path))
+    assert line == (
+        f"FATAL: ~/.postgresql/postgresql.key not found, but ~/.postgresql/postgresql.crt (libpq's "
+        f"default) ('{tmp_path / '.postgresql' / 'postgresql.crt'}') is there: add the key beside "
+        "it, or give --pgsql-ssl-cert and --pgsql-ssl-key"
+    ), line

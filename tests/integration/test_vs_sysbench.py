@@ -32,9 +32,19 @@ EVENTS = 20
 TABLES, TABLE_SIZE = 2, 200
 SYSBENCH = "/usr/bin/sysbench"
 
-WORKLOADS = ["oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp_point_select", "oltp_update_index",
-             "oltp_update_non_index", "oltp_insert", "oltp_delete", "select_random_points",
-             "select_random_ranges", "bulk_insert"]
+WORKLOADS = [
+    "oltp_read_write",
+    "oltp_read_only",
+    "oltp_write_only",
+    "oltp_point_select",
+    "oltp_update_index",
+    "oltp_update_non_index",
+    "oltp_insert",
+    "oltp_delete",
+    "select_random_points",
+    "select_random_ranges",
+    "bulk_insert",
+]
 
 
 def data_args(workload: str) -> list[str]:
@@ -58,8 +68,9 @@ def run_sysbench(*args: str) -> subprocess.CompletedProcess:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     except subprocess.TimeoutExpired as exc:
         pytest.fail(f"{' '.join(cmd)} timed out\n{exc.stdout}\n{exc.stderr}")
-    assert proc.returncode == 0, (f"$ {' '.join(cmd)}\nexit code {proc.returncode}\n"
-                                  f"--- stdout ---\n{proc.stdout}\n--- stderr ---\n{proc.stderr}")
+    assert proc.returncode == 0, (
+        f"$ {' '.join(cmd)}\nexit code {proc.returncode}\n--- stdout ---\n{proc.stdout}\n--- stderr ---\n{proc.stderr}"
+    )
     return proc
 
 
@@ -84,9 +95,9 @@ VARIANTS = [
     ("oltp_read_write", ["--range_selects=off", "--point_selects=3"]),
     ("oltp_read_only", ["--simple_ranges=0", "--sum_ranges=2", "--order_ranges=0", "--distinct_ranges=3"]),
     ("oltp_write_only", ["--index_updates=2", "--non_index_updates=0", "--delete_inserts=2"]),
-    ("oltp_point_select", ["--point_selects=5"]),           # forced to 1 by the script
+    ("oltp_point_select", ["--point_selects=5"]),  # forced to 1 by the script
     ("oltp_update_index", ["--index_updates=3"]),
-    ("oltp_insert", ["--auto_inc=off"]),                    # empty tables, client-generated ids
+    ("oltp_insert", ["--auto_inc=off"]),  # empty tables, client-generated ids
     ("select_random_points", ["--random_points=3"]),
     ("select_random_ranges", ["--number_of_ranges=4", "--delta=20"]),
 ]
@@ -104,7 +115,7 @@ def compare(db, workload: str, extra: list[str], run_cli, parse_summary) -> None
 
     with db.capture() as ref:
         sb = run_sysbench(workload, *common, "run")
-    if workload == "bulk_insert":        # sysbench inserted ids 1..N: start again from an empty table
+    if workload == "bulk_insert":  # sysbench inserted ids 1..N: start again from an empty table
         run_cli.ok(workload, *db.opts, *data, "cleanup")
         run_cli.ok(workload, *db.opts, *data, "prepare")
     with db.capture() as got:
@@ -115,7 +126,8 @@ def compare(db, workload: str, extra: list[str], run_cli, parse_summary) -> None
     assert not [k for k in ref_kinds if k.startswith("unknown")], f"unclassified sysbench statements: {ref_kinds}"
     assert got_kinds == ref_kinds, (
         f"{db.name} {workload}: statements per event differ\n"
-        f"  sysbench  : {per_event(ref_kinds, EVENTS)}\n  pysysbench: {per_event(got_kinds, EVENTS)}")
+        f"  sysbench  : {per_event(ref_kinds, EVENTS)}\n  pysysbench: {per_event(got_kinds, EVENTS)}"
+    )
 
     # the same protocol per kind: prepared (Execute) or plain text (Query)
     ref_cmds = {kc: n for kc, n in ref.commands().items() if kc[0] in ref_kinds}
@@ -139,13 +151,13 @@ def compare(db, workload: str, extra: list[str], run_cli, parse_summary) -> None
 
 # ------------------------------------------------------------------ prepare ---
 
-BULK_MAX = 524_288          # sysbench's bulk insert buffer (spec 2.4)
-PREPARE_SIZE = 2800         # ~2 700 rows fit one INSERT: two statements per table
+BULK_MAX = 524_288  # sysbench's bulk insert buffer (spec 2.4)
+PREPARE_SIZE = 2800  # ~2 700 rows fit one INSERT: two statements per table
 
 
 def load_rows(sql: str) -> list[str]:
     """The row literals of a multi-row INSERT ``...VALUES(r1),(r2)`` (c/pad hold no parentheses)."""
-    body = sql[sql.index(" VALUES(") + len(" VALUES"):]
+    body = sql[sql.index(" VALUES(") + len(" VALUES") :]
     parts = body[1:-1].split("),(")
     return [f"({p})" for p in parts]
 
@@ -155,15 +167,19 @@ def check_batching(stmts: list[str], who: str) -> None:
     for i, sql in enumerate(stmts):
         assert len(sql) + 1 <= BULK_MAX, f"{who}: INSERT #{i} is {len(sql)} bytes"
         nxt = stmts[i + 1] if i + 1 < len(stmts) else None
-        if nxt is not None and nxt.split("(", 1)[0] == sql.split("(", 1)[0]:     # same table
+        if nxt is not None and nxt.split("(", 1)[0] == sql.split("(", 1)[0]:  # same table
             first = load_rows(nxt)[0]
             assert len(sql) + 1 + len(first) + 1 > BULK_MAX, (
                 f"{who}: INSERT #{i} ({len(sql)} bytes) was sent although the next row "
-                f"({len(first)} bytes) still fitted")
+                f"({len(first)} bytes) still fitted"
+            )
 
 
-@pytest.mark.parametrize("extra", [[], ["--auto_inc=off"], ["--create_secondary=off"]],
-                         ids=["default", "auto_inc=off", "create_secondary=off"])
+@pytest.mark.parametrize(
+    "extra",
+    [[], ["--auto_inc=off"], ["--create_secondary=off"]],
+    ids=["default", "auto_inc=off", "create_secondary=off"],
+)
 def test_prepare_same_statements(server_db, extra, run_cli):
     """``--load-method=insert`` (sysbench's own prepare) sends sysbench's statements:
     same DDL text, same order, no COMMITs, multi-row INSERTs flushed at the same
@@ -179,8 +195,12 @@ def test_prepare_same_statements(server_db, extra, run_cli):
 
     def shape(cap):
         # pysysbench checks that the table does not exist first (an extra, non-event query)
-        return [(kind, cmd, sql if kind == "ddl" else None) for kind, cmd, sql in cap.items()
-                if kind not in ("table_check", "preflight")]
+        return [
+            (kind, cmd, sql if kind == "ddl" else None)
+            for kind, cmd, sql in cap.items()
+            if kind not in ("table_check", "preflight")
+        ]
+
     assert shape(got) == shape(ref)
 
     for cap, who in ((ref, "sysbench"), (got, "pysysbench")):
@@ -191,8 +211,11 @@ def test_prepare_same_statements(server_db, extra, run_cli):
             assert len(rows) == PREPARE_SIZE, (who, t, len(rows))
             if "--auto_inc=off" in extra:
                 assert [int(r[1:].split(",", 1)[0]) for r in rows] == list(range(1, PREPARE_SIZE + 1))
+
     # both sent the same number of INSERTs per table (the row length is fixed but for k's digits)
-    count = lambda cap: Counter(sql.split("(", 1)[0] for kind, _, sql in cap.items() if kind == "load_insert")
+    def count(cap):
+        return Counter(sql.split("(", 1)[0] for kind, _, sql in cap.items() if kind == "load_insert")
+
     assert count(got) == count(ref)
 
 
@@ -200,7 +223,7 @@ def test_bulk_insert_batches_like_sysbench(server_db, run_cli, parse_summary):
     """bulk_insert's rows are deterministic ((1,1),(2,2),...): with enough events to
     fill the 512 KiB buffer, both tools send byte-identical INSERT statements."""
     db = server_db
-    events = 45_000            # ~40 000 rows fit one statement: one flush at 512 KiB, one at thread end
+    events = 45_000  # ~40 000 rows fit one statement: one flush at 512 KiB, one at thread end
     common = [*db.opts, "--threads=1", f"--events={events}", "--time=0"]
     run_cli.ok("bulk_insert", *db.opts, "prepare")
     with db.capture() as ref:

@@ -59,17 +59,25 @@ WORKLOAD = textwrap.dedent('''
 
 def _setup_tables(db) -> None:
     if db.name == "mysql":
-        db.admin(["DROP TABLE IF EXISTS sbtest_wire, sbtest_wire_big",
-                  "CREATE TABLE sbtest_wire (id BIGINT PRIMARY KEY, i BIGINT, s VARCHAR(64), f DOUBLE, n INT)",
-                  "CREATE TABLE sbtest_wire_big (id INT PRIMARY KEY, s CHAR(120))",
-                  "INSERT INTO sbtest_wire_big SELECT seq, REPEAT('7', 120) FROM seq_1_to_5000"])
+        db.admin(
+            [
+                "DROP TABLE IF EXISTS sbtest_wire, sbtest_wire_big",
+                "CREATE TABLE sbtest_wire (id BIGINT PRIMARY KEY, i BIGINT, s VARCHAR(64), f DOUBLE, n INT)",
+                "CREATE TABLE sbtest_wire_big (id INT PRIMARY KEY, s CHAR(120))",
+                "INSERT INTO sbtest_wire_big SELECT seq, REPEAT('7', 120) FROM seq_1_to_5000",
+            ]
+        )
     else:
-        db.admin(["DROP TABLE IF EXISTS sbtest_wire, sbtest_wire_big",
-                  "CREATE TABLE sbtest_wire (id BIGINT PRIMARY KEY, i BIGINT, s VARCHAR(64), "
-                  "f DOUBLE PRECISION, n INT)",
-                  "CREATE TABLE sbtest_wire_big (id INT PRIMARY KEY, s CHAR(120))",
-                  "INSERT INTO sbtest_wire_big SELECT g, repeat('7', 120) FROM generate_series(1, 5000) g",
-                  "ALTER TABLE sbtest_wire OWNER TO sbtest", "ALTER TABLE sbtest_wire_big OWNER TO sbtest"])
+        db.admin(
+            [
+                "DROP TABLE IF EXISTS sbtest_wire, sbtest_wire_big",
+                "CREATE TABLE sbtest_wire (id BIGINT PRIMARY KEY, i BIGINT, s VARCHAR(64), f DOUBLE PRECISION, n INT)",
+                "CREATE TABLE sbtest_wire_big (id INT PRIMARY KEY, s CHAR(120))",
+                "INSERT INTO sbtest_wire_big SELECT g, repeat('7', 120) FROM generate_series(1, 5000) g",
+                "ALTER TABLE sbtest_wire OWNER TO sbtest",
+                "ALTER TABLE sbtest_wire_big OWNER TO sbtest",
+            ]
+        )
 
 
 def _counts(stdout: str) -> tuple[int, ...]:
@@ -88,8 +96,17 @@ def test_fast_path_counts_equal_library_path(server_db, run_cli, workload):
     for fast in ("on", "off"):
         run_cli.ok(workload, *server_db.opts, *DATA, "cleanup")
         run_cli.ok(workload, *server_db.opts, *DATA, "prepare")
-        proc = run_cli.ok(workload, *server_db.opts, *DATA, "--threads=1", "--events=40", "--time=0",
-                          "--rand-seed=11", f"--db-fast-path={fast}", "run")
+        proc = run_cli.ok(
+            workload,
+            *server_db.opts,
+            *DATA,
+            "--threads=1",
+            "--events=40",
+            "--time=0",
+            "--rand-seed=11",
+            f"--db-fast-path={fast}",
+            "run",
+        )
         rows = sum(int(server_db.scalar(f"SELECT COUNT(*) FROM sbtest{t}")) for t in (1, 2))
         results[fast] = (_counts(proc.stdout), rows)
     assert results["on"] == results["off"]
@@ -114,8 +131,15 @@ def test_parameters_large_results_and_errors(server_db, run_cli, tmp_path):
         # not listed (PostgreSQL ignores 23505 by default): one FATAL line naming the error,
         # exit code 1, no traceback
         other = "1213" if server_db.name == "mysql" else "40P01"
-        proc = run_cli(str(script), *server_db.opts, "--threads=1", "--events=5", "--time=0",
-                       f"--{server_db.name}-ignore-errors={other}", "run")
+        proc = run_cli(
+            str(script),
+            *server_db.opts,
+            "--threads=1",
+            "--events=5",
+            "--time=0",
+            f"--{server_db.name}-ignore-errors={other}",
+            "run",
+        )
         assert proc.returncode == 1, proc.stdout + proc.stderr
         fatal = [line for line in (proc.stdout + proc.stderr).splitlines() if "FATAL" in line]
         assert len(fatal) >= 1 and dup in fatal[0], proc.stdout + proc.stderr
@@ -127,14 +151,15 @@ def test_parameters_large_results_and_errors(server_db, run_cli, tmp_path):
 def test_ps_mode_disable_and_fast_path_off_still_work(server_db, run_cli):
     run_cli.ok("oltp_point_select", *server_db.opts, *DATA, "prepare")
     for extra in (["--db-ps-mode=disable"], ["--db-fast-path=off"], ["--db-ps-mode=disable", "--db-fast-path=off"]):
-        proc = run_cli.ok("oltp_read_only", *server_db.opts, *DATA, "--threads=2", "--events=20", "--time=0",
-                          *extra, "run")
+        proc = run_cli.ok(
+            "oltp_read_only", *server_db.opts, *DATA, "--threads=2", "--events=20", "--time=0", *extra, "run"
+        )
         reads, writes, others, events, ignored = _counts(proc.stdout)
         assert (reads, writes, others, events) == (280, 0, 40, 20), (extra, proc.stdout)
 
 
 def _driver_and_slow_sql(server_db):
-    from pysysbench.cli.compat import choose_driver, parse
+    from pysysbench.command.cmdline import choose_driver, parse
     from pysysbench.drivers import REGISTRY
 
     values = parse(["oltp_point_select", *server_db.opts, "run"]).values
@@ -151,9 +176,9 @@ def test_strand_is_resumed_by_the_wire_and_can_be_cancelled(server_db):
 
     import uvloop
 
+    from pysysbench.core.errors import FatalSQLError
     from pysysbench.drivers.base import Counters
     from pysysbench.engine.strand import Strand
-    from pysysbench.core.errors import FatalSQLError
 
     driver, slow_sql = _driver_and_slow_sql(server_db)
 
@@ -204,7 +229,7 @@ def test_strand_is_resumed_by_the_wire_and_can_be_cancelled(server_db):
             s = Strand(slow(30), loop, "killed")
             await asyncio.sleep(0.3)
             kill = f"KILL {session}" if server_db.name == "mysql" else f"SELECT pg_terminate_backend({session})"
-            await loop.run_in_executor(None, server_db.admin, kill)   # admin() runs its own event loop
+            await loop.run_in_executor(None, server_db.admin, kill)  # admin() runs its own event loop
             await asyncio.wait([s.finished], timeout=10)
             assert s.done(), "the strand was not resumed when its session was killed"
             assert isinstance(s.finished.exception(), FatalSQLError), s.finished.exception()
@@ -225,11 +250,11 @@ def test_python_code_after_a_wire_response_in_the_c_loop_sees_the_strand_as_its_
 
     import uvloop
 
-    from pysysbench.runtime import native
+    from pysysbench.core.rand import Rand
     from pysysbench.drivers.base import Counters
     from pysysbench.engine.strand import Strand
     from pysysbench.engine.worker import Limits
-    from pysysbench.core.rand import Rand
+    from pysysbench.runtime import native
     from pysysbench.workloads.base import ID, native_step
 
     if not native.ENABLED:
@@ -246,18 +271,19 @@ def test_python_code_after_a_wire_response_in_the_c_loop_sees_the_strand_as_its_
 
             async def python_statement(i):
                 seen.append(asyncio.current_task())
-                async with asyncio.timeout(5):         # needs the current task (RuntimeError without one)
+                async with asyncio.timeout(5):  # needs the current task (RuntimeError without one)
                     await asyncio.sleep(0)
 
-            steps = [native_step((point, python_statement), 1, draws=(ID,), calls=((0, (0,)), (1, (0,))),
-                                 per_table=False)]
+            steps = [
+                native_step((point, python_statement), 1, draws=(ID,), calls=((0, (0,)), (1, (0,))), per_table=False)
+            ]
             r = Rand(7)
-            limits = Limits()
-            deadline = time.perf_counter_ns() + 300_000_000
-            ev = native.EventLoop(steps, r.uniform, r.default, r.string, 1, 100, lambda tid, lat: None, 0,
-                                  limits, deadline)
+            limits = Limits(deadline_ns=time.perf_counter_ns() + 300_000_000)
+            ev = native.EventLoop(steps, r.uniform, r.default, r.string, 1, 100, lambda tid, lat: None, 0, limits)
+
             async def body():
                 await ev
+
             s = Strand(body(), loop, "c loop")
             await asyncio.wait_for(s.finished, 10)
             assert s.finished.exception() is None
@@ -287,9 +313,13 @@ def test_mariadb_cache_metadata_negotiated_and_followed(server_db):
     from pysysbench.engine.strand import Strand
 
     driver, _ = _driver_and_slow_sql(server_db)
-    server_db.admin(["DROP TABLE IF EXISTS sbtest_meta",
-                     "CREATE TABLE sbtest_meta (id INT PRIMARY KEY, a INT)",
-                     "INSERT INTO sbtest_meta VALUES (1, 10), (2, 20)"])
+    server_db.admin(
+        [
+            "DROP TABLE IF EXISTS sbtest_meta",
+            "CREATE TABLE sbtest_meta (id INT PRIMARY KEY, a INT)",
+            "INSERT INTO sbtest_meta VALUES (1, 10), (2, 20)",
+        ]
+    )
 
     async def main():
         loop = asyncio.get_running_loop()
@@ -306,7 +336,7 @@ def test_mariadb_cache_metadata_negotiated_and_followed(server_db):
                     await update(1)
 
             await Strand(round_(5), loop, "before").finished
-            await asyncio.wait_for(round_(5), 10)                 # the Python statement path
+            await asyncio.wait_for(round_(5), 10)  # the Python statement path
             await loop.run_in_executor(None, server_db.admin, "ALTER TABLE sbtest_meta ADD COLUMN b INT DEFAULT 7")
             await asyncio.wait_for(Strand(round_(5), loop, "after").finished, 10)
             await asyncio.wait_for(round_(5), 10)
@@ -322,7 +352,7 @@ def test_mariadb_cache_metadata_negotiated_and_followed(server_db):
         server_db.admin("DROP TABLE IF EXISTS sbtest_meta")
 
     # not asked when the library's own result parsing is in use
-    from pysysbench.cli.compat import choose_driver, parse
+    from pysysbench.command.cmdline import choose_driver, parse
     from pysysbench.drivers import REGISTRY
 
     values = parse(["oltp_point_select", *server_db.opts, "--db-fast-path=off", "run"]).values

@@ -14,9 +14,9 @@ import time
 
 import pytest
 
-from pysysbench.runtime import native
 from pysysbench.cli.main import main
 from pysysbench.engine import worker
+from pysysbench.runtime import native
 
 pytestmark = pytest.mark.skipif(native.WirePoll is None, reason="the C extension is not built")
 
@@ -43,20 +43,27 @@ def _prepare(db, capfd) -> None:
     capfd.readouterr()
 
 
-def test_the_pump_reads_a_runs_responses_and_the_statements_are_the_same_without_it(server_db, capfd,
-                                                                                   monkeypatch):
+def test_the_pump_reads_a_runs_responses_and_the_statements_are_the_same_without_it(server_db, capfd, monkeypatch):
     db = server_db
     _prepare(db, capfd)
     pumps = _pumps(monkeypatch)
-    run = ["oltp_read_only", *db.opts, "--tables=1", "--table-size=1000", "--threads=3", "--workers=1",
-           "--time=1", "run"]
+    run = [
+        "oltp_read_only",
+        *db.opts,
+        "--tables=1",
+        "--table-size=1000",
+        "--threads=3",
+        "--workers=1",
+        "--time=1",
+        "run",
+    ]
     assert main(run) == 0
     out = capfd.readouterr().out
     queries = _value(out, "total")
     assert len(pumps) == 1 and pumps[0].taken == 3 and pumps[0].stopped
     # each response one read or more: nearly all of them read by the pump, not the loop
     assert pumps[0].reads >= 0.95 * queries, (pumps[0].reads, queries)
-    assert not pumps[0].wires and pumps[0].poll.count == 0   # back with the event loop after the run
+    assert not pumps[0].wires and pumps[0].poll.count == 0  # back with the event loop after the run
     per_event = _value(out, "read") / _value(out, "transactions")
 
     monkeypatch.setattr(worker, "WIRE_POLL", False)
@@ -67,15 +74,16 @@ def test_the_pump_reads_a_runs_responses_and_the_statements_are_the_same_without
     assert _value(out, "read") / _value(out, "transactions") == per_event == 14
 
 
-def test_a_killed_session_goes_back_to_the_loop_and_its_new_one_is_read_by_the_pump(server_db, capfd,
-                                                                                      monkeypatch):
+def test_a_killed_session_goes_back_to_the_loop_and_its_new_one_is_read_by_the_pump(server_db, capfd, monkeypatch):
     db = server_db
     _prepare(db, capfd)
     pumps = _pumps(monkeypatch)
     ignore = "--mysql-ignore-errors=2013,2006" if db.name == "mysql" else "--pgsql-ignore-errors=08006"
-    find = ("SELECT id FROM information_schema.processlist WHERE db=DATABASE() AND id <> CONNECTION_ID()"
-            if db.name == "mysql" else
-            "SELECT pid FROM pg_stat_activity WHERE datname=current_database() AND pid <> pg_backend_pid()")
+    find = (
+        "SELECT id FROM information_schema.processlist WHERE db=DATABASE() AND id <> CONNECTION_ID()"
+        if db.name == "mysql"
+        else "SELECT pid FROM pg_stat_activity WHERE datname=current_database() AND pid <> pg_backend_pid()"
+    )
     kill = "KILL CONNECTION {}" if db.name == "mysql" else "SELECT pg_terminate_backend({})"
     killed: list = []
 
@@ -89,8 +97,22 @@ def test_a_killed_session_goes_back_to_the_loop_and_its_new_one_is_read_by_the_p
     t = threading.Thread(target=killer)
     t.start()
     try:
-        assert main(["oltp_point_select", *db.opts, "--tables=1", "--table-size=1000", "--threads=2",
-                     "--workers=1", "--time=3", ignore, "run"]) == 0
+        assert (
+            main(
+                [
+                    "oltp_point_select",
+                    *db.opts,
+                    "--tables=1",
+                    "--table-size=1000",
+                    "--threads=2",
+                    "--workers=1",
+                    "--time=3",
+                    ignore,
+                    "run",
+                ]
+            )
+            == 0
+        )
     finally:
         t.join()
     out = capfd.readouterr().out
@@ -109,8 +131,7 @@ def test_threads_whose_events_do_not_wait_run_while_the_loop_waits_not_the_pump(
     db = server_db
     assert main(["bulk_insert", *db.opts, "--threads=2", "prepare"]) == 0
     pumps = _pumps(monkeypatch)
-    assert main(["bulk_insert", *db.opts, "--threads=2", "--workers=1", "--events=60000", "--time=0",
-                 "run"]) == 0
+    assert main(["bulk_insert", *db.opts, "--threads=2", "--workers=1", "--events=60000", "--time=0", "run"]) == 0
     out = capfd.readouterr().out
     seconds = float(re.search(r"total time:\s+([\d.]+)s", out).group(1))
     assert _value(out, "transactions") == 60000

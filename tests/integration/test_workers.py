@@ -21,12 +21,11 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import REPO, parse_summary_text
 
 from pysysbench.engine.local import STOP_GRACE_S
 from pysysbench.engine.procs import CANCEL_TIMEOUT_S, WORKER_TIMEOUT_S
 from pysysbench.stats.histogram import percentile_ms
-
-from conftest import REPO, parse_summary_text
 
 PREPARE = ["--tables=4", "--table-size=500"]
 
@@ -46,12 +45,22 @@ def _hist_counts(doc: dict) -> list[int]:
 def test_split_run_totals_equal_sum_of_workers(run_cli, mysql_opts, tmp_path):
     run_cli.ok("oltp_read_write", *mysql_opts, *PREPARE, "prepare")
     out = tmp_path / "r.json"
-    proc = run_cli.ok("oltp_read_write", *mysql_opts, *PREPARE, "--threads=4", "--workers=2", "--events=600",
-                      "--time=0", "--percentile=99", f"--result-file={out}", "run")
+    proc = run_cli.ok(
+        "oltp_read_write",
+        *mysql_opts,
+        *PREPARE,
+        "--threads=4",
+        "--workers=2",
+        "--events=600",
+        "--time=0",
+        "--percentile=99",
+        f"--result-file={out}",
+        "run",
+    )
     doc = _result(out)
     s = doc["summary"]
     text = parse_summary_text(proc.stdout)
-    assert s["events"] == text["events"] == 600          # the --events limit is exact across processes
+    assert s["events"] == text["events"] == 600  # the --events limit is exact across processes
     workers = doc["client"]["per_worker"]
     assert len(workers) == 2 and doc["client"]["workers"] == 2
     assert sum(w["events"] for w in workers) == s["events"]
@@ -73,8 +82,18 @@ def test_client_ids_never_collide_across_worker_processes(run_cli, server_db):
     # MariaDB does not ignore 1062 by default; PostgreSQL ignores 23505 unless told otherwise
     ignore = "--mysql-ignore-errors=1213" if server_db.name == "mysql" else "--pgsql-ignore-errors=40P01"
     run_cli.ok("oltp_insert", *server_db.opts, "--tables=2", "--auto_inc=off", "prepare")
-    proc = run_cli.ok("oltp_insert", *server_db.opts, "--tables=2", "--auto_inc=off", "--threads=6", "--workers=3",
-                      "--events=3000", "--time=0", ignore, "run")
+    proc = run_cli.ok(
+        "oltp_insert",
+        *server_db.opts,
+        "--tables=2",
+        "--auto_inc=off",
+        "--threads=6",
+        "--workers=3",
+        "--events=3000",
+        "--time=0",
+        ignore,
+        "run",
+    )
     assert parse_summary_text(proc.stdout)["write"] == 3000
     assert re.search(r"ignored errors:\s+0 ", proc.stdout), proc.stdout
     rows = sum(int(server_db.scalar(f"SELECT COUNT(*) FROM sbtest{t}")) for t in (1, 2))
@@ -87,8 +106,16 @@ def test_same_output_shape_with_one_and_two_workers(run_cli, mysql_opts):
     run_cli.ok("oltp_point_select", *mysql_opts, *PREPARE, "prepare")
     shapes = []
     for workers in (1, 2):
-        proc = run_cli.ok("oltp_point_select", *mysql_opts, *PREPARE, "--threads=2", f"--workers={workers}",
-                          "--time=2", "--report-interval=1", "run")
+        proc = run_cli.ok(
+            "oltp_point_select",
+            *mysql_opts,
+            *PREPARE,
+            "--threads=2",
+            f"--workers={workers}",
+            "--time=2",
+            "--report-interval=1",
+            "run",
+        )
         lines = [re.sub(r"\d+(\.\d+)?", "N", line) for line in proc.stdout.splitlines()]
         # keep the labels, drop the variable-width padding and the racy last report line
         shapes.append([re.sub(r"\s+", " ", line) for line in lines if not line.startswith("[ ")])
@@ -98,8 +125,17 @@ def test_same_output_shape_with_one_and_two_workers(run_cli, mysql_opts):
 def test_sqlite_with_two_worker_processes(run_cli, sqlite_opts, tmp_path):
     run_cli.ok("oltp_read_only", *sqlite_opts, *PREPARE, "prepare")
     out = tmp_path / "r.json"
-    run_cli.ok("oltp_read_only", *sqlite_opts, *PREPARE, "--threads=2", "--workers=2", "--events=200", "--time=0",
-               f"--result-file={out}", "run")
+    run_cli.ok(
+        "oltp_read_only",
+        *sqlite_opts,
+        *PREPARE,
+        "--threads=2",
+        "--workers=2",
+        "--events=200",
+        "--time=0",
+        f"--result-file={out}",
+        "run",
+    )
     doc = _result(out)
     assert doc["summary"]["events"] == 200
     assert doc["summary"]["queries"]["read"] == 200 * 14
@@ -113,8 +149,16 @@ def test_dry_run_threads_take_turns(run_cli, tmp_path):
     runs events (not only the first, which never gave the loop back), the reporter
     prints its lines and a worker process answers its parent while the run goes on."""
     out = tmp_path / "r.json"
-    proc = run_cli.ok("oltp_point_select", *DRY_RUN, "--threads=4", "--workers=1", "--time=3",
-                      "--report-interval=1", f"--result-file={out}", "run")
+    proc = run_cli.ok(
+        "oltp_point_select",
+        *DRY_RUN,
+        "--threads=4",
+        "--workers=1",
+        "--time=3",
+        "--report-interval=1",
+        f"--result-file={out}",
+        "run",
+    )
     assert re.search(r"^\[ 1s \] thds: 4 tps: [1-9]", proc.stdout, re.M), proc.stdout
     per_thread = _result(out)["summary"]["thread_events"]
     assert len(per_thread) == 4 and min(per_thread) > max(per_thread) / 2, per_thread
@@ -127,8 +171,16 @@ def test_thousands_of_threads_per_worker_process(run_cli, tmp_path, threads):
     worker's death ("worker process 1 died unexpectedly (exit code None)" within
     2-6 s, while it ran on).  Default worker count (two on two cores)."""
     out = tmp_path / "r.json"
-    proc = run_cli("oltp_point_select", *DRY_RUN, f"--threads={threads}", "--time=5", "--report-interval=1",
-                   f"--result-file={out}", "run", timeout=180)
+    proc = run_cli(
+        "oltp_point_select",
+        *DRY_RUN,
+        f"--threads={threads}",
+        "--time=5",
+        "--report-interval=1",
+        f"--result-file={out}",
+        "run",
+        timeout=180,
+    )
     assert proc.returncode == 0 and "FATAL" not in proc.stdout, run_cli.describe(proc)
     assert len(re.findall(rf"^\[ \d+s \] thds: {threads} ", proc.stdout, re.M)) >= 3, proc.stdout
     doc = _result(out)
@@ -147,7 +199,7 @@ def test_stopped_worker_process_ends_the_run_with_a_clear_error(tmp_path):
     assert WORKER_TIMEOUT_S - 1 < took < WORKER_TIMEOUT_S + 6, took
     fatal = [line for line in stdout.splitlines() if line.startswith("FATAL:")]
     assert len(fatal) == 1 and f"(pid {stopped}) sent nothing for" in fatal[0], stdout
-    assert "General statistics:" in stdout, stdout   # the report of what was measured, on stdout too
+    assert "General statistics:" in stdout, stdout  # the report of what was measured, on stdout too
     doc = _result(tmp_path / "r.json")
     assert doc["exit_code"] == 1 and "sent nothing for" in doc["error"] and doc["summary"]["events"] > 0
     assert [w["died"] for w in doc["client"]["per_worker"]].count(True) == 1
@@ -157,8 +209,9 @@ def test_interrupt_with_a_stopped_worker_process_ends_within_the_bound(tmp_path)
     """Ctrl-C when a worker cannot act on it: the grace for the events in flight,
     then the cancel, then the worker that did not end is killed -- a few seconds,
     not forever."""
-    proc, stdout, took, stopped = _stop_a_worker(tmp_path, interrupt=True,
-                                                 timeout_s=STOP_GRACE_S + CANCEL_TIMEOUT_S + 30)
+    proc, stdout, took, stopped = _stop_a_worker(
+        tmp_path, interrupt=True, timeout_s=STOP_GRACE_S + CANCEL_TIMEOUT_S + 30
+    )
     assert took < STOP_GRACE_S + CANCEL_TIMEOUT_S + 4, took
     assert proc.returncode == 1, stdout
     assert f"(pid {stopped}) did not stop within" in stdout
@@ -171,9 +224,25 @@ def _stop_a_worker(tmp_path: Path, interrupt: bool, timeout_s: float):
     (process, stdout, seconds to its end, pid of the stopped worker), after
     checking that nothing printed a traceback and the stopped worker is gone."""
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.Popen([sys.executable, "-m", "pysysbench", "oltp_point_select", *DRY_RUN, "--threads=4",
-                             "--time=120", "--report-interval=1", f"--result-file={tmp_path / 'r.json'}", "run"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pysysbench",
+            "oltp_point_select",
+            *DRY_RUN,
+            "--threads=4",
+            "--time=120",
+            "--report-interval=1",
+            f"--result-file={tmp_path / 'r.json'}",
+            "run",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=REPO,
+    )
     stopped = None
     try:
         _wait_for_line(proc, "[ 2s ]", timeout_s=60)
@@ -203,9 +272,26 @@ def test_killed_worker_ends_the_run_with_the_report_on_stdout(tmp_path):
     with the same totals as the result file."""
     env = dict(os.environ, PYTHONPATH=str(REPO))
     out = tmp_path / "r.json"
-    proc = subprocess.Popen([sys.executable, "-m", "pysysbench", "oltp_point_select", *DRY_RUN, "--threads=2",
-                             "--workers=2", "--time=60", "--report-interval=1", f"--result-file={out}", "run"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pysysbench",
+            "oltp_point_select",
+            *DRY_RUN,
+            "--threads=2",
+            "--workers=2",
+            "--time=60",
+            "--report-interval=1",
+            f"--result-file={out}",
+            "run",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=REPO,
+    )
     try:
         _wait_for_line(proc, "[ 2s ]", timeout_s=60)
         kids = _children(proc.pid)
@@ -246,7 +332,7 @@ def test_crashed_worker_stops_run_and_keeps_partial_results(mysql_opts, run_cli,
     assert "Traceback" not in stdout + stderr
     doc = _result(out)
     assert doc["exit_code"] == 1 and "died unexpectedly" in doc["error"]
-    assert doc["summary"]["events"] > 0                   # what was measured is kept
+    assert doc["summary"]["events"] > 0  # what was measured is kept
     assert [w["died"] for w in doc["client"]["per_worker"]].count(True) == 1
     time.sleep(0.5)
     assert not [k for k in kids if _alive(k)], "worker processes left behind"
@@ -302,9 +388,26 @@ def test_workers_end_when_their_parent_is_killed(mysql_opts, run_cli):
 def _start_two_workers(mysql_opts: list[str], *options: str) -> subprocess.Popen:
     """A point-select run of 2 threads on 2 worker processes, reporting every second."""
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.Popen([sys.executable, "-m", "pysysbench", "oltp_point_select", *mysql_opts, *PREPARE,
-                             "--threads=2", "--workers=2", "--report-interval=1", *options, "run"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pysysbench",
+            "oltp_point_select",
+            *mysql_opts,
+            *PREPARE,
+            "--threads=2",
+            "--workers=2",
+            "--report-interval=1",
+            *options,
+            "run",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=REPO,
+    )
 
 
 def _wait_for_line(proc: subprocess.Popen, prefix: str, timeout_s: float) -> None:
@@ -351,9 +454,25 @@ def test_workers_forked_by_default_and_nothing_printed_twice(tmp_path, start):
     PYSYSBENCH_WORKER_START=spawn spawns them.  Forked children inherit the parent's
     unflushed stdout buffer: nothing the parent wrote may come out twice through a pipe."""
     env = dict(os.environ, PYTHONPATH=str(REPO), PYSYSBENCH_WORKER_START=start)
-    proc = subprocess.Popen([sys.executable, "-m", "pysysbench", "oltp_point_select", *DRY_RUN, "--threads=4",
-                             "--workers=2", "--time=3", "--report-interval=1", "run"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pysysbench",
+            "oltp_point_select",
+            *DRY_RUN,
+            "--threads=4",
+            "--workers=2",
+            "--time=3",
+            "--report-interval=1",
+            "run",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=REPO,
+    )
     try:
         _wait_for_line(proc, "[ 1s ]", timeout_s=60)
         kids = _children(proc.pid)
@@ -373,7 +492,7 @@ def test_workers_forked_by_default_and_nothing_printed_twice(tmp_path, start):
         assert all(b"spawn_main" in c for c in cmdlines), cmdlines
     else:
         assert cmdlines == [parent_cmdline] * 2, "the workers should be forked from the parent"
-    assert stdout.count("Running the test with following options:") == 0   # read by _wait_for_line
+    assert stdout.count("Running the test with following options:") == 0  # read by _wait_for_line
     assert stdout.count("Threads started!") == 0 and "General statistics" in stdout
     assert stdout.count("General statistics") == 1 and stdout.count("SQL statistics") == 1
 
@@ -384,6 +503,7 @@ def test_metrics_endpoint_serves_counters_merged_over_worker_processes(run_cli, 
     workers' sum and keeps increasing while the run goes."""
     import socket
     import urllib.request
+
     pytest.importorskip("prometheus_client")
     run_cli.ok("oltp_point_select", *mysql_opts, *PREPARE, "prepare")
     with socket.socket() as s:
@@ -391,10 +511,26 @@ def test_metrics_endpoint_serves_counters_merged_over_worker_processes(run_cli, 
         port = s.getsockname()[1]
     out = tmp_path / "r.json"
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.Popen([sys.executable, "-m", "pysysbench", "oltp_point_select", *mysql_opts, *PREPARE,
-                             "--threads=4", "--workers=2", "--time=12", f"--metrics-addr=127.0.0.1:{port}",
-                             f"--result-file={out}", "run"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, env=env)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pysysbench",
+            "oltp_point_select",
+            *mysql_opts,
+            *PREPARE,
+            "--threads=4",
+            "--workers=2",
+            "--time=12",
+            f"--metrics-addr=127.0.0.1:{port}",
+            f"--result-file={out}",
+            "run",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
 
     def events() -> float | None:
         try:

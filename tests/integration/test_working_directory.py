@@ -19,7 +19,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-
 from conftest import REPO, parse_summary_text
 
 CONSOLE_SCRIPT = "import sys\nfrom pysysbench.cli.main import main\nif __name__ == '__main__':\n    sys.exit(main())\n"
@@ -39,8 +38,14 @@ def hostile_cwd(tmp_path: Path, *packages: str) -> Path:
 def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYSYSBENCH_")}
     env["PYTHONPATH"] = str(REPO)
-    proc = subprocess.run([sys.executable, str(cwd.parent / "bin" / "pysysbench"), *args], capture_output=True,
-                          text=True, timeout=300, cwd=cwd, env=env)
+    proc = subprocess.run(
+        [sys.executable, str(cwd.parent / "bin" / "pysysbench"), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+        env=env,
+    )
     assert proc.returncode == 0, f"$ pysysbench {' '.join(args)}\n{proc.stdout}\n{proc.stderr}"
     assert "working directory" not in proc.stdout + proc.stderr
     return proc
@@ -49,7 +54,7 @@ def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
 def test_prepare_with_generator_processes_ignores_the_working_directory(tmp_path):
     cwd = hostile_cwd(tmp_path, "pysysbench")
     db = f"--sqlite-db={cwd.parent / 'big.db'}"
-    cli(cwd, "oltp_read_only", db, "--table-size=100000", "prepare")   # PROCESS_MIN_ROWS: generators
+    cli(cwd, "oltp_read_only", db, "--table-size=100000", "prepare")  # PROCESS_MIN_ROWS: generators
     proc = cli(cwd, "oltp_read_only", db, "--table-size=100000", "check")
     assert "sbtest1" in proc.stdout
 
@@ -58,6 +63,7 @@ def test_worker_processes_ignore_the_working_directory(tmp_path):
     cwd = hostile_cwd(tmp_path, "pysysbench", "multiprocessing")
     db = f"--sqlite-db={cwd.parent / 'small.db'}"
     cli(cwd, "oltp_read_only", db, "--table-size=500", "prepare")
-    proc = cli(cwd, "oltp_read_only", db, "--table-size=500", "--threads=2", "--workers=2", "--events=100",
-               "--time=0", "run")
+    proc = cli(
+        cwd, "oltp_read_only", db, "--table-size=500", "--threads=2", "--workers=2", "--events=100", "--time=0", "run"
+    )
     assert parse_summary_text(proc.stdout)["events"] == 100

@@ -38,15 +38,24 @@ def test_context_switches_come_from_proc_stat(per_second):
     assert per_second.context_switches(b"cpu  1 2 3\nintr 99\nctxt 4242\nbtime 1\n") == 4242
 
 
-@pytest.mark.parametrize("line, expected", [
-    # sysbench 1.0.20 and pysysbench print the same interval line
-    ("[ 3s ] thds: 8 tps: 14523.71 qps: 145237.12 (r/w/o: 145237.12/0.00/0.00) lat (ms,95%): 0.09 "
-     "err/s: 0.00 reconn/s: 0.00", (3, 145237.12)),
-    ("[ 12s ] thds: 1000 tps: 120.00 qps: 2400.50 (r/w/o: 1680.00/480.00/240.50) lat (ms,95%): 9.91 "
-     "err/s: 0.00 reconn/s: 0.00", (12, 2400.5)),
-    ("Threads started!", None),
-    ("    queries:                             1452371 (145237.12 per sec.)", None),
-])
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        # sysbench 1.0.20 and pysysbench print the same interval line
+        (
+            "[ 3s ] thds: 8 tps: 14523.71 qps: 145237.12 (r/w/o: 145237.12/0.00/0.00) lat (ms,95%): 0.09 "
+            "err/s: 0.00 reconn/s: 0.00",
+            (3, 145237.12),
+        ),
+        (
+            "[ 12s ] thds: 1000 tps: 120.00 qps: 2400.50 (r/w/o: 1680.00/480.00/240.50) lat (ms,95%): 9.91 "
+            "err/s: 0.00 reconn/s: 0.00",
+            (12, 2400.5),
+        ),
+        ("Threads started!", None),
+        ("    queries:                             1452371 (145237.12 per sec.)", None),
+    ],
+)
 def test_interval_reports_are_read_and_nothing_else(per_second, line, expected):
     assert per_second.report(line) == expected
 
@@ -60,4 +69,5 @@ def test_a_command_without_interval_reports_is_refused_with_one_line():
     done = subprocess.run([sys.executable, str(BENCH), "--", "true"], capture_output=True, text=True)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        "per_second: the command needs --report-interval=1 (its per-second QPS is the first column)"]
+        "per_second: the command needs --report-interval=1 (its per-second QPS is the first column)"
+    ]

@@ -17,7 +17,7 @@ BENCH = Path(__file__).resolve().parents[2] / "bench" / "compare_sysbench.py"
 def bench():
     spec = importlib.util.spec_from_file_location("compare_sysbench_under_test", BENCH)
     module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module      # its dataclasses look their module up there
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
     try:
         spec.loader.exec_module(module)
         yield module

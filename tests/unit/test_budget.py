@@ -11,10 +11,10 @@ import threading
 
 import pytest
 
-from pysysbench.runtime import native
 from pysysbench.engine import budget as budget_mod
 from pysysbench.engine.budget import EventBudget, PyBudgetCore
 from pysysbench.engine.group import shares
+from pysysbench.runtime import native
 
 TWINS = ["python"] + (["c"] if native.Budget is not None else [])
 
@@ -76,7 +76,7 @@ def test_exact_total_over_forked_processes_and_threads(twin, total):
         for _ in range(4):
             r, w = os.pipe()
             pid = os.fork()
-            if pid == 0:   # pragma: no cover - the child
+            if pid == 0:  # pragma: no cover - the child
                 os.close(r)
                 code = 1
                 try:
@@ -106,7 +106,7 @@ def test_a_shared_budget_pickles_as_the_same_counter_and_a_private_one_as_a_fres
         other = pickle.loads(pickle.dumps(shared))
         assert other.take(5) == 5 and shared.take(5) == 2 and other.taken == 7
         shared.unlink()
-        assert not os.path.exists(shared.path) and other.take() == 0   # the mappings outlive the name
+        assert not os.path.exists(shared.path) and other.take() == 0  # the mappings outlive the name
     finally:
         shared.unlink()
     private = EventBudget(3)

@@ -10,26 +10,56 @@ import math
 
 import pytest
 
-from pysysbench.stats import results
 from pysysbench.cli.main import main
 from pysysbench.core.errors import UsageError
 from pysysbench.report import compare as cmp
 from pysysbench.report import export
 from pysysbench.report.model import METRICS, load_runs, run_of
+from pysysbench.stats import results
 
 
 def doc(workload="oltp_read_write", threads=8, repeat=1, tps=1000.0, p95=5.0, labels=None, campaign="c"):
-    return {"format": results.FORMAT, "format_version": 1, "test": "oltp_read_write", "driver": "mysql",
-            "server_version": "10.11", "started_at": "2024-01-01T00:00:00+00:00", "exit_code": 0, "error": None,
-            "options": {"percentile": 95}, "command_line": ["oltp_read_write", "run"],
-            "labels": labels or {}, "intervals": [{"time_s": 1.0, "interval_s": 1.0, "threads": threads,
-                                                   "events": int(tps), "tps": tps, "qps": tps * 20, "reads": 1,
-                                                   "writes": 2, "others": 3, "errors": 0, "reconnects": 0,
-                                                   "latency_pct_ms": p95}],
-            "campaign": {"name": campaign, "workload": workload, "threads": threads, "repeat": repeat},
-            "summary": {"tps": tps, "qps": tps * 20, "errors_per_s": 0.0, "threads": threads, "events": 10,
-                        "total_time_s": 10.0, "queries": {"read": 14, "write": 4, "other": 2},
-                        "latency_ms": {"p95": p95, "p99": p95 * 2, "avg": p95 / 2}, "histogram": {}}}
+    return {
+        "format": results.FORMAT,
+        "format_version": 1,
+        "test": "oltp_read_write",
+        "driver": "mysql",
+        "server_version": "10.11",
+        "started_at": "2024-01-01T00:00:00+00:00",
+        "exit_code": 0,
+        "error": None,
+        "options": {"percentile": 95},
+        "command_line": ["oltp_read_write", "run"],
+        "labels": labels or {},
+        "intervals": [
+            {
+                "time_s": 1.0,
+                "interval_s": 1.0,
+                "threads": threads,
+                "events": int(tps),
+                "tps": tps,
+                "qps": tps * 20,
+                "reads": 1,
+                "writes": 2,
+                "others": 3,
+                "errors": 0,
+                "reconnects": 0,
+                "latency_pct_ms": p95,
+            }
+        ],
+        "campaign": {"name": campaign, "workload": workload, "threads": threads, "repeat": repeat},
+        "summary": {
+            "tps": tps,
+            "qps": tps * 20,
+            "errors_per_s": 0.0,
+            "threads": threads,
+            "events": 10,
+            "total_time_s": 10.0,
+            "queries": {"read": 14, "write": 4, "other": 2},
+            "latency_ms": {"p95": p95, "p99": p95 * 2, "avg": p95 / 2},
+            "histogram": {},
+        },
+    }
 
 
 def group(name, *docs):
@@ -64,8 +94,9 @@ def test_latency_lower_is_better():
     assert METRICS["p95"].higher_is_better is False
 
 
-@pytest.mark.parametrize("tps_b,text", [(1200, "better? (no repeats)"), (800, "worse? (no repeats)"),
-                                         (1030, "same? (no repeats)")])
+@pytest.mark.parametrize(
+    "tps_b,text", [(1200, "better? (no repeats)"), (800, "worse? (no repeats)"), (1030, "same? (no repeats)")]
+)
 def test_single_runs_say_noise_is_unknown(tps_b, text):
     x = cell(cmp.compare([group("a", doc(tps=1000)), group("b", doc(tps=tps_b))], "tps"))
     assert x.verdicts[1].text == text and x.verdicts[1].kind == "unsure" and x.diffs[1].noise is None
@@ -74,7 +105,7 @@ def test_single_runs_say_noise_is_unknown(tps_b, text):
 def test_min_effect_floor():
     a = group("a", doc(tps=1000.0), doc(tps=1000.1, repeat=2), doc(tps=999.9, repeat=3))
     b = group("b", doc(tps=1005.0), doc(tps=1005.1, repeat=2), doc(tps=1004.9, repeat=3))
-    assert cell(cmp.compare([a, b], "tps")).verdicts[1].kind == "same"            # +0.5 % < 1 %
+    assert cell(cmp.compare([a, b], "tps")).verdicts[1].kind == "same"  # +0.5 % < 1 %
     assert cell(cmp.compare([a, b], "tps", min_effect=0.001)).verdicts[1].kind == "better"
 
 
@@ -118,8 +149,9 @@ def test_groups_from_directories_are_named_by_their_labels(tmp_path):
 
 
 def test_groups_by_label_and_by_selector(tmp_path):
-    root = write_results(tmp_path, "all", [doc(labels={"template": "default"}), doc(labels={"template": "hp"},
-                                                                                    tps=900)])
+    root = write_results(
+        tmp_path, "all", [doc(labels={"template": "default"}), doc(labels={"template": "hp"}, tps=900)]
+    )
     by = cmp.make_groups([str(root)], by="template")
     assert [g.name for g in by] == ["template=default", "template=hp"]
     sel = cmp.make_groups(["template=hp", "template=default"], pool_dirs=[str(root)])
@@ -151,13 +183,12 @@ def test_compare_cli_errors(tmp_path, capsys):
     assert "unknown metric 'speed'" in capsys.readouterr().err
 
 
-
 def _header_columns(out: str) -> list[str]:
     """Each column's header text of the first table rich drew, its folded lines joined."""
     lines = out.splitlines()
     top = next(i for i, line in enumerate(lines) if line.startswith("┏"))
     end = next(i for i, line in enumerate(lines) if line.startswith("┡"))
-    cells = [line.split("┃")[1:-1] for line in lines[top + 1:end]]
+    cells = [line.split("┃")[1:-1] for line in lines[top + 1 : end]]
     return ["".join(row[i] for row in cells).replace(" ", "") for i in range(len(cells[0]))]
 
 
@@ -166,11 +197,14 @@ def test_compare_prints_long_group_names_whole(tmp_path, capsys):
     long_b = "mariadb-10.11.6-high-stability-template-2024"
     a = write_results(tmp_path, "a", [doc(labels={"template": long_a})])
     b = write_results(tmp_path, "b", [doc(labels={"template": long_b}, tps=1200)])
-    assert main(["compare", str(a), str(b), "--metric=tps"]) == 0     # on a pipe: 80 columns
+    assert main(["compare", str(a), str(b), "--metric=tps"]) == 0  # on a pipe: 80 columns
     out = capsys.readouterr().out
     assert "…" not in out
-    assert _header_columns(out)[1:4] == [f"template={long_a}:TPS", f"template={long_b}:TPS",
-                                         f"template={long_b}/template={long_a}"]
+    assert _header_columns(out)[1:4] == [
+        f"template={long_a}:TPS",
+        f"template={long_b}:TPS",
+        f"template={long_b}/template={long_a}",
+    ]
     assert f"template={long_a}: 1 runs, e.g. {a / 'r0.json'}" in out.splitlines()
 
 
@@ -188,10 +222,11 @@ def test_compare_warns_when_the_sides_ran_other_data_sets_or_thread_counts(tmp_p
         "measure that as well as the change.",
         "Different set-up (a vs b): table size 10,000 vs 2,000: the sides ran on different data sets, so the "
         "ratios measure that as well as the change.",
-        "Different thread counts (a vs b): oltp_read_write ran at 8, 16 vs 16, 32 threads (only 16 compared)."]
+        "Different thread counts (a vs b): oltp_read_write ran at 8, 16 vs 16, 32 threads (only 16 compared).",
+    ]
     same = group("c", _with_data(doc(threads=8), 16, 10000), _with_data(doc(threads=16), 16, 10000))
     assert not any(n.startswith("Different") for n in cmp.notes([a, same], [cmp.compare([a, same], "tps")]))
-    legacy = doc(threads=8)     # a 0.5 script's run: the data set is in --oltp-tables-count / --oltp-table-size
+    legacy = doc(threads=8)  # a 0.5 script's run: the data set is in --oltp-tables-count / --oltp-table-size
     legacy["options"] = {"oltp-tables-count": 16, "oltp-table-size": 500}
     notes = cmp.notes([a, group("d", legacy)], [])
     assert "table size 10,000 vs 500" in notes[0] and "thread counts" in notes[1] and "(only 8 compared)" in notes[1]

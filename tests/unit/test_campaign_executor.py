@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from pysysbench.stats import results
 from pysysbench.campaign import executor, spec
 from pysysbench.campaign.executor import CommandOutcome, Events
 from pysysbench.core.errors import ConnectError, InvalidOption, RunAborted, UsageError
+from pysysbench.stats import results
 
 CAMPAIGN = """
 name = "unit"
@@ -82,12 +82,29 @@ class FakeBackend:
         stem = os.path.basename(path)[:-5]
         code = self.interrupt_code if stem in self.interrupt else 1 if stem in self.fail else 0
         tps = self.tps(argv[0], int(arg(argv, "threads")))
-        summary = {"tps": tps, "qps": tps * 10, "errors_per_s": 0.0, "threads": int(arg(argv, "threads")),
-                   "latency_ms": {"p95": 1.0, "p99": 2.0}, "histogram": {"500": 10}}
-        results.save(path, {"format": results.FORMAT, "format_version": 1, "test": argv[0], "command": "run",
-                            "command_line": ["<masked by the real CLI>"], "options": {}, "intervals": [],
-                            "summary": summary if code != 1 else None, "exit_code": code,
-                            "error": "boom" if code == 1 else None})
+        summary = {
+            "tps": tps,
+            "qps": tps * 10,
+            "errors_per_s": 0.0,
+            "threads": int(arg(argv, "threads")),
+            "latency_ms": {"p95": 1.0, "p99": 2.0},
+            "histogram": {"500": 10},
+        }
+        results.save(
+            path,
+            {
+                "format": results.FORMAT,
+                "format_version": 1,
+                "test": argv[0],
+                "command": "run",
+                "command_line": ["<masked by the real CLI>"],
+                "options": {},
+                "intervals": [],
+                "summary": summary if code != 1 else None,
+                "exit_code": code,
+                "error": "boom" if code == 1 else None,
+            },
+        )
         return CommandOutcome(code)
 
     def sql(self, connection_argv, statements):
@@ -109,9 +126,11 @@ def campaign(tmp_path: Path, text: str = CAMPAIGN, overrides=()) -> spec.Campaig
 def run(tmp_path, backend, c=None, **kw):
     c = c or campaign(tmp_path)
     events: list[tuple] = []
-    ev = Events(phase=lambda t: events.append(("phase", t)),
-                run_finished=lambda r, rec: events.append(("run", r.key.stem, rec.status)),
-                peak=lambda w, p: events.append(("peak", w.name, p.threads)))
+    ev = Events(
+        phase=lambda t: events.append(("phase", t)),
+        run_finished=lambda r, rec: events.append(("run", r.key.stem, rec.status)),
+        peak=lambda w, p: events.append(("peak", w.name, p.threads)),
+    )
     manifest = executor.run_campaign(c, str(tmp_path / "res"), backend, ev, **kw)
     return manifest, events
 
@@ -120,12 +139,19 @@ def test_full_campaign_order_hooks_annotations_and_manifest(tmp_path):
     backend = FakeBackend()
     manifest, events = run(tmp_path, backend)
     kinds = [e[0] if e[0] != "command" else e[1] for e in backend.log]
-    assert kinds[:6] == ["sql", "cleanup", "prepare", "sql", "rows", "sql"]   # before-campaign .. first before-run
+    assert kinds[:6] == ["sql", "cleanup", "prepare", "sql", "rows", "sql"]  # before-campaign .. first before-run
     assert backend.log[0] == ("sql", "SET a=1") and backend.log[3] == ("sql", "ANALYZE")
     runs = [e[1] for e in events if e[0] == "run"]
-    assert runs == ["oltp_point_select-t0001-r1", "oltp_point_select-t0002-r1", "oltp_point_select-t0001-r2",
-                    "oltp_point_select-t0002-r2", "rw-t0001-r1", "rw-t0002-r1", "rw-t0004-r1"]
-    assert sum(1 for e in backend.log if e == ("sql", "SET b=2")) == len(runs)    # before every run
+    assert runs == [
+        "oltp_point_select-t0001-r1",
+        "oltp_point_select-t0002-r1",
+        "oltp_point_select-t0001-r2",
+        "oltp_point_select-t0002-r2",
+        "rw-t0001-r1",
+        "rw-t0002-r1",
+        "rw-t0004-r1",
+    ]
+    assert sum(1 for e in backend.log if e == ("sql", "SET b=2")) == len(runs)  # before every run
     assert ("peak", "rw", 2) in events
     assert manifest["status"] == "complete" and manifest["peaks"]["rw"]["threads"] == 2
     assert manifest["server_settings"] == {"innodb_buffer_pool_size": "134217728", "version": "10.11"}
@@ -133,8 +159,13 @@ def test_full_campaign_order_hooks_annotations_and_manifest(tmp_path):
     doc = results.load(str(tmp_path / "res" / "rw-t0002-r1.json"))
     assert doc["labels"] == {"version": "1.0"}
     camp = doc["campaign"]
-    assert (camp["name"], camp["workload"], camp["threads"], camp["repeat"], camp["phase"]) == ("unit", "rw", 2, 1,
-                                                                                                 "search")
+    assert (camp["name"], camp["workload"], camp["threads"], camp["repeat"], camp["phase"]) == (
+        "unit",
+        "rw",
+        2,
+        1,
+        "search",
+    )
     assert camp["server_settings"]["version"] == "10.11" and camp["sql_before_run"] == ["SET b=2"]
     assert camp["prepare_commands"][1][-1] == "prepare"
     on_disk = json.loads((tmp_path / "res" / "manifest.json").read_text())
@@ -152,9 +183,9 @@ def test_second_invocation_skips_everything(tmp_path):
     run(tmp_path, FakeBackend())
     again = FakeBackend()
     manifest, events = run(tmp_path, again)
-    assert [e for e in again.log if e[0] == "command"] == []           # no prepare, no run
+    assert [e for e in again.log if e[0] == "command"] == []  # no prepare, no run
     assert {e[2] for e in events if e[0] == "run"} == {"stored"}
-    assert manifest["peaks"]["rw"]["threads"] == 2                     # replayed from stored results
+    assert manifest["peaks"]["rw"]["threads"] == 2  # replayed from stored results
 
 
 def test_resume_after_interruption_runs_only_what_is_missing(tmp_path):
@@ -168,9 +199,11 @@ def test_resume_after_interruption_runs_only_what_is_missing(tmp_path):
     second = FakeBackend()
     manifest, events = run(tmp_path, second)
     executed = [e for e in second.log if e[0] == "command"]
-    assert ("command", "prepare", "oltp_common", "2") not in executed   # prepare finished the first time
+    assert ("command", "prepare", "oltp_common", "2") not in executed  # prepare finished the first time
     assert [e[1] for e in events if e[0] == "run" and e[2] == "stored"] == [
-        "oltp_point_select-t0001-r1", "oltp_point_select-t0002-r1"]
+        "oltp_point_select-t0001-r1",
+        "oltp_point_select-t0002-r1",
+    ]
     assert len(executed) == 5 and manifest["status"] == "complete"
 
 
@@ -188,7 +221,7 @@ def test_changed_options_invalidate_stored_results(tmp_path):
     run(tmp_path, FakeBackend())
     again = FakeBackend()
     _, events = run(tmp_path, again, campaign(tmp_path, overrides=["run.time=2"]))
-    assert {e[2] for e in events if e[0] == "run"} == {"ok"}          # every run again (prepare is unchanged)
+    assert {e[2] for e in events if e[0] == "run"} == {"ok"}  # every run again (prepare is unchanged)
     assert ("command", "prepare", "oltp_common", "2") not in again.log
 
 
@@ -211,7 +244,7 @@ def test_failed_run_can_be_skipped(tmp_path):
     manifest, _ = run(tmp_path, FakeBackend(fail={"oltp_point_select-t0002-r1", "rw-t0004-r1"}), c)
     assert manifest["status"] == "complete with failed runs"
     assert manifest["runs"]["oltp_point_select-t0002-r1"]["status"] == "failed"
-    assert manifest["peaks"]["rw"]["threads"] == 2     # a failed point counts as no throughput
+    assert manifest["peaks"]["rw"]["threads"] == 2  # a failed point counts as no throughput
 
 
 def test_bad_option_fails_before_touching_the_database(tmp_path):
@@ -222,8 +255,12 @@ def test_bad_option_fails_before_touching_the_database(tmp_path):
 
 
 def test_table_size_from_memory_is_decided_once(tmp_path):
-    c = campaign(tmp_path, overrides=['data.table-size={memory-query = "SELECT @@innodb_buffer_pool_size", '
-                                      'factor = 1.2, row-bytes = 200}'])
+    c = campaign(
+        tmp_path,
+        overrides=[
+            'data.table-size={memory-query = "SELECT @@innodb_buffer_pool_size", factor = 1.2, row-bytes = 200}'
+        ],
+    )
     backend = FakeBackend()
     manifest, _ = run(tmp_path, backend, c)
     expected = int(128 * 2**20 * 1.2 / (2 * 200))
@@ -240,6 +277,7 @@ def test_sql_failure_is_one_clear_error(tmp_path):
     class Broken(FakeBackend):
         def sql(self, connection_argv, statements):
             raise ConnectError("cannot connect to MySQL server on 127.0.0.1:3306")
+
     with pytest.raises(RunAborted, match="SQL before-campaign failed: cannot connect"):
         run(tmp_path, Broken())
 
@@ -247,8 +285,12 @@ def test_sql_failure_is_one_clear_error(tmp_path):
 def test_estimate_runs(tmp_path):
     total, exact = executor.estimate_runs(campaign(tmp_path))
     assert not exact and total >= 4 + 2
-    fixed = campaign(tmp_path, CAMPAIGN.replace('threads = "auto"', "threads = [1, 8]").replace(
-        "auto = { start = 1, max = 8, refine = 0 }", ""))
+    fixed = campaign(
+        tmp_path,
+        CAMPAIGN.replace('threads = "auto"', "threads = [1, 8]").replace(
+            "auto = { start = 1, max = 8, refine = 0 }", ""
+        ),
+    )
     assert executor.estimate_runs(fixed) == (6, True)
 
 
@@ -290,8 +332,9 @@ def test_variants_run_interleaved_round_by_round_with_their_switch_sql_and_label
     backend = FakeBackend()
     manifest, events = run(tmp_path, backend, campaign(tmp_path, VARIANTS))
     runs = [e[1] for e in events if e[0] == "run"]
-    assert runs == [f"oltp_update_index-{v}-t{t:04d}-r{r}" for r in (1, 2) for t in (1, 4)
-                    for v in ("flush1", "flush2")]
+    assert runs == [
+        f"oltp_update_index-{v}-t{t:04d}-r{r}" for r in (1, 2) for t in (1, 4) for v in ("flush1", "flush2")
+    ]
     switches = [e[1] for e in backend.log if e[0] == "sql"]
     assert switches == [f"SET GLOBAL innodb_flush_log_at_trx_commit = {n}" for _ in range(4) for n in (1, 2)]
     doc = results.load(str(tmp_path / "res" / "oltp_update_index-flush2-t0004-r2.json"))

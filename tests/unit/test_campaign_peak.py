@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from pysysbench.stats.noise import difference, sample, t_critical, welch_margin
 from pysysbench.campaign.peak import find_peak, improves, next_threads
 from pysysbench.campaign.spec import AutoThreads
+from pysysbench.stats.noise import difference, sample, t_critical, welch_margin
 
 
 def curve(points: dict[int, float]):
@@ -17,6 +17,7 @@ def curve(points: dict[int, float]):
     def measure(threads: int, phase: str) -> list[float]:
         calls.append((threads, phase))
         return [points[threads]] if threads in points else [saturating(threads)]
+
     return measure, calls
 
 
@@ -42,8 +43,8 @@ def test_t_critical_values():
 
 def test_welch_margin_matches_hand_computation():
     a, b = sample([100, 102, 98]), sample([110, 111, 109, 110])
-    va, vb = 4 / 3, (2 / 3) / 4          # variances of the means
-    df = (va + vb) ** 2 / (va ** 2 / 2 + vb ** 2 / 3)
+    va, vb = 4 / 3, (2 / 3) / 4  # variances of the means
+    df = (va + vb) ** 2 / (va**2 / 2 + vb**2 / 3)
     assert math.isclose(welch_margin(a, b), t_critical(df) * math.sqrt(va + vb))
     assert welch_margin(sample([1]), b) is None
     assert welch_margin(sample([5, 5]), sample([6, 6])) == 0.0
@@ -56,7 +57,7 @@ def test_difference_verdict_inputs():
     noisy = difference(base, sample([900, 1200, 1050]), 0.01)
     assert noisy.significant is False and noisy.noise > abs(noisy.change)
     tiny = difference(sample([1000, 1000.5, 999.5]), sample([1003, 1003.5, 1002.5]), 0.01)
-    assert tiny.significant is False        # beyond the noise, but under min_effect
+    assert tiny.significant is False  # beyond the noise, but under min_effect
     single = difference(sample([1000]), sample([1200]), 0.01)
     assert single.significant is None and single.noise is None and math.isclose(single.change, 0.2)
 
@@ -72,8 +73,8 @@ def test_next_threads_always_grows():
 def test_doubling_then_refine():
     measure, calls = curve({})
     peak = find_peak(AutoThreads(start=1, factor=2, max=256), measure)
-    assert [t for t, ph in calls if ph == "search"] == [1, 2, 4, 8, 16, 32]   # 32 is worse than 16
-    assert [t for t, ph in calls if ph == "refine"] == [11, 23]   # geometric midpoints of 8..16 and 16..32
+    assert [t for t, ph in calls if ph == "search"] == [1, 2, 4, 8, 16, 32]  # 32 is worse than 16
+    assert [t for t, ph in calls if ph == "refine"] == [11, 23]  # geometric midpoints of 8..16 and 16..32
     assert peak.threads == 16 and peak.value == saturating(16)
     assert "no gain" in peak.stopped
 
@@ -103,16 +104,17 @@ def test_patience_tolerates_one_flat_step():
 
 
 def test_noise_from_repeats_blocks_false_improvements():
-    best, new = sample([1000, 1100, 900]), sample([1080, 1180, 980])     # +8 %, but sd 100
+    best, new = sample([1000, 1100, 900]), sample([1080, 1180, 980])  # +8 %, but sd 100
     assert not improves(new, best, 0.05)
     assert improves(sample([1300, 1310, 1290]), best, 0.05)
-    assert improves(sample([1080]), sample([1000]), 0.05)                # single runs: min_gain only
+    assert improves(sample([1080]), sample([1000]), 0.05)  # single runs: min_gain only
 
 
 def test_peak_with_repeats_uses_means():
     def measure(threads, phase):
         base = saturating(threads)
         return [base * 0.98, base * 1.02]
+
     peak = find_peak(AutoThreads(start=4, factor=2, max=64, refine=0), measure)
     assert peak.threads == 16 and all(p.sample.n == 2 for p in peak.points)
 
@@ -136,6 +138,7 @@ def test_within_min_gain_and_within_noise_are_kept_apart():
     peak now carries both facts, and the progress line states them separately."""
     from pysysbench.campaign.spec import WorkloadSpec
     from pysysbench.cli.progress import peak_line
+
     noisy = {1: [600, 1500], 2: [1900, 2100], 4: [2000, 2040]}
     peak = find_peak(AutoThreads(start=1, max=4, patience=3, refine=0), lambda t, phase: noisy[t])
     assert peak.threads == 4 and peak.within_gain_threads == 2 and peak.within_noise_threads == 1

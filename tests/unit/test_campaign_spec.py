@@ -37,8 +37,14 @@ def load(tmp_path: Path, text: str, overrides: list[str] | None = None) -> spec.
 
 
 def test_examples_are_present():
-    assert {"campaign-example.toml", "polardbx.toml", "tencentdb-mariadb.toml", "tidb.toml", "kunlunbase.toml",
-            "tencentdb-mysql.toml"} <= set(CAMPAIGNS)
+    assert {
+        "campaign-example.toml",
+        "polardbx.toml",
+        "tencentdb-mariadb.toml",
+        "tidb.toml",
+        "kunlunbase.toml",
+        "tencentdb-mysql.toml",
+    } <= set(CAMPAIGNS)
 
 
 @pytest.mark.parametrize("name", CAMPAIGNS)
@@ -73,8 +79,11 @@ def test_dash_and_underscore_keys_are_one_key(tmp_path):
 
 
 def test_overrides_with_set(tmp_path):
-    c = load(tmp_path, MINIMAL, ["run.time=3", "workload.1.threads=[4]", "labels.template=hp",
-                                 "connection.sqlite-db=x.db", "name=other"])
+    c = load(
+        tmp_path,
+        MINIMAL,
+        ["run.time=3", "workload.1.threads=[4]", "labels.template=hp", "connection.sqlite-db=x.db", "name=other"],
+    )
     assert c.run.time_s == 3 and c.workloads[0].time_s == 3
     assert c.workloads[0].threads == (4,)
     assert c.labels == {"template": "hp"} and c.connection["sqlite-db"] == "x.db" and c.name == "other"
@@ -94,30 +103,48 @@ BAD = [
     ("[[workload]]\ntest = 'oltp_insert'\nthreads = [0]\n", "'threads' element 1 is 0: a thread count is"),
     ("[[workload]]\ntest = 'oltp_insert'\nthreads = [2, 2]\n", "lists a thread count twice"),
     ("[[workload]]\ntest = 'oltp_insert'\nthread = [1]\n", "unknown key 'thread' (did you mean 'threads'?)"),
-    ("[[workload]]\ntest = 'oltp_insert'\nthreads = [1]\n[[workload]]\ntest = 'oltp_insert'\nthreads = [2]\n",
-     "name 'oltp_insert' is used twice"),
-    ("[[workload]]\ntest = 'oltp_insert'\nthreads = [1]\noptions = { threads = 4 }\n",
-     "option 'threads' cannot be set here: use the workload's 'threads' list"),
+    (
+        "[[workload]]\ntest = 'oltp_insert'\nthreads = [1]\n[[workload]]\ntest = 'oltp_insert'\nthreads = [2]\n",
+        "name 'oltp_insert' is used twice",
+    ),
+    (
+        "[[workload]]\ntest = 'oltp_insert'\nthreads = [1]\noptions = { threads = 4 }\n",
+        "option 'threads' cannot be set here: use the workload's 'threads' list",
+    ),
     ("[[workload]]\ntest = 'oltp_insert'\nthreads = [1]\noptions = { time = 4 }\n", "use 'time' in [run]"),
     ("[[workload]]\ntest = 'oltp_insert'\nthreads = 'auto'\nauto = { factor = 1 }\n", "'factor' must be > 1"),
-    ("[[workload]]\ntest = 'oltp_insert'\nthreads = 'auto'\nauto = { metric = 'p95' }\n",
-     "'metric' must be one of tps, qps"),
-    ("[[workload]]\ntest = 'oltp_insert'\nthreads = [1]\nauto = { max = 4 }\n", "only used with threads = \"auto\""),
+    (
+        "[[workload]]\ntest = 'oltp_insert'\nthreads = 'auto'\nauto = { metric = 'p95' }\n",
+        "'metric' must be one of tps, qps",
+    ),
+    ("[[workload]]\ntest = 'oltp_insert'\nthreads = [1]\nauto = { max = 4 }\n", 'only used with threads = "auto"'),
     ("[run]\ntime = 0\n[[workload]]\ntest = 'oltp_insert'\nthreads = [1]\n", "'time' must be >= 1"),
     ("[run]\ntime = '10s'\n[[workload]]\ntest = 'oltp_insert'\nthreads = [1]\n", "'time' must be an integer"),
-    ("[run]\non-error = 'ignore'\n[[workload]]\ntest = 'oltp_insert'\nthreads = [1]\n",
-     "'on-error' must be one of stop, continue"),
-    ("[data]\ntable-size = -5\n[[workload]]\ntest = 'oltp_insert'\nthreads = [1]\n",
-     "'table-size' must be a positive integer"),
-    ("[data]\ntable-size = { factor = 1.2 }\n[[workload]]\ntest = 'oltp_insert'\nthreads = [1]\n",
-     "give exactly one of 'memory'"),
-    ("[data]\ntable-size = { memory = 'lots' }\n[[workload]]\ntest = 'oltp_insert'\nthreads = [1]\n",
-     "'memory' must be a size"),
-    ("[sql]\nbefore-run = 5\n[[workload]]\ntest = 'oltp_insert'\nthreads = [1]\n",
-     "'before-run' must be a string or a list of strings"),
+    (
+        "[run]\non-error = 'ignore'\n[[workload]]\ntest = 'oltp_insert'\nthreads = [1]\n",
+        "'on-error' must be one of stop, continue",
+    ),
+    (
+        "[data]\ntable-size = -5\n[[workload]]\ntest = 'oltp_insert'\nthreads = [1]\n",
+        "'table-size' must be a positive integer",
+    ),
+    (
+        "[data]\ntable-size = { factor = 1.2 }\n[[workload]]\ntest = 'oltp_insert'\nthreads = [1]\n",
+        "give exactly one of 'memory'",
+    ),
+    (
+        "[data]\ntable-size = { memory = 'lots' }\n[[workload]]\ntest = 'oltp_insert'\nthreads = [1]\n",
+        "'memory' must be a size",
+    ),
+    (
+        "[sql]\nbefore-run = 5\n[[workload]]\ntest = 'oltp_insert'\nthreads = [1]\n",
+        "'before-run' must be a string or a list of strings",
+    ),
     ("[labels]\nx = [1]\n[[workload]]\ntest = 'oltp_insert'\nthreads = [1]\n", "'x' must be a string or a number"),
-    ("[connection]\nmysql-host = { a = 1 }\n[[workload]]\ntest = 'oltp_insert'\nthreads = [1]\n",
-     "must be a string, number, boolean or list"),
+    (
+        "[connection]\nmysql-host = { a = 1 }\n[[workload]]\ntest = 'oltp_insert'\nthreads = [1]\n",
+        "must be a string, number, boolean or list",
+    ),
     ("name = 'a b'\n[[workload]]\ntest = 'oltp_insert'\nthreads = [1]\n", "'name' must be letters"),
     ("[[workload]]\ntest = 'oltp_insert'\nthreads = [1]\n[extra]\n", "unknown key 'extra'"),
     ("[prepare]\nthreads = 0\n[[workload]]\ntest = 'oltp_insert'\nthreads = [1]\n", "'threads' must be >= 1"),
@@ -172,7 +199,9 @@ def test_unknown_test_is_caught_before_running(tmp_path, capsys):
 
 
 def test_run_command_lines_and_precedence(tmp_path):
-    c = load(tmp_path, """
+    c = load(
+        tmp_path,
+        """
         [connection]
         db-driver = "sqlite"
         sqlite-db = "{results_dir}/x.db"
@@ -188,22 +217,39 @@ def test_run_command_lines_and_precedence(tmp_path):
         threads = [4]
         repeats = 2
         options = { range-size = 5, skip_trx = true }
-    """)
+    """,
+    )
     planner = Planner(c, "R", c.table_size)
     runs = planner.fixed_runs(c.workloads[0])
     assert [r.key.stem for r in runs] == ["oltp_read_only-t0004-r1", "oltp_read_only-t0004-r2"]
-    assert runs[0].request.words() == [   # the command line it stands for: fingerprints unchanged
-        "oltp_read_only", "--db-driver=sqlite", "--sqlite-db=R/x.db", "--tables=2", "--table-size=100",
-        "--rand-type=uniform", "--range-size=5", "--skip_trx=on", "--threads=4", "--time=3", "--warmup-time=1",
-        "--report-interval=1", "--result-file=R/oltp_read_only-t0004-r1.json", "run"]
-    assert runs[0].fingerprint == runs[1].fingerprint     # only the result file differs
+    assert runs[0].request.words() == [  # the command line it stands for: fingerprints unchanged
+        "oltp_read_only",
+        "--db-driver=sqlite",
+        "--sqlite-db=R/x.db",
+        "--tables=2",
+        "--table-size=100",
+        "--rand-type=uniform",
+        "--range-size=5",
+        "--skip_trx=on",
+        "--threads=4",
+        "--time=3",
+        "--warmup-time=1",
+        "--report-interval=1",
+        "--result-file=R/oltp_read_only-t0004-r1.json",
+        "run",
+    ]
+    assert runs[0].fingerprint == runs[1].fingerprint  # only the result file differs
 
 
 def test_repeats_are_whole_sweeps(tmp_path):
     c = load(tmp_path, MINIMAL.replace("threads = [1, 2]", "threads = [1, 2]\nrepeats = 2"))
     stems = [r.key.stem for r in Planner(c, "R", None).fixed_runs(c.workloads[0])]
-    assert stems == ["oltp_point_select-t0001-r1", "oltp_point_select-t0002-r1",
-                     "oltp_point_select-t0001-r2", "oltp_point_select-t0002-r2"]
+    assert stems == [
+        "oltp_point_select-t0001-r1",
+        "oltp_point_select-t0002-r1",
+        "oltp_point_select-t0001-r2",
+        "oltp_point_select-t0002-r2",
+    ]
 
 
 def test_config_file_is_relative_to_the_campaign_file():
@@ -211,14 +257,13 @@ def test_config_file_is_relative_to_the_campaign_file():
     argv = Planner(camp, "R", 10).prepare_request("prepare").words()
     conf = next(a.split("=", 1)[1] for a in argv if a.startswith("--config-file="))
     assert os.path.samefile(conf, EXAMPLES / "polardbx-sysb.conf")
-    assert conf == os.path.relpath(EXAMPLES / "polardbx-sysb.conf")     # below the working directory
+    assert conf == os.path.relpath(EXAMPLES / "polardbx-sysb.conf")  # below the working directory
     assert argv[0] == "oltp_point_select" and argv[-1] == "prepare" and "--auto_inc=off" in argv
 
 
 def test_passwords_are_masked_and_do_not_change_fingerprints():
     argv = ["oltp_read_write", "--mysql-password=s3cret", "--pgsql_password=x", "--mysql-user=u", "run"]
-    assert redact(argv) == ["oltp_read_write", "--mysql-password=***", "--pgsql_password=***", "--mysql-user=u",
-                            "run"]
+    assert redact(argv) == ["oltp_read_write", "--mysql-password=***", "--pgsql_password=***", "--mysql-user=u", "run"]
     assert fingerprint(argv) == fingerprint([a.replace("s3cret", "other") for a in argv])
     assert fingerprint(argv) != fingerprint(argv[:-1] + ["--tables=2", "run"])
 
@@ -235,16 +280,20 @@ threads = [1]
 NO_CONFIG_FILE = CONFIG_FILE_CAMPAIGN.replace('config-file = "sysb.conf"\n', "")
 
 
-@pytest.mark.parametrize("text,overrides,user", [
-    (CONFIG_FILE_CAMPAIGN, [], "from-campaign"),
-    (CONFIG_FILE_CAMPAIGN, ["connection.mysql-user=alice"], "alice"),
-    (CONFIG_FILE_CAMPAIGN, ["connection.mysql_user=alice"], "alice"),
-    (NO_CONFIG_FILE, ["connection.mysql-user=alice", "connection.config-file=other.conf"], "alice"),
-])
+@pytest.mark.parametrize(
+    "text,overrides,user",
+    [
+        (CONFIG_FILE_CAMPAIGN, [], "from-campaign"),
+        (CONFIG_FILE_CAMPAIGN, ["connection.mysql-user=alice"], "alice"),
+        (CONFIG_FILE_CAMPAIGN, ["connection.mysql_user=alice"], "alice"),
+        (NO_CONFIG_FILE, ["connection.mysql-user=alice", "connection.config-file=other.conf"], "alice"),
+    ],
+)
 def test_campaign_options_and_set_win_over_the_config_file(tmp_path, text, overrides, user):
     # sysbench reads --config-file where it stands: an option before it is overridden by
     # the file.  A campaign puts the file first, so its own values and --set always win.
-    from pysysbench.cli.library import parse_request
+    from pysysbench.command.library import parse_request
+
     for name in ("sysb.conf", "other.conf"):
         (tmp_path / name).write_text("db-driver='mysql'\nmysql-user='from-file'\nmysql-db='campaign'\ntime='60'\n")
     c = load(tmp_path, text, overrides)
@@ -253,5 +302,5 @@ def test_campaign_options_and_set_win_over_the_config_file(tmp_path, text, overr
     assert request.options[0].startswith("--config-file=")
     values = parse_request(request.test, request.command, request.options).values
     assert (values.mysql_user, values.mysql_db, values.time) == (user, "campaign", 10)
-    conn = parse_request("oltp_common", "prepare", planner.connection_args()).values     # the [sql] hooks' session
+    conn = parse_request("oltp_common", "prepare", planner.connection_args()).values  # the [sql] hooks' session
     assert conn.mysql_user == user

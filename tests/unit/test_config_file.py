@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pysysbench.cli.compat import choose_driver, parse
+from pysysbench.command.cmdline import choose_driver, parse
 from pysysbench.core.errors import InvalidOption, UsageError
 from pysysbench.core.options import read_config_file
 
@@ -57,9 +57,19 @@ def write(tmp_path: Path, text: str, name: str = "sysb.conf") -> str:
 def test_polardbx_sysb_conf(tmp_path, text):
     conf = write(tmp_path, text)
     # the seed's run command line, minus the placeholders
-    inv = parse([f"--config-file={conf}", "--db-ps-mode=disable", "--mysql-ignore-errors=all",
-                 "--tables=16", "--table-size=10000000", "--range-size=5", "--threads=8",
-                 "oltp_read_write", "run"])
+    inv = parse(
+        [
+            f"--config-file={conf}",
+            "--db-ps-mode=disable",
+            "--mysql-ignore-errors=all",
+            "--tables=16",
+            "--table-size=10000000",
+            "--range-size=5",
+            "--threads=8",
+            "oltp_read_write",
+            "run",
+        ]
+    )
     v = inv.values
     assert (inv.test, inv.command) == ("oltp_read_write", "run")
     assert v.mysql_host == ["127.0.0.1"]
@@ -84,9 +94,18 @@ def test_polardbx_prepare_command_line(tmp_path):
     # sysbench --config-file='sysb.conf' --create-table-options=... --tables='16'
     #   --table-size='10000000' --threads='16' --auto_inc='off' oltp_point_select prepare
     conf = write(tmp_path, POLARDBX_CONF_FLAT)
-    inv = parse([f"--config-file={conf}", "--create-table-options=single locality=\"balance_single_table=on\"",
-                 "--tables=16", "--table-size=10000000", "--threads=16", "--auto_inc=off",
-                 "oltp_point_select", "prepare"])
+    inv = parse(
+        [
+            f"--config-file={conf}",
+            '--create-table-options=single locality="balance_single_table=on"',
+            "--tables=16",
+            "--table-size=10000000",
+            "--threads=16",
+            "--auto_inc=off",
+            "oltp_point_select",
+            "prepare",
+        ]
+    )
     v = inv.values
     assert v.create_table_options == 'single locality="balance_single_table=on"'
     assert (v.tables, v.table_size, v.threads, v.auto_inc) == (16, 10000000, 16, False)
@@ -97,9 +116,17 @@ def test_polardbx_prepare_command_line(tmp_path):
 def test_both_forms_read_the_same_pairs(tmp_path, text):
     pairs = [(r.name, r.value) for r in read_config_file(write(tmp_path, text))]
     assert pairs == [
-        ("mysql-host", "127.0.0.1"), ("mysql-port", "3306"), ("mysql-user", "sbtest"),
-        ("mysql-password", ""), ("mysql-db", "sbtest"), ("db-driver", "mysql"), ("percentile", "95"),
-        ("histogram", "on"), ("report-interval", "1"), ("time", "60"), ("rand-type", "uniform"),
+        ("mysql-host", "127.0.0.1"),
+        ("mysql-port", "3306"),
+        ("mysql-user", "sbtest"),
+        ("mysql-password", ""),
+        ("mysql-db", "sbtest"),
+        ("db-driver", "mysql"),
+        ("percentile", "95"),
+        ("histogram", "on"),
+        ("report-interval", "1"),
+        ("time", "60"),
+        ("rand-type", "uniform"),
     ]
 
 
@@ -148,7 +175,9 @@ def test_two_config_files_later_wins(tmp_path):
 
 
 def test_comments_quotes_lists_and_spacing(tmp_path):
-    conf = write(tmp_path, """\
+    conf = write(
+        tmp_path,
+        """\
 # a comment line
    # an indented comment
 threads=3   # trailing comment
@@ -162,7 +191,8 @@ time= 11
 report-interval='2'  percentile="99"
 
 this line has no equals sign and is ignored
-""")
+""",
+    )
     v = parse([f"--config-file={conf}", "oltp_read_write", "run"]).values
     assert v.threads == 3
     assert v.mysql_db == "my db"
@@ -243,10 +273,19 @@ def test_bad_value_in_file_names_file_and_line(tmp_path):
 # --------------------------------------------------------------------------- booleans (deviation)
 
 
-@pytest.mark.parametrize("raw,expected", [
-    ("on", True), ("'on'", True), ("true", True), ("1", True),
-    ("off", False), ("'off'", False), ("false", False), ("0", False),
-])
+@pytest.mark.parametrize(
+    "raw,expected",
+    [
+        ("on", True),
+        ("'on'", True),
+        ("true", True),
+        ("1", True),
+        ("off", False),
+        ("'off'", False),
+        ("false", False),
+        ("0", False),
+    ],
+)
 def test_boolean_in_file_honours_value(tmp_path, raw, expected):
     conf = write(tmp_path, f"histogram={raw}\nskip_trx={raw}\n")
     v = parse([f"--config-file={conf}", "oltp_read_write", "run"]).values
@@ -273,7 +312,10 @@ def test_prepare_with_tables_in_file_creates_them(tmp_path):
     conf = write(tmp_path, "tables=3\ntable-size=20\n")
     proc = subprocess.run(
         [sys.executable, "-m", "pysysbench", f"--config-file={conf}", "oltp_read_write", "prepare"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=60,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Creating table 'sbtest3'..." in proc.stdout

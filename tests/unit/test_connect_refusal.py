@@ -15,10 +15,13 @@ def packet(body: bytes, seq: int = 0) -> bytes:
     return len(body).to_bytes(3, "little") + bytes([seq]) + body
 
 
-@pytest.mark.parametrize("body", [
-    b"\xff\x10\x04Too many connections",              # MariaDB: no SQL state before the greeting
-    b"\xff\x10\x04#08004Too many connections",        # MySQL: with one
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"\xff\x10\x04Too many connections",  # MariaDB: no SQL state before the greeting
+        b"\xff\x10\x04#08004Too many connections",  # MySQL: with one
+    ],
+)
 def test_error_packet_before_the_greeting(body):
     found = refusal_packet(packet(body))
     assert found.args == (1040, "Too many connections")

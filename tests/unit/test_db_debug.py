@@ -36,8 +36,9 @@ General statistics:
 def cli(*args: str) -> str:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     env.pop("PYSYSBENCH_FACE", None)
-    proc = subprocess.run([sys.executable, "-m", "pysysbench", *args], capture_output=True, text=True,
-                          timeout=60, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pysysbench", *args], capture_output=True, text=True, timeout=60, env=env
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc.stdout
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pysysbench.cli import face
+from pysysbench.output import face
 from pysysbench.output.registry import FORMATS, report_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,15 +28,18 @@ def shim(tmp_path_factory) -> Path:
     """A 'sysbench' that is pysysbench: a symbolic link to a script, as the README installs it."""
     d = tmp_path_factory.mktemp("shim")
     script = d / "pysysbench"
-    script.write_text(f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(ROOT)!r})\n"
-                      "from pysysbench.cli.main import main\nif __name__ == '__main__':\n    sys.exit(main())\n")
+    script.write_text(
+        f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(ROOT)!r})\n"
+        "from pysysbench.cli.main import main\nif __name__ == '__main__':\n    sys.exit(main())\n"
+    )
     script.chmod(0o755)
     (d / "sysbench").symlink_to(script)
     return d
 
 
-def run(program: str | Path, *args: str, env: dict[str, str] | None = None, stdin: str | None = "") \
-        -> subprocess.CompletedProcess:
+def run(
+    program: str | Path, *args: str, env: dict[str, str] | None = None, stdin: str | None = ""
+) -> subprocess.CompletedProcess:
     e = dict(os.environ, PYTHONPATH=str(ROOT))
     e.pop(face.ENV, None)
     e.update(env or {})
@@ -65,16 +68,24 @@ def test_the_face_follows_the_program_name_and_the_environment():
 
 
 @needs_real
-@pytest.mark.parametrize("args", [["--help"], ["--help", "foo"], ["--version"], ["--nosuch", "--help"]],
-                         ids=" ".join)
+@pytest.mark.parametrize("args", [["--help"], ["--help", "foo"], ["--version"], ["--nosuch", "--help"]], ids=" ".join)
 def test_help_and_version_are_byte_identical(shim, args):
     real, ours = run(REAL, *args), as_sysbench(shim, *args)
     assert (ours.stdout, ours.stderr, ours.returncode) == (real.stdout, real.stderr, real.returncode)
 
 
 @needs_real
-@pytest.mark.parametrize("test", ["oltp_read_write", "oltp_point_select", "oltp_insert", "select_random_ranges",
-                                  "bulk_insert", "/usr/share/sysbench/oltp_read_write.lua"])
+@pytest.mark.parametrize(
+    "test",
+    [
+        "oltp_read_write",
+        "oltp_point_select",
+        "oltp_insert",
+        "select_random_ranges",
+        "bulk_insert",
+        "/usr/share/sysbench/oltp_read_write.lua",
+    ],
+)
 def test_test_help_is_byte_identical_after_the_first_line(shim, test):
     real, ours = run(REAL, test, "help"), as_sysbench(shim, test, "help")
     assert REAL_HEADER.match(ours.stdout.split("\n", 1)[0]), ours.stdout
@@ -92,12 +103,15 @@ def test_error_texts_and_exit_codes_are_sysbench_s(shim, args):
 
 def test_the_sysbench_face_defaults_to_mysql(shim):
     out = as_sysbench(shim, "--help").stdout
-    assert "  --db-driver=STRING  specifies database driver to use ('help' to get list of available drivers) " \
-           "[mysql]" in out
+    assert (
+        "  --db-driver=STRING  specifies database driver to use ('help' to get list of available drivers) "
+        "[mysql]" in out
+    )
     assert "sqlite" not in out and "prewarm" not in out and "--warmup-time" not in out
     # the extras keep working, unlisted: --warmup-time is accepted
-    proc = as_sysbench(shim, "oltp_point_select", "--mysql-dry-run", "--events=10", "--warmup-time=0",
-                       "--verbosity=0", "run")
+    proc = as_sysbench(
+        shim, "oltp_point_select", "--mysql-dry-run", "--events=10", "--warmup-time=0", "--verbosity=0", "run"
+    )
     assert proc.returncode == 0 and proc.stdout == "", proc.stdout + proc.stderr
 
 

@@ -8,9 +8,9 @@ import stat
 
 import pytest
 
-from pysysbench.stats import results
 from pysysbench.core.errors import UsageError
 from pysysbench.core.files import check_writable, write_atomic
+from pysysbench.stats import results
 
 
 def mode(path) -> int:
@@ -41,11 +41,10 @@ def test_missing_directories_are_created(tmp_path):
     check_writable(str(path))
     write_atomic(str(path), b"\x89PNG", "report")
     assert path.read_bytes() == b"\x89PNG"
-    assert [p.name for p in (tmp_path / "a" / "b").iterdir()] == ["r.json"]   # the probe left nothing
+    assert [p.name for p in (tmp_path / "a" / "b").iterdir()] == ["r.json"]  # the probe left nothing
 
 
-@pytest.mark.parametrize("check", [check_writable, lambda p, what: write_atomic(p, "x", what)],
-                         ids=["check", "write"])
+@pytest.mark.parametrize("check", [check_writable, lambda p, what: write_atomic(p, "x", what)], ids=["check", "write"])
 def test_a_directory_is_one_line_and_leaves_nothing(tmp_path, check):
     with pytest.raises(UsageError) as ei:
         check(str(tmp_path), "export")

@@ -64,7 +64,7 @@ def test_kill_ends_a_running_child_and_join_reaps_it():
     p.start()
     assert p.is_alive()
     t0 = time.monotonic()
-    p.join(0.05)                       # a timeout returns with the child still running
+    p.join(0.05)  # a timeout returns with the child still running
     assert p.is_alive() and time.monotonic() - t0 < 5
     p.kill()
     p.join(10)

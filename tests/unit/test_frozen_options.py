@@ -11,10 +11,11 @@ import textwrap
 import pytest
 
 import pysysbench
-from pysysbench.cli.compat import parse
-from pysysbench.cli.main import configure, main
-from pysysbench.engine.spec import RunSpec
+from pysysbench.cli.main import main
+from pysysbench.command.cmdline import parse
+from pysysbench.command.library import configure
 from pysysbench.core.options import FrozenOptionsError
+from pysysbench.engine.spec import RunSpec
 
 
 def _configured(*args):
@@ -42,9 +43,9 @@ def test_writing_into_parsed_options_is_an_error(tmp_path):
 
 def test_derived_values_are_derived_once_at_freeze_time(tmp_path):
     v, workload, driver = _configured(f"--sqlite-db={tmp_path / 'x.db'}", "--data-size=2M", "--tables=2")
-    assert v.table_size == workload.table_size == 2 * 2**20 // (2 * 217)   # SQLite's measured row size
+    assert v.table_size == workload.table_size == 2 * 2**20 // (2 * 217)  # SQLite's measured row size
     assert not v.is_set("table_size")
-    copy = pickle.loads(pickle.dumps(v))           # what a worker process receives
+    copy = pickle.loads(pickle.dumps(v))  # what a worker process receives
     assert copy.frozen and copy.table_size == v.table_size and copy.unique_seed == v.unique_seed
     with pytest.raises(FrozenOptionsError):
         copy.set(copy.registry.get("threads"), 2)
@@ -87,9 +88,11 @@ def test_each_worker_process_gets_exactly_the_frozen_spec(tmp_path, monkeypatch,
     assert main([str(probe), f"--sqlite-db={db}", "--data-size=1M", "prepare"]) == 0
     capsys.readouterr()
     specs = []
-    outcome = pysysbench.run(str(probe), {"sqlite-db": db, "data-size": "1M", "threads": 2, "workers": 2,
-                                          "events": 40, "time": 0},
-                             pysysbench.Hooks(control=lambda run: specs.append(run.spec)))
+    outcome = pysysbench.run(
+        str(probe),
+        {"sqlite-db": db, "data-size": "1M", "threads": 2, "workers": 2, "events": 40, "time": 0},
+        pysysbench.Hooks(control=lambda run: specs.append(run.spec)),
+    )
     assert outcome.exit_code == 0 and outcome.workers == 2 and outcome.summary.events == 40
     seen = [json.loads(p.read_text()) for p in tmp_path.glob("*-*.json")]
     assert len(seen) == 2
@@ -97,6 +100,6 @@ def test_each_worker_process_gets_exactly_the_frozen_spec(tmp_path, monkeypatch,
     spec_module = {}
     exec(compile(textwrap.dedent(PROBE), "probe", "exec"), spec_module)
     described = spec_module["described"]
-    for s in seen:   # the parent's spec, field for field, and its frozen options
+    for s in seen:  # the parent's spec, field for field, and its frozen options
         assert s["spec"] == described(parent) and s["frozen"] and s["same_values"]
         assert s["table_size"] == parent.values.table_size and s["unique_seed"] == parent.values.unique_seed

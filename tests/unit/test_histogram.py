@@ -8,10 +8,10 @@ import random
 import pytest
 
 from pysysbench.stats.histogram import (
-    M,
     MAX_MS,
     MIN_MS,
     N_BUCKETS,
+    M,
     bucket_index,
     bucket_value_ms,
     diff,
@@ -106,9 +106,29 @@ def test_percentile_rule_small_example():
 
 
 def test_percentile_appendix_a4():
-    rows = {441: 1, 442: 1, 443: 3, 444: 2, 445: 2, 446: 2, 448: 6, 449: 2, 450: 1,
-            451: 3, 452: 4, 453: 2, 454: 1, 455: 1, 456: 2, 457: 2, 460: 1, 465: 1,
-            468: 1, 495: 1, 498: 1}
+    rows = {
+        441: 1,
+        442: 1,
+        443: 3,
+        444: 2,
+        445: 2,
+        446: 2,
+        448: 6,
+        449: 2,
+        450: 1,
+        451: 3,
+        452: 4,
+        453: 2,
+        454: 1,
+        455: 1,
+        456: 2,
+        457: 2,
+        460: 1,
+        465: 1,
+        468: 1,
+        495: 1,
+        498: 1,
+    }
     h = new_counts()
     for i, c in rows.items():
         h[i] = c

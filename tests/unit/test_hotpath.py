@@ -7,32 +7,47 @@ and pysysbench runs the Python versions (which the rest of the suite covers)."""
 from __future__ import annotations
 
 import math
+import os
 import random
+import subprocess
+import sys
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from pysysbench.stats.recorder import PyRecorder, make_recorder
-from pysysbench.drivers.base import Counters
 from pysysbench.core.rand import Rand
-
+from pysysbench.drivers.base import Counters
 from pysysbench.runtime import native
+from pysysbench.stats.recorder import PyRecorder, make_recorder
 
 if not native.ENABLED:
     pytest.skip(f"the C extension is not in use: {native.describe()}", allow_module_level=True)
 
-params = st.fixed_dictionaries({
-    "spec_iter": st.integers(1, 40),
-    "spec_pct": st.floats(0.0, 100.0),
-    "spec_res": st.floats(0.0, 100.0),
-})
-bounds = st.tuples(st.integers(-2**40, 2**40), st.integers(0, 2**34)).map(lambda t: (t[0], t[0] + t[1]))
+params = st.fixed_dictionaries(
+    {
+        "spec_iter": st.integers(1, 40),
+        "spec_pct": st.floats(0.0, 100.0),
+        "spec_res": st.floats(0.0, 100.0),
+    }
+)
+bounds = st.tuples(st.integers(-(2**40), 2**40), st.integers(0, 2**34)).map(lambda t: (t[0], t[0] + t[1]))
 
 
 def test_c_draws_are_in_use():
     r = Rand(1)
-    assert isinstance(r.special, native.Draw) and isinstance(r.uniform, native.Draw)
+    assert isinstance(r.special, native._c.Draw) and isinstance(r.uniform, native._c.Draw)
     assert r.default is r.special
+
+
+@pytest.mark.parametrize("setting, kind", [("on", "Draw"), ("off", "method")])
+def test_core_rand_is_handed_its_c_draws_whatever_is_imported_first(setting, kind):
+    """core/rand.py imports nothing above core: runtime/native.py hands it the C draws, and the
+    package's __init__ imports runtime.native first, so importing core.rand alone is enough."""
+    code = "from pysysbench.core.rand import Rand; print(type(Rand(1).uniform).__name__)"
+    env = {**os.environ, "PYSYSBENCH_NATIVE": setting}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == kind
 
 
 @settings(max_examples=300, deadline=None)
@@ -47,7 +62,7 @@ def test_special_and_uniform_equal_python(seed, p, ab):
 
 def test_out_of_range_arguments_fall_back_to_python():
     c, py = Rand(5), Rand(5)
-    for a, b in [(1, 2**70), (-2**63, 2**63), (True, 10), (1, 10)]:
+    for a, b in [(1, 2**70), (-(2**63), 2**63), (True, 10), (1, 10)]:
         assert c.special(a, b) == py._py_special(a, b)
         assert c.uniform(a, b) == py._py_uniform(a, b)
     with pytest.raises(TypeError):
@@ -57,7 +72,7 @@ def test_out_of_range_arguments_fall_back_to_python():
 
 def test_set_source_reaches_the_c_draws():
     r = Rand(1)
-    r._u = lambda: 0.5                         # the documented seam (rand_compat, tests)
+    r._u = lambda: 0.5  # the documented seam (rand_compat, tests)
     assert r.uniform(1, 10) == 6
     r.set_source(lambda: 0.0)
     assert r.uniform(1, 10) == 1 and r.default is r.special
@@ -68,6 +83,7 @@ def test_source_errors_propagate():
 
     def broken():
         raise RuntimeError("source broke")
+
     r.set_source(broken)
     with pytest.raises(RuntimeError, match="source broke"):
         r.special(1, 100)
@@ -102,8 +118,11 @@ def test_recorder_histogram_bucket_edges_equal_python():
         c.record(5, 100)
 
 
-templates = st.one_of(st.sampled_from(["###########-###########", "@@@-###", "", "no draws", "%#%@%", "é#ü@"]),
-                      st.text(alphabet="#@-x%é", max_size=200), st.text(max_size=30))
+templates = st.one_of(
+    st.sampled_from(["###########-###########", "@@@-###", "", "no draws", "%#%@%", "é#ü@"]),
+    st.text(alphabet="#@-x%é", max_size=200),
+    st.text(max_size=30),
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -112,24 +131,25 @@ def test_strings_equal_python(seed, ts):
     c, py = Rand(seed), Rand(seed)
     for t in ts:
         assert c.string(t) == py._py_string(t)
-        assert c.special(1, 10**6) == py._py_special(1, 10**6)     # the streams stay in step
+        assert c.special(1, 10**6) == py._py_special(1, 10**6)  # the streams stay in step
 
 
 def test_mersenne_twister_read_directly_equals_random():
     """The C draws step random.Random's own state (no call per draw) and stay in
     step with random() across many state refills and setstate()."""
     import pysysbench.core.rand as rand_module
+
     assert rand_module._MT_DIRECT
     c, py = Rand(99), Rand(99)
     for _ in range(20000):
         assert c.uniform(1, 2**40) == py._py_uniform(1, 2**40)
-    assert c._rng.random() == py._rng.random()           # the same state afterwards
+    assert c._rng.random() == py._rng.random()  # the same state afterwards
     state = c._rng.getstate()
     c._rng.setstate(state)
     py._rng.setstate(state)
     assert [c.special(1, 100) for _ in range(1000)] == [py._py_special(1, 100) for _ in range(1000)]
     a = random.Random(5)
     b = random.Random(5)
-    assert native.mt_selftest(a, b, 3000)
+    assert native._c.mt_selftest(a, b, 3000)
     b.random()
-    assert not native.mt_selftest(a, b, 10)             # out of step: seen
+    assert not native._c.mt_selftest(a, b, 10)  # out of step: seen

@@ -28,12 +28,39 @@ runpy.run_module("pysysbench", run_name="__main__", alter_sys=True)
 # result-file machinery, another driver's library, package metadata, multiprocessing (forked workers need only os.fork),
 # shlex (config files only), pickle (the workers' channel uses the C pickler itself), a text codec other than
 # UTF-8 (/proc/stat is read as bytes), hashlib (OpenSSL: the stock-script check uses _blake2)
-NEVER = ("matplotlib", "ray", "lupa", "rich", "jsonschema", "numpy", "pysysbench.report", "pysysbench.campaign",
-         "pysysbench.lua", "pysysbench.load.rows", "pysysbench.load.source", "pysysbench.cli.load_progress",
-         "pysysbench.workloads.legacy", "pysysbench.engine.raygroup", "pysysbench.engine.metrics",
-         "pysysbench.engine.servercontext", "pysysbench.stats.steadiness", "asyncpg", "asyncmy", "sqlite3",
-         "importlib.metadata", "json", "platform", "tempfile", "shutil", "datetime",
-         "multiprocessing", "shlex", "pickle", "encodings.ascii", "hashlib")
+NEVER = (
+    "matplotlib",
+    "ray",
+    "lupa",
+    "rich",
+    "jsonschema",
+    "numpy",
+    "pysysbench.report",
+    "pysysbench.campaign",
+    "pysysbench.lua",
+    "pysysbench.load.rows",
+    "pysysbench.load.source",
+    "pysysbench.output.load_progress",
+    "pysysbench.workloads.legacy",
+    "pysysbench.engine.raygroup",
+    "pysysbench.engine.metrics",
+    "pysysbench.engine.servercontext",
+    "pysysbench.stats.steadiness",
+    "asyncpg",
+    "asyncmy",
+    "sqlite3",
+    "importlib.metadata",
+    "json",
+    "platform",
+    "tempfile",
+    "shutil",
+    "datetime",
+    "multiprocessing",
+    "shlex",
+    "pickle",
+    "encodings.ascii",
+    "hashlib",
+)
 
 
 def modules_of_run(*options: str, bare: bool = False) -> set[str]:
@@ -44,6 +71,7 @@ def modules_of_run(*options: str, bare: bool = False) -> set[str]:
     if bare:
         import os
         import sysconfig
+
         cmd[1:1] = ["-S"]
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), sysconfig.get_paths()["purelib"]])}
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=120, env=env)
@@ -63,14 +91,22 @@ NEVER_WITH_C = ("ctypes",)
 
 def _c_used() -> bool:
     from pysysbench.runtime import native
+
     return native.ENABLED
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_a_plain_run_imports_only_what_it_uses(workers):
-    mods = modules_of_run("oltp_point_select", "--mysql-dry-run=on", "--threads=2", "--events=4", "--time=0",
-                          f"--workers={workers}", "run")
-    assert "pysysbench.engine.local" in mods      # the probe saw the run
+    mods = modules_of_run(
+        "oltp_point_select",
+        "--mysql-dry-run=on",
+        "--threads=2",
+        "--events=4",
+        "--time=0",
+        f"--workers={workers}",
+        "run",
+    )
+    assert "pysysbench.engine.local" in mods  # the probe saw the run
     bad = sorted(n for n in NEVER + (NEVER_WITH_C if _c_used() else ()) if loaded(mods, n))
     assert not bad, f"a plain dry run imported {bad}"
 
@@ -80,8 +116,9 @@ NEVER_BARE = ("pathlib", "urllib", "ipaddress")
 
 
 def test_a_bare_run_imports_no_pathlib():
-    mods = modules_of_run("oltp_point_select", "--mysql-dry-run=on", "--threads=2", "--events=4", "--time=0",
-                          "run", bare=True)
+    mods = modules_of_run(
+        "oltp_point_select", "--mysql-dry-run=on", "--threads=2", "--events=4", "--time=0", "run", bare=True
+    )
     assert "pysysbench.engine.local" in mods and "site" not in mods
     bad = sorted(n for n in NEVER + NEVER_BARE if loaded(mods, n))
     assert not bad, f"a plain dry run imported {bad}"
@@ -89,8 +126,15 @@ def test_a_bare_run_imports_no_pathlib():
 
 def test_a_result_file_brings_its_machinery(tmp_path):
     """The other side: what the plain run leaves out is imported where it is used."""
-    mods = modules_of_run("oltp_point_select", "--mysql-dry-run=on", "--threads=1", "--events=2", "--time=0",
-                          f"--result-file={tmp_path / 'r.json'}", "run")
+    mods = modules_of_run(
+        "oltp_point_select",
+        "--mysql-dry-run=on",
+        "--threads=1",
+        "--events=2",
+        "--time=0",
+        f"--result-file={tmp_path / 'r.json'}",
+        "run",
+    )
     assert {"json", "platform", "tempfile", "pysysbench.stats.steadiness"} <= mods
     assert (tmp_path / "r.json").exists()
 
@@ -99,14 +143,16 @@ def test_asyncmy_starts_without_package_metadata():
     """asyncmy's version module reads its version through importlib.metadata (66 M
     instructions); the MySQL driver makes that module from the METADATA file instead:
     the same string, and importlib.metadata is never imported."""
-    code = ("import sys\n"
-            "from pysysbench.drivers.mysql.session import asyncmy_connection_class\n"
-            "asyncmy_connection_class()\n"
-            "import asyncmy, asyncmy.version\n"
-            "from asyncmy.version import __VERSION__\n"
-            "print('importlib.metadata' in sys.modules, asyncmy.version.__version__ == __VERSION__)\n"
-            "import importlib.metadata\n"
-            "print(__VERSION__ == importlib.metadata.version('asyncmy'))\n")
+    code = (
+        "import sys\n"
+        "from pysysbench.drivers.mysql.session import asyncmy_connection_class\n"
+        "asyncmy_connection_class()\n"
+        "import asyncmy, asyncmy.version\n"
+        "from asyncmy.version import __VERSION__\n"
+        "print('importlib.metadata' in sys.modules, asyncmy.version.__version__ == __VERSION__)\n"
+        "import importlib.metadata\n"
+        "print(__VERSION__ == importlib.metadata.version('asyncmy'))\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True).stdout
     assert out.split() == ["False", "True", "True"]
 
@@ -144,9 +190,25 @@ def test_a_plain_run_compiles_nothing_of_its_own():
     """No regular expression compiled by pysysbench's modules and no dataclass method made for a
     record while a plain run imports and runs (the standard library's own are not counted)."""
     import pysysbench
-    done = subprocess.run([sys.executable, "-c", COMPILES, pysysbench.__file__, "oltp_point_select",
-                           "--mysql-dry-run=on", "--threads=2", "--events=4", "--time=0", "run"],
-                          capture_output=True, text=True, cwd=REPO, timeout=120)
+
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            COMPILES,
+            pysysbench.__file__,
+            "oltp_point_select",
+            "--mysql-dry-run=on",
+            "--threads=2",
+            "--events=4",
+            "--time=0",
+            "run",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     line = next(x for x in done.stderr.splitlines() if x.startswith("COMPILED "))
     assert line == "COMPILED []", line
@@ -157,6 +219,7 @@ def test_every_record_of_a_plain_run_has_a_docstring():
     instructions a class, at import): every ``@record`` class a plain run imports says what it is."""
     import ast
     import importlib.util
+
     mods = modules_of_run("oltp_point_select", "--mysql-dry-run=on", "--threads=2", "--events=4", "--time=0", "run")
     missing = []
     for name in sorted(m for m in mods if m.startswith("pysysbench")):
@@ -166,7 +229,10 @@ def test_every_record_of_a_plain_run_has_a_docstring():
         path = Path(spec.origin)
         for node in ast.walk(ast.parse(path.read_text())):
             decorators = [d.func if isinstance(d, ast.Call) else d for d in getattr(node, "decorator_list", ())]
-            if (isinstance(node, ast.ClassDef) and any(isinstance(d, ast.Name) and d.id == "record" for d in decorators)
-                    and ast.get_docstring(node) is None):
+            if (
+                isinstance(node, ast.ClassDef)
+                and any(isinstance(d, ast.Name) and d.id == "record" for d in decorators)
+                and ast.get_docstring(node) is None
+            ):
                 missing.append(f"{path.relative_to(REPO)}:{node.lineno} {node.name}")
     assert not missing, missing

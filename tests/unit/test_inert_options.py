@@ -15,8 +15,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from pysysbench.drivers.sqlite.session import SQLiteConnection
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,8 +23,9 @@ WARNING = "WARNING: --pgsql_variant=redshift has no effect: sysbench 1.0.20's ol
 
 def cli(face: str, *args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(ROOT), PYSYSBENCH_FACE=face)
-    return subprocess.run([sys.executable, "-m", "pysysbench", *args], capture_output=True, text=True,
-                          timeout=60, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "pysysbench", *args], capture_output=True, text=True, timeout=60, env=env
+    )
 
 
 RUN = ["oltp_read_write", "--pgsql-dry-run", "--events=2", "--threads=1"]
@@ -37,7 +36,8 @@ def test_pgsql_variant_is_accepted_and_ignored_with_one_warning_in_pysysbenchs_f
     plain = cli("pysysbench", *RUN, "run")
     assert given.returncode == plain.returncode == 0, given.stdout + given.stderr
     assert [line for line in given.stdout.splitlines() if line.startswith("WARNING")] == [
-        line for line in given.stdout.splitlines() if line.startswith(WARNING)], given.stdout
+        line for line in given.stdout.splitlines() if line.startswith(WARNING)
+    ], given.stdout
     assert given.stdout.count(WARNING) == 1
     # nothing else changes: the same statements per event (delete_inserts is not set to 0)
     for kind in ("read:", "write:", "other:"):
@@ -62,8 +62,8 @@ def test_sqlite_connection_has_no_dead_executescript():
 
 # --- sysbench 0.5's scripts (tests/db/*.lua): there common.lua honoured --pgsql-variant=redshift
 
-from pysysbench.cli.compat import parse                                     # noqa: E402
-from pysysbench.workloads.legacy import DIALECTS, create_table_sql          # noqa: E402
+from pysysbench.command.cmdline import parse  # noqa: E402
+from pysysbench.workloads.legacy import DIALECTS, create_table_sql  # noqa: E402
 
 PG = ["--db-driver=pgsql", "--pgsql-host=127.0.0.1"]
 
@@ -86,13 +86,15 @@ def test_legacy_redshift_variant_sends_no_delete_insert_pairs():
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert "not an option of" not in proc.stdout, proc.stdout
         return next(line.split()[1] for line in proc.stdout.splitlines() if line.strip().startswith("write:"))
-    assert (writes(), writes("--pgsql-variant=redshift")) == ("8", "4")    # 2 events x (2 updates + 2 | 0)
+
+    assert (writes(), writes("--pgsql-variant=redshift")) == ("8", "4")  # 2 events x (2 updates + 2 | 0)
 
 
 def test_legacy_unknown_variant_is_ignored_with_a_warning():
     i = parse(["tests/db/oltp.lua", "--pgsql-variant=greenplum", *PG, "run"])
-    assert "WARNING: --pgsql-variant=greenplum is not a variant sysbench 0.5 knew (only 'redshift'): ignored" \
-        in i.warnings
+    assert (
+        "WARNING: --pgsql-variant=greenplum is not a variant sysbench 0.5 knew (only 'redshift'): ignored" in i.warnings
+    )
     assert i.values.oltp_delete_inserts == 1
 
 

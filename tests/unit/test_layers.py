@@ -5,16 +5,19 @@ layer, and the import graph has no cycle (imports inside functions count too:
 a lazy import hides an arrow, it does not remove it).  The C extension (one module
 built from a C source per layer, pysysbench/runtime/native_runtime.h) belongs to the runtime
 layer; its C files have layers of their own (``C_LAYERS``): includes and calls point down, no
-circle among them, and the module init (runtime/_native.c) only wires.
+circle among them, and the module init (engine/_native.c) only wires.
 The order (the package root holds __init__, __main__ and version only):
 
     core, version  <  runtime  <  stats (results.py among them)  <  drivers  <
-    workloads, lua, load  <  engine, output  <  campaign  <  report  <  cli
+    workloads, lua, load  <  engine, output  <  command  <  lab  <  campaign  <  report  <  cli
 
-One arrow goes up, by name (``ALLOWED_UP``): core/rand.py takes its C draws from
-runtime/native.py, the one module that decides whether the C is used.
+(``command``: one sysbench-style command -- parse, configure, execute, render -- as the
+library call the CLI and the campaigns share.)
+
+No arrow goes up (``ALLOWED_UP`` names any that must, docs/design.md says why): core/rand.py
+is handed its C draws by runtime/native.py, the one module that decides whether the C is used.
 Rules beyond the order: report reads result files only (it imports no
-campaign, engine, driver or workload module), nothing below cli prints, and each
+campaign, command, engine, driver or workload module), nothing below cli prints, and each
 driver is a folder of its own (drivers/mysql/, drivers/pgsql/, drivers/sqlite/) that
 imports no other driver's folder and that nothing but drivers/__init__ imports into.
 Inside lua/ the modules have layers of their own (``LUA_LAYERS``): every import there
@@ -35,21 +38,23 @@ PKG = Path(__file__).resolve().parents[2] / "pysysbench"
 
 LAYERS = [
     ("core", "version"),
-    ("runtime", "native"),   # native: the C extension pysysbench._native (its init is runtime/_native.c)
+    ("runtime", "native"),  # native: the C extension pysysbench._native (its init is engine/_native.c)
     ("stats",),
     ("drivers",),
     ("workloads", "lua", "load"),
     ("engine", "output"),
+    ("command",),  # one command (parse -> configure -> execute), shared by cli and campaign
+    ("lab",),  # cluster look-alikes (issue 42): started, read and stopped through a manifest
     ("campaign",),
     ("report",),
+    ("history",),  # the results store, trends and regression detection (issue 43)
     ("cli", "__init__", "__main__"),
 ]
 RANK = {name: i for i, names in enumerate(LAYERS) for name in names}
 # beyond the order: what a layer must not import although it sits above it
-EXTRA_FORBIDDEN = {"report": ("campaign", "engine", "drivers", "workloads", "lua", "load")}
-# the named exceptions to the order: (importer, imported).  rand is core (options and records
-# use it) but its C twin is chosen where every C symbol is: the C-or-Python decision.
-ALLOWED_UP = {("pysysbench.core.rand", "pysysbench.runtime.native")}
+EXTRA_FORBIDDEN = {"report": ("campaign", "command", "engine", "drivers", "workloads", "lua", "load")}
+# the named exceptions to the order: (importer, imported), each named in docs/design.md
+ALLOWED_UP: set[tuple[str, str]] = set()
 ROOT_MODULES = {"__init__.py", "__main__.py", "version.py"}
 
 
@@ -58,7 +63,7 @@ def extensions() -> dict[str, Path]:
     its ``PyInit_<name>`` (the other C sources are pieces of it, not modules)."""
     out = {}
     for path in sorted(PKG.rglob("*.c")):
-        if (m := re.search(r"\bPyInit_(\w+)", path.read_text())):
+        if m := re.search(r"\bPyInit_(\w+)", path.read_text()):
             out[f"pysysbench.{m.group(1)}"] = path
     return out
 
@@ -92,10 +97,17 @@ def imports(module: str, path: Path, annotations: bool = False) -> set[str]:
     is_pkg = path.name == "__init__.py"
     package = module.split(".") if is_pkg else module.split(".")[:-1]
     tree = ast.parse(path.read_text())
-    typing_only = set() if annotations else {
-        id(n) for block in ast.walk(tree)
-        if isinstance(block, ast.If) and isinstance(block.test, ast.Name) and block.test.id == "TYPE_CHECKING"
-        for stmt in block.body for n in ast.walk(stmt)}
+    typing_only = (
+        set()
+        if annotations
+        else {
+            id(n)
+            for block in ast.walk(tree)
+            if isinstance(block, ast.If) and isinstance(block.test, ast.Name) and block.test.id == "TYPE_CHECKING"
+            for stmt in block.body
+            for n in ast.walk(stmt)
+        }
+    )
     nodes = [n for n in ast.walk(tree) if id(n) not in typing_only]
     out = set()
     for node in nodes:
@@ -107,7 +119,7 @@ def imports(module: str, path: Path, annotations: bool = False) -> set[str]:
                 name = ".".join(base + ([node.module] if node.module else []))
             else:
                 name = node.module or ""
-            if name.startswith("pysysbench"):   # "from . import results" names the module results
+            if name.startswith("pysysbench"):  # "from . import results" names the module results
                 out.update(f"{name}.{a.name}" for a in node.names)
     return out
 
@@ -156,7 +168,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
         stack.append(m)
         for t in sorted(graph.get(m, ())):
             if state.get(t) == 1:
-                return stack[stack.index(t):] + [t]
+                return stack[stack.index(t) :] + [t]
             if t not in state and (cycle := visit(t)):
                 return cycle
         stack.pop()
@@ -173,13 +185,15 @@ def test_no_import_cycle():
     """No circle among the package's modules, counting ``if TYPE_CHECKING:`` imports too (an
     annotation naming a type of a module that imports this one is a circle drawn in types)."""
     mods = modules()
-    graph = {m: {t for n in imports(m, p, annotations=True) if (t := known(n, mods)) and t != m}
-             for m, p in python_modules().items()}
+    graph = {
+        m: {t for n in imports(m, p, annotations=True) if (t := known(n, mods)) and t != m}
+        for m, p in python_modules().items()
+    }
     # a package's __init__ importing its own submodules is how packages are built, not a cycle
     for m, targets in graph.items():
         if mods[m].name == "__init__.py":
             graph[m] = {t for t in targets if not t.startswith(m + ".")}
-    if (cycle := find_cycle(graph)):
+    if cycle := find_cycle(graph):
         pytest.fail("import cycle: " + " -> ".join(cycle))
 
 
@@ -188,11 +202,11 @@ def test_no_import_cycle():
 LUA = "pysysbench.lua"
 # lua/'s own layers, lowest first; a module imports only modules of a lower layer
 LUA_LAYERS = [
-    ("log", "runtime", "options"),   # the logger and how a Lua error reads; which Lua; a script's options
-    ("state",),                      # one Lua state with sysbench's API (the Python and C bridges)
-    ("host", "reports"),             # the process's services, a chunk's load, the main state's loop; report hooks
-    ("commands",),                   # sysbench's command dispatch (handed the workload class, never importing it)
-    ("script",),                     # a script as a Workload: what the rest of the package sees
+    ("log", "runtime", "options"),  # the logger and how a Lua error reads; which Lua; a script's options
+    ("state",),  # one Lua state with sysbench's API (the Python and C bridges)
+    ("host", "reports"),  # the process's services, a chunk's load, the main state's loop; report hooks
+    ("commands",),  # sysbench's command dispatch (handed the workload class, never importing it)
+    ("script",),  # a script as a Workload: what the rest of the package sees
     ("__init__",),
 ]
 LUA_RANK = {name: i for i, names in enumerate(LUA_LAYERS) for name in names}
@@ -208,9 +222,10 @@ def lua_graph() -> dict[str, set[str]]:
     annotation naming a higher module's class is an arrow back up all the same)."""
     mods = modules()
     ours = {m: p for m, p in python_modules().items() if m == LUA or m.startswith(LUA + ".")}
-    return {lua_name(m): {lua_name(t) for n in imports(m, p, annotations=True)
-                          if (t := known(n, mods)) in ours and t != m}
-            for m, p in ours.items()}
+    return {
+        lua_name(m): {lua_name(t) for n in imports(m, p, annotations=True) if (t := known(n, mods)) in ours and t != m}
+        for m, p in ours.items()
+    }
 
 
 def test_lua_has_no_import_cycle():
@@ -228,8 +243,11 @@ def test_lua_imports_point_down():
 @pytest.mark.parametrize("module", sorted(m for m in python_modules() if top(m) not in ("cli", "__main__")))
 def test_library_code_does_not_print(module):
     tree = ast.parse(modules()[module].read_text())
-    calls = [n.lineno for n in ast.walk(tree)
-             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("print", "exit")]
+    calls = [
+        n.lineno
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("print", "exit")
+    ]
     assert not calls, f"{module} calls print/exit at lines {calls} (only the CLI prints)"
 
 
@@ -253,11 +271,14 @@ def test_database_libraries_only_in_drivers(module):
 
 
 def test_reports_load_no_database_library_at_run_time():
-    code = ("import sys, pysysbench.report.document, pysysbench.report.compare, pysysbench.report.html, "
-            "pysysbench.report.markdown, pysysbench.report.export; "
-            f"print(sorted(m for m in {sorted(DB_LIBRARIES)!r} if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=PKG.parent).stdout
+    code = (
+        "import sys, pysysbench.report.document, pysysbench.report.compare, pysysbench.report.html, "
+        "pysysbench.report.markdown, pysysbench.report.export; "
+        f"print(sorted(m for m in {sorted(DB_LIBRARIES)!r} if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=PKG.parent
+    ).stdout
     assert out.strip() == "[]"
 
 
@@ -267,11 +288,22 @@ def test_drivers_hold_no_sbtest_sql(module):
     driver knows its server, not the benchmark's schema.  sysbench's default user and
     database names ("sbtest", "sbtest.db") are option defaults, not SQL."""
     tree = ast.parse(python_modules()[module].read_text())
-    bad = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
-           and "sbtest" in n.value and n.value not in ("sbtest", "sbtest.db")]
-    docstrings = {n.body[0].value.lineno for n in ast.walk(tree)
-                  if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.body
-                  and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    bad = [
+        n.lineno
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant)
+        and isinstance(n.value, str)
+        and "sbtest" in n.value
+        and n.value not in ("sbtest", "sbtest.db")
+    ]
+    docstrings = {
+        n.body[0].value.lineno
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and n.body
+        and isinstance(n.body[0], ast.Expr)
+        and isinstance(n.body[0].value, ast.Constant)
+    }
     bad = [line for line in bad if line not in docstrings]
     assert not bad, f"{module} has sbtest SQL at lines {bad} (move it to the workload, keyed by dialect.family)"
 
@@ -285,8 +317,11 @@ SHARED_DRIVER_MODULES = {f"{DRIVERS_PKG}.{m}" for m in ("base", "wire", "tls", "
 
 def driver_folders() -> list[str]:
     """The drivers that are folders (``drivers/mysql/``, ...), by dotted name."""
-    return sorted(f"{DRIVERS_PKG}.{p.parent.name}" for p in (PKG / "drivers").glob("*/__init__.py")
-                  if f"{DRIVERS_PKG}.{p.parent.name}" not in SHARED_DRIVER_MODULES)
+    return sorted(
+        f"{DRIVERS_PKG}.{p.parent.name}"
+        for p in (PKG / "drivers").glob("*/__init__.py")
+        if f"{DRIVERS_PKG}.{p.parent.name}" not in SHARED_DRIVER_MODULES
+    )
 
 
 def _folder_of(module: str) -> str | None:
@@ -296,9 +331,14 @@ def _folder_of(module: str) -> str | None:
 def test_the_drivers_are_folders():
     """The bundled drivers each live in a folder of their own (session, wire client,
     scanner and that protocol's C); the wire machinery they share is one module."""
-    assert {"pysysbench.drivers.mysql", "pysysbench.drivers.pgsql", "pysysbench.drivers.sqlite"} <= set(driver_folders())
-    loose = sorted(p.name for p in (PKG / "drivers").glob("*.py")
-                   if f"{DRIVERS_PKG}.{p.stem}" not in SHARED_DRIVER_MODULES and p.stem != "__init__")
+    assert {"pysysbench.drivers.mysql", "pysysbench.drivers.pgsql", "pysysbench.drivers.sqlite"} <= set(
+        driver_folders()
+    )
+    loose = sorted(
+        p.name
+        for p in (PKG / "drivers").glob("*.py")
+        if f"{DRIVERS_PKG}.{p.stem}" not in SHARED_DRIVER_MODULES and p.stem != "__init__"
+    )
     assert not loose, f"driver modules outside a driver folder: {loose}"
     for name in ("mysql", "pgsql"):
         assert {"session.py", "wire.py", "scan.py", "wire.c"} <= {p.name for p in (PKG / "drivers" / name).iterdir()}
@@ -318,7 +358,7 @@ def test_a_driver_folder_is_its_own():
             if theirs is None or theirs == mine:
                 continue
             if mine is None and module == DRIVERS_PKG and target == theirs:
-                continue   # the registration import of the folder itself
+                continue  # the registration import of the folder itself
             bad.append(f"{module} -> {target}")
     assert not bad, f"imports into another driver's folder: {sorted(set(bad))}"
 
@@ -330,17 +370,30 @@ def test_a_driver_folder_is_its_own():
 # defined in C files of its own layer or below, and the C files have no circle between them.
 # The module init is the top: it wires every file's *_init and defines nothing else.
 C_LAYERS = [
-    ("core/native_core.h", "core/rand.c"),                               # core: needs only Python
-    ("runtime/native_runtime.h", "runtime/native_util.c", "runtime/handoff.c",
-     "runtime/memory.c"),                                                # the shared helpers, the hand-off, glibc's heap
-    ("stats/native_stats.h", "stats/recorder.c"),                        # the latency recorder
-    ("drivers/native_drivers.h", "drivers/wire.c", "drivers/mysql/wire.c", "drivers/pgsql/wire.c"),  # wire core, protocols
-    ("workloads/native_workloads.h", "workloads/builtin.c", "lua/bridge.c"),  # built-in tests' loops, a Lua state's events
+    ("core/native_core.h", "core/rand.c"),  # core: needs only Python
+    (
+        "runtime/native_runtime.h",
+        "runtime/native_util.c",
+        "runtime/handoff.c",
+        "runtime/memory.c",
+    ),  # the shared helpers, the hand-off, glibc's heap
+    ("stats/native_stats.h", "stats/recorder.c"),  # the latency recorder
+    (
+        "drivers/native_drivers.h",
+        "drivers/wire.c",
+        "drivers/mysql/wire.c",
+        "drivers/pgsql/wire.c",
+    ),  # wire core, protocols
+    (
+        "workloads/native_workloads.h",
+        "workloads/builtin.c",
+        "lua/bridge.c",
+    ),  # built-in tests' loops, a Lua state's events
     ("engine/native_engine.h", "engine/strand.c", "engine/event_loop.c"),  # the strand, the event loop
-    ("runtime/_native.c",),                                              # the module init: wiring only
+    ("engine/_native.c",),  # the module init: wiring only
 ]
 C_RANK = {name: i for i, names in enumerate(C_LAYERS) for name in names}
-C_INIT = "runtime/_native.c"
+C_INIT = "engine/_native.c"
 
 
 def c_files() -> dict[str, str]:
@@ -369,7 +422,7 @@ def c_declared(files: dict[str, str]) -> set[str]:
     for name, text in files.items():
         if name.endswith(".h"):
             text = re.sub(r"^\s*#[^\n]*(\\\n[^\n]*)*", "", text, flags=re.M)
-            while (inner := re.sub(r"\{[^{}]*\}", " ", text)) != text:   # struct members, inline bodies
+            while (inner := re.sub(r"\{[^{}]*\}", " ", text)) != text:  # struct members, inline bodies
                 text = inner
             text = re.sub(r"\btypedef\b[^;]*;", " ", text)
             out.update(re.findall(r"\b(\w+)\s*\((?!\s*\*)[^;{}]*\)\s*;", text))
@@ -383,8 +436,10 @@ def c_definer(files: dict[str, str]) -> dict[str, str]:
     a variable's definition is a line of its own at file scope without ``extern``)."""
     out = {}
     for sym in c_declared(files):
-        pat = (rf"^(?:{sym}\(|(?!extern\b|static\b|typedef\b|return\b)\w[\w \t*]*(?:\b{sym}|\(\s*\*\s*{sym}\s*\))"
-               rf"\s*(?:\([^;{{]*\))?\s*(?:=|;|\[))")
+        pat = (
+            rf"^(?:{sym}\(|(?!extern\b|static\b|typedef\b|return\b)\w[\w \t*]*(?:\b{sym}|\(\s*\*\s*{sym}\s*\))"
+            rf"\s*(?:\([^;{{]*\))?\s*(?:=|;|\[))"
+        )
         for name, text in files.items():
             if name.endswith(".c") and re.search(pat, text, flags=re.M):
                 out[sym] = name
@@ -395,8 +450,11 @@ def c_uses() -> dict[str, set[str]]:
     """C file -> the other C files whose symbols it uses (calls, reads or assigns)."""
     files = c_files()
     definer = c_definer(files)
-    return {name: {d for sym, d in definer.items() if d != name and re.search(rf"\b{sym}\b", text)}
-            for name, text in files.items() if name.endswith(".c")}
+    return {
+        name: {d for sym, d in definer.items() if d != name and re.search(rf"\b{sym}\b", text)}
+        for name, text in files.items()
+        if name.endswith(".c")
+    }
 
 
 def test_every_c_file_has_a_c_layer():
@@ -416,8 +474,12 @@ def test_c_includes_point_down():
 
 
 def test_c_calls_point_down():
-    up = sorted(f"{name} uses {d}" for name, ds in c_uses().items() for d in ds
-                if C_RANK.get(d, len(C_LAYERS)) > C_RANK.get(name, -1))
+    up = sorted(
+        f"{name} uses {d}"
+        for name, ds in c_uses().items()
+        for d in ds
+        if C_RANK.get(d, len(C_LAYERS)) > C_RANK.get(name, -1)
+    )
     assert not up, f"C files using a symbol of a file in a higher C layer: {up}"
 
 
@@ -437,7 +499,9 @@ def test_the_root_holds_three_modules():
     """The layout is the architecture: the package root holds __init__, __main__ and the version;
     every other module lives in its layer's folder (core/, runtime/, stats/, ...)."""
     root = {p.name for p in PKG.iterdir() if p.suffix in (".py", ".c", ".h")}
-    assert root <= ROOT_MODULES, f"modules at the package root (move them to their layer's folder): {sorted(root - ROOT_MODULES)}"
+    assert root <= ROOT_MODULES, (
+        f"modules at the package root (move them to their layer's folder): {sorted(root - ROOT_MODULES)}"
+    )
 
 
 def test_each_layer_folder_says_what_it_is():

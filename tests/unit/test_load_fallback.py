@@ -10,8 +10,8 @@ import re
 
 import pytest
 
-from pysysbench.drivers.base import Dialect, DriverCaps
 from pysysbench.core.errors import BulkLoadRefused, ConfigError
+from pysysbench.drivers.base import Dialect, DriverCaps
 from pysysbench.load.prepare import Loader
 from pysysbench.workloads.base import Env
 
@@ -28,8 +28,11 @@ class RefusingConnection:
 
     async def load_data_local(self, table, columns, chunks) -> int:
         self.refused += 1
-        raise BulkLoadRefused("MySQL error 1148 (The used command is not allowed with this MariaDB version)",
-                              "1148", "LOAD DATA LOCAL INFILE ...")
+        raise BulkLoadRefused(
+            "MySQL error 1148 (The used command is not allowed with this MariaDB version)",
+            "1148",
+            "LOAD DATA LOCAL INFILE ...",
+        )
 
     async def query(self, sql: str) -> None:
         self.statements.append(sql)
@@ -42,9 +45,10 @@ class Driver:
 
 
 def make_env(method: str, said: list[str]) -> Env:
-    from pysysbench.cli.compat import base_registry
+    from pysysbench.command.cmdline import base_registry
     from pysysbench.core.options import Values
     from pysysbench.workloads.oltp_common import OLTP_OPTIONS
+
     reg = base_registry()
     reg.extend(OLTP_OPTIONS)
     v = Values(reg)

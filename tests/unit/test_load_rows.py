@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 from pysysbench.core.errors import ConfigError
+from pysysbench.core.rand import DISTRIBUTIONS
 from pysysbench.load.layout import BLOCK_ROWS, Layout, RandParams, block_range
 from pysysbench.load.rows import RowGenerator, VectorRand, digit_bytes
 from pysysbench.load.sizing import derived_options, table_size_for
 from pysysbench.load.source import ranges
-from pysysbench.core.rand import DISTRIBUTIONS
 
 ROWS = 4000
 BOUNDS = [(1, 1), (1, 7), (1, 1000), (1, 1_000_000), (5, 50_000)]
@@ -41,7 +41,7 @@ def scalar_ks(params: RandParams, a: int, b: int, draws_per_row: list[list[float
     out = []
     for draws in draws_per_row:
         it = iter(draws)
-        r._u = lambda: float(next(it))
+        r._u = lambda it=it: float(next(it))
         out.append(r.default(a, b))
     return out
 
@@ -64,7 +64,7 @@ def per_row_draws(params: RandParams, a: int, b: int, rec: Recorder, n: int) -> 
         if gauss_rows.size:
             for i, g in zip(gauss_rows, rec.calls[1]):
                 rows[i].extend(g)
-    else:   # zipfian: rejected rows draw again in the next call, in row order
+    else:  # zipfian: rejected rows draw again in the next call, in row order
         todo = list(range(n))
         for call in rec.calls:
             for i, u in zip(todo, call):
@@ -95,6 +95,16 @@ def test_vector_k_equals_scalar_k(rand_type, a, b):
     assert vec.tolist() == expected
 
 
+@pytest.mark.parametrize("a,b", BOUNDS)
+def test_11s_vector_gaussian_is_rands(a, b):
+    """sysbench 1.1.0's gaussian (Rand._gaussian_11): ``a`` for every row, no draw, in both."""
+    params = RandParams(rand_type="gaussian", release="1.1")
+    rec = Recorder(5)
+    vec = VectorRand(params, rec).default(a, b, ROWS)
+    assert vec.tolist() == scalar_ks(params, a, b, [[] for _ in range(ROWS)]) == [a] * ROWS
+    assert rec.calls == []
+
+
 def test_special_parameters_are_honoured():
     params = RandParams(rand_type="special", spec_iter=3, spec_pct=5.0, spec_res=50.0)
     rec = Recorder(7)
@@ -108,7 +118,7 @@ def test_digits_are_uniform_and_unbiased():
     counts = np.bincount(digits - 48, minlength=10)
     expected = len(digits) / 10
     chi2 = float(((counts - expected) ** 2 / expected).sum())
-    assert chi2 < 27.9, counts      # chi-square, 9 degrees of freedom, p = 0.001
+    assert chi2 < 27.9, counts  # chi-square, 9 degrees of freedom, p = 0.001
 
 
 TSV = re.compile(rb"(\d{7})\t(\d{7})\t(?:\d{11}-){9}\d{11}\t(?:\d{11}-){4}\d{11}\n")
@@ -124,8 +134,8 @@ def test_record_formats(fmt, pattern):
     assert len(block) == BLOCK_ROWS * lay.row_bytes
     ids, ks = [], []
     for at in range(0, len(block), lay.row_bytes):
-        m = pattern.fullmatch(block[at:at + lay.row_bytes])
-        assert m, block[at:at + lay.row_bytes]
+        m = pattern.fullmatch(block[at : at + lay.row_bytes])
+        assert m, block[at : at + lay.row_bytes]
         ids.append(int(m.group(1)))
         ks.append(int(m.group(2)))
     assert ids == list(range(2 * BLOCK_ROWS + 1, 3 * BLOCK_ROWS + 1))
@@ -152,13 +162,14 @@ def test_same_seed_same_rows_whatever_the_split():
     assert other_table != whole
 
 
-@pytest.mark.parametrize("size,parts", [(1, 4), (BLOCK_ROWS, 3), (BLOCK_ROWS + 1, 3), (10 * BLOCK_ROWS + 5, 4),
-                                        (100, 1)])
+@pytest.mark.parametrize(
+    "size,parts", [(1, 4), (BLOCK_ROWS, 3), (BLOCK_ROWS + 1, 3), (10 * BLOCK_ROWS + 5, 4), (100, 1)]
+)
 def test_ranges_cover_ids_on_block_boundaries(size, parts):
     rs = ranges(size, parts)
     assert len(rs) == min(parts, math.ceil(size / BLOCK_ROWS))
     assert rs[0][0] == 1 and rs[-1][1] == size
-    for (lo, hi), (nlo, _) in zip(rs, rs[1:]):
+    for (_lo, hi), (nlo, _) in zip(rs, rs[1:]):
         assert nlo == hi + 1 and (nlo - 1) % BLOCK_ROWS == 0
     for lo, hi in rs:
         assert list(block_range(lo, hi))
@@ -167,9 +178,9 @@ def test_ranges_cover_ids_on_block_boundaries(size, parts):
 def test_layout_offsets():
     lay = Layout.for_table("tsv", 10_000)
     row = bytearray(lay.template)
-    assert row[lay.id_at:lay.id_at + lay.width] == b"00000"
-    assert row[lay.k_at:lay.k_at + lay.width] == b"00000"
-    assert len(lay.group_at) == 15 and all(row[g:g + 11] == b"#" * 11 for g in lay.group_at)
+    assert row[lay.id_at : lay.id_at + lay.width] == b"00000"
+    assert row[lay.k_at : lay.k_at + lay.width] == b"00000"
+    assert len(lay.group_at) == 15 and all(row[g : g + 11] == b"#" * 11 for g in lay.group_at)
 
 
 # --------------------------------------------------------------------------- --data-size
@@ -186,13 +197,15 @@ class FakeDriver:
 def fake_row_bytes(monkeypatch):
     """The fake family's measured row size: (table, k index)."""
     from pysysbench.load import sizing
+
     monkeypatch.setitem(sizing.ROW_BYTES, "fake", (200, 40))
 
 
 def values(**kw):
-    from pysysbench.cli.compat import base_registry
+    from pysysbench.command.cmdline import base_registry
     from pysysbench.core.options import Values
     from pysysbench.workloads.oltp_common import OLTP_OPTIONS
+
     reg = base_registry()
     reg.extend(OLTP_OPTIONS)
     v = Values(reg)
@@ -205,10 +218,10 @@ def test_data_size_chooses_table_size():
     v = values(data_size=240 * 4 * 1000, tables=4)
     assert table_size_for(v, FakeDriver) == 1000
     v.freeze(derived_options(v, FakeDriver))
-    assert v.table_size == 1000                      # derived once: run and result files see it
-    assert not v.is_set("table_size") and table_size_for(v, FakeDriver) == 1000   # a worker's figure
+    assert v.table_size == 1000  # derived once: run and result files see it
+    assert not v.is_set("table_size") and table_size_for(v, FakeDriver) == 1000  # a worker's figure
     v = values(data_size=200 * 1000, tables=1, create_secondary=False)
-    assert table_size_for(v, FakeDriver) == 1000     # no k index: 200 bytes a row
+    assert table_size_for(v, FakeDriver) == 1000  # no k index: 200 bytes a row
 
 
 def test_data_size_and_table_size_conflict():

@@ -14,10 +14,10 @@ from __future__ import annotations
 import pytest
 
 from pysysbench.cli.main import main
+from pysysbench.core.rand import Rand, Xoroshiro128Plus
+from pysysbench.core.rand_compat import GlibcRandom
 from pysysbench.engine.spec import RunSpec
 from pysysbench.lua import state as lua_state
-from pysysbench.core.rand import Rand
-from pysysbench.core.rand_compat import GlibcRandom, Xoroshiro128Plus
 
 pytest.importorskip("lupa")
 
@@ -37,6 +37,7 @@ def specs(monkeypatch):
     def build(cls, *args, **kwargs):
         built.append(real(cls, *args, **kwargs))
         return built[-1]
+
     monkeypatch.setattr(RunSpec, "build", classmethod(build))
     return built
 
@@ -53,13 +54,16 @@ def _mine(lines: list[str]) -> list[str]:
     return [line for line in lines if line.startswith(("init ", "thread ", "ev "))]
 
 
-THREADS = """
+THREADS = (
+    """
 sysbench.cmdline.options = {
   threads = {"x", 4},
   ["my-opt"] = {"mine", 7},
 }
 function show() return type(sysbench.opt.threads) .. " " .. sysbench.opt.threads .. " " .. sysbench.opt.my_opt end
-""" + SHOW
+"""
+    + SHOW
+)
 
 
 def test_declared_threads_is_the_scripts_own_the_run_keeps_the_builtin(tmp_path, capfd, specs):
@@ -83,8 +87,10 @@ def test_threads_on_the_command_line_is_the_runs_only(tmp_path, capfd, specs):
 
 
 def test_an_undeclared_builtin_is_the_runs_value(tmp_path, capfd):
-    text = ('sysbench.cmdline.options = {}\n'
-            'function show() return sysbench.opt.threads .. " " .. sysbench.opt.rand_type end\n' + SHOW)
+    text = (
+        "sysbench.cmdline.options = {}\n"
+        'function show() return sysbench.opt.threads .. " " .. sysbench.opt.rand_type end\n' + SHOW
+    )
     rc, out, err = _run(tmp_path, capfd, text, "--events=2", "--threads=2", "--rand-type=pareto")
     assert rc == 0, out + [err]
     assert sorted(_mine(out)) == ["init 2 pareto", "thread 0 2 pareto", "thread 1 2 pareto"]
@@ -94,16 +100,20 @@ def test_help_shows_the_scripts_declarations(tmp_path, capfd):
     text = THREADS.replace('["my-opt"]', '["report-interval"] = {"ri", "abc"},\n  ["my-opt"]')
     rc, out, err = _run(tmp_path, capfd, text, command="help")
     assert rc == 0, out + [err]
-    assert out[-5:] == ["t.lua options:",
-                        "  --my-opt=N               mine [7]",
-                        "  --report-interval=STRING ri [abc]",
-                        "  --threads=N              x [4]",
-                        ""]
+    assert out[-5:] == [
+        "t.lua options:",
+        "  --my-opt=N               mine [7]",
+        "  --report-interval=STRING ri [abc]",
+        "  --threads=N              x [4]",
+        "",
+    ]
 
 
 def test_declared_text_report_interval_leaves_the_runs_alone(tmp_path, capfd, specs):
-    text = ('sysbench.cmdline.options = {["report-interval"] = {"ri", "abc"}}\n'
-            'function show() return sysbench.opt.report_interval end\n' + SHOW)
+    text = (
+        'sysbench.cmdline.options = {["report-interval"] = {"ri", "abc"}}\n'
+        "function show() return sysbench.opt.report_interval end\n" + SHOW
+    )
     rc, out, err = _run(tmp_path, capfd, text, "--events=2")
     assert rc == 0, out + [err]
     assert _mine(out) == ["init abc", "thread 0 abc"]
@@ -118,10 +128,12 @@ def test_declared_text_report_interval_leaves_the_runs_alone(tmp_path, capfd, sp
 
 def test_declared_output_options_write_nothing_and_listen_nowhere(tmp_path, capfd, specs):
     result, log = tmp_path / "result.json", tmp_path / "latency.csv"
-    text = (f'sysbench.cmdline.options = {{["result-file"] = {{"r", "{result}"}}, '
-            f'["latency-log"] = {{"l", "{log}"}}, ["metrics-addr"] = {{"m", "0.0.0.0:19999"}}}}\n'
-            'function show() return sysbench.opt.result_file .. " " .. sysbench.opt.latency_log .. " " '
-            '.. sysbench.opt.metrics_addr end\n' + SHOW)
+    text = (
+        f'sysbench.cmdline.options = {{["result-file"] = {{"r", "{result}"}}, '
+        f'["latency-log"] = {{"l", "{log}"}}, ["metrics-addr"] = {{"m", "0.0.0.0:19999"}}}}\n'
+        'function show() return sysbench.opt.result_file .. " " .. sysbench.opt.latency_log .. " " '
+        ".. sysbench.opt.metrics_addr end\n" + SHOW
+    )
     rc, out, err = _run(tmp_path, capfd, text, "--events=2")
     assert rc == 0, out + [err]
     assert _mine(out) == [f"init {result} {log} 0.0.0.0:19999", f"thread 0 {result} {log} 0.0.0.0:19999"]
@@ -133,8 +145,10 @@ def test_declared_output_options_write_nothing_and_listen_nowhere(tmp_path, capf
 def test_a_script_claims_the_name_of_a_pysysbench_addition(tmp_path, capfd, specs):
     # sysbench has no --result-file: declared by the script, the command line's is the script's
     result = tmp_path / "mine.json"
-    text = ('sysbench.cmdline.options = {["result-file"] = {"r", ""}}\n'
-            'function show() return "[" .. sysbench.opt.result_file .. "]" end\n' + SHOW)
+    text = (
+        'sysbench.cmdline.options = {["result-file"] = {"r", ""}}\n'
+        'function show() return "[" .. sysbench.opt.result_file .. "]" end\n' + SHOW
+    )
     rc, out, err = _run(tmp_path, capfd, text, "--events=2", f"--result-file={result}")
     assert rc == 0, out + [err]
     assert _mine(out) == [f"init [{result}]", f"thread 0 [{result}]"]
@@ -150,8 +164,10 @@ def test_a_script_claims_the_name_of_a_pysysbench_addition(tmp_path, capfd, spec
 def test_declared_reconnect_is_the_scripts_as_in_sysbench_11(tmp_path, capfd, specs):
     # sysbench 1.1's oltp_common.lua declares reconnect and reconnects itself; the engine's
     # reconnect-every must not take it (was: an internal AttributeError)
-    text = ('sysbench.cmdline.options = {reconnect = {"Reconnect after every N events", 0}}\n'
-            'function show() return sysbench.opt.reconnect end\n' + SHOW)
+    text = (
+        'sysbench.cmdline.options = {reconnect = {"Reconnect after every N events", 0}}\n'
+        "function show() return sysbench.opt.reconnect end\n" + SHOW
+    )
     rc, out, err = _run(tmp_path, capfd, text, "--events=20", "--reconnect=5")
     assert rc == 0, out + [err]
     assert _mine(out) == ["init 5", "thread 0 5"]
@@ -196,14 +212,19 @@ end
 # /usr/bin/sysbench 1.0.20: t.lua --rand-seed=7 ARGS --events=2 --percentile=0 run
 SYSBENCH_STREAMS = {
     (): ["ev 501 502 499 505 468 503 2 970", "ev 480 499 503 501 532 503 682 75"],
-    ("--rand-type=pareto", "--rand-pareto-h=0.3"):
-        ["ev 125 243 49 613 468 503 49 970", "ev 2 2 105 13 539 505 3 221"],
-    ("--rand-type=special", "--rand-spec-iter=3", "--rand-spec-pct=10", "--rand-spec-res=50"):
-        ["ev 505 516 502 526 338 621 1 671", "ev 528 423 502 513 336 539 287 555"],
-    ("--rand-type=gaussian", "--rand-spec-iter=5"):
-        ["ev 515 462 505 593 368 502 38 314", "ev 540 514 574 590 625 498 300 879"],
-    ("--rand-type=uniform", "--rand-spec-iter=2"):
-        ["ev 540 658 408 866 322 503 24 159", "ev 259 403 933 808 191 502 152 409"],
+    ("--rand-type=pareto", "--rand-pareto-h=0.3"): ["ev 125 243 49 613 468 503 49 970", "ev 2 2 105 13 539 505 3 221"],
+    ("--rand-type=special", "--rand-spec-iter=3", "--rand-spec-pct=10", "--rand-spec-res=50"): [
+        "ev 505 516 502 526 338 621 1 671",
+        "ev 528 423 502 513 336 539 287 555",
+    ],
+    ("--rand-type=gaussian", "--rand-spec-iter=5"): [
+        "ev 515 462 505 593 368 502 38 314",
+        "ev 540 514 574 590 625 498 300 879",
+    ],
+    ("--rand-type=uniform", "--rand-spec-iter=2"): [
+        "ev 540 658 408 866 322 503 24 159",
+        "ev 259 403 933 808 191 502 152 409",
+    ],
 }
 
 
@@ -214,8 +235,9 @@ def test_rand_options_reach_sysbench_rand_as_in_sysbench(tmp_path, capfd, monkey
     draws follow the run's (the command line's, else the built-in defaults: special)."""
     if not native:
         monkeypatch.setattr(lua_state, "NATIVE_PATH", None)
-    rc, out, err = _run(tmp_path, capfd, RAND, "--rand-seed=7", *args, "--events=2", "--percentile=0",
-                        "--threads=1", "--workers=1")
+    rc, out, err = _run(
+        tmp_path, capfd, RAND, "--rand-seed=7", *args, "--events=2", "--percentile=0", "--threads=1", "--workers=1"
+    )
     assert rc == 0, out + [err]
     assert _mine(out) == ["init uniform 2 40 10 99 0.7"] + SYSBENCH_STREAMS[args]
 
@@ -236,18 +258,29 @@ def test_rand_type_zipfian_reaches_sysbench_rand_default(tmp_path, capfd, monkey
     native workloads' Rand draws from the same stream (was: 'special', silently)."""
     if not native:
         monkeypatch.setattr(lua_state, "NATIVE_PATH", None)
-    text = ("function event()\n  local t = {}\n"
-            "  for i = 1, 200 do t[#t+1] = sysbench.rand.default(1, 1000) end\n"
-            "  t[#t+1] = sysbench.rand.default(5, 5)\n  t[#t+1] = sysbench.rand.default(1, 4000000000)\n"
-            '  print("ev " .. table.concat(t, " "))\nend\n')
+    text = (
+        "function event()\n  local t = {}\n"
+        "  for i = 1, 200 do t[#t+1] = sysbench.rand.default(1, 1000) end\n"
+        "  t[#t+1] = sysbench.rand.default(5, 5)\n  t[#t+1] = sysbench.rand.default(1, 4000000000)\n"
+        '  print("ev " .. table.concat(t, " "))\nend\n'
+    )
     for exp in (0.8, 1.0, 1.3):
-        rc, out, err = _run(tmp_path, capfd, text, "--rand-seed=7", "--rand-type=zipfian",
-                            f"--rand-zipfian-exp={exp}", "--events=1", "--threads=1", "--workers=1")
+        rc, out, err = _run(
+            tmp_path,
+            capfd,
+            text,
+            "--rand-seed=7",
+            "--rand-type=zipfian",
+            f"--rand-zipfian-exp={exp}",
+            "--events=1",
+            "--threads=1",
+            "--workers=1",
+        )
         assert rc == 0, out + [err]
         rand = _thread0_rand(7, rand_type="zipfian", zipf_exp=exp)
         want = [rand.default(1, 1000) for _ in range(200)] + [rand.default(5, 5), rand.default(1, 4000000000)]
         assert _mine(out) == ["ev " + " ".join(map(str, want))]
-        assert sum(v <= 10 for v in want[:200]) > 40     # skewed to the low ids (uniform: about 2)
+        assert sum(v <= 10 for v in want[:200]) > 40  # skewed to the low ids (uniform: about 2)
 
 
 def test_zipfian_is_no_sysbench_rand_function(tmp_path, capfd):
@@ -257,11 +290,11 @@ def test_zipfian_is_no_sysbench_rand_function(tmp_path, capfd):
     assert rc == 0 and _mine(out) == ["ev nil"]
 
 
-
 def test_a_claimed_name_takes_the_scripts_type(tmp_path, capfd, specs):
     # --workers is an integer of pysysbench's; the script's 'workers' is text (sysbench: any value)
-    text = ('sysbench.cmdline.options = {workers = {"w", "none"}}\n'
-            'function show() return sysbench.opt.workers end\n' + SHOW)
+    text = (
+        'sysbench.cmdline.options = {workers = {"w", "none"}}\nfunction show() return sysbench.opt.workers end\n' + SHOW
+    )
     rc, out, err = _run(tmp_path, capfd, text, "--events=2", "--workers=auto")
     assert rc == 0, out + [err]
     assert _mine(out) == ["init auto", "thread 0 auto"]

@@ -42,8 +42,21 @@ end"""
 def _run(tmp_path, capfd, text: str) -> list[str]:
     script = tmp_path / "t.lua"
     script.write_text(text)
-    assert main([str(script), "--threads=1", "--workers=1", f"--sqlite-db={tmp_path / 'x.db'}", "--rand-seed=11",
-                 "--rand-type=special", "--events=3", "run"]) == 0
+    assert (
+        main(
+            [
+                str(script),
+                "--threads=1",
+                "--workers=1",
+                f"--sqlite-db={tmp_path / 'x.db'}",
+                "--rand-seed=11",
+                "--rand-type=special",
+                "--events=3",
+                "run",
+            ]
+        )
+        == 0
+    )
     return [line for line in capfd.readouterr().out.splitlines() if line[:1].isdigit() or line.startswith("garbage")]
 
 
@@ -93,7 +106,19 @@ def test_hidden_draw_after_each_event_leaves_no_garbage(tmp_path, capfd):
     # interpreted point select's time in LuaJIT)
     script = tmp_path / "t.lua"
     script.write_text(EVENTS_GARBAGE)
-    assert main([str(script), "--threads=1", "--workers=1", f"--sqlite-db={tmp_path / 'x.db'}",
-                 "--percentile=95", "--events=2001", "run"]) == 0
+    assert (
+        main(
+            [
+                str(script),
+                "--threads=1",
+                "--workers=1",
+                f"--sqlite-db={tmp_path / 'x.db'}",
+                "--percentile=95",
+                "--events=2001",
+                "run",
+            ]
+        )
+        == 0
+    )
     lines = [line for line in capfd.readouterr().out.splitlines() if line.startswith("garbage")]
-    assert len(lines) == 1 and float(lines[0].split()[1]) < 2000     # 2000 events: 48,000 bytes before
+    assert len(lines) == 1 and float(lines[0].split()[1]) < 2000  # 2000 events: 48,000 bytes before

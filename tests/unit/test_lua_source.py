@@ -13,11 +13,11 @@ import asyncio
 
 import pytest
 
-from pysysbench.runtime import native
 from pysysbench.engine.worker import Limits
 from pysysbench.lua.log import Log
 from pysysbench.lua.runtime import Seeds, Unique, runtime_module
 from pysysbench.lua.state import LuaState, Services
+from pysysbench.runtime import native
 
 pytest.importorskip("lupa")
 if native.LuaEvents is None:
@@ -49,8 +49,9 @@ def _state() -> tuple[LuaState, list]:
     async def stmt(*args):
         seen.append(tuple(f"<Lua {lua_type(v)}>" if lua_type(v) else v for v in args))
         if len(seen) % 3 == 0:
-            st.counters.reads += 1          # every third one counts a read
+            st.counters.reads += 1  # every third one counts a read
         await asyncio.sleep(0)
+
     st.stmts.append(stmt)
     return st, seen
 
@@ -70,7 +71,7 @@ async def _c(st: LuaState) -> tuple[int, int]:
     src = st.native_events()
     recorded, handovers = [], 0
     while True:
-        loop = native.EventLoop(src, lambda tid, ns: recorded.append(ns), 0, Limits(), 0, 0)
+        loop = native.EventLoop(src, lambda tid, ns: recorded.append(ns), 0, Limits(), 0)
         out = await loop
         if out is True:
             return len(recorded) + handovers, src.handovers
@@ -88,11 +89,14 @@ def test_the_c_source_gives_statements_what_the_python_bridge_gives():
         c_events, handed = asyncio.run(_c(c))
         assert events == c_events == 3
         assert c_seen == py_seen and len(c_seen) == 6
-        assert c_seen[0] == (42, -7, 2 ** 53, 1.5, None, True, False, "été")
+        assert c_seen[0] == (42, -7, 2**53, 1.5, None, True, False, "été")
         assert [type(v) for v in c_seen[0][:4]] == [int, int, int, float]
-        assert handed == 2                    # events 2 and 4: the second yield goes to Python
+        assert handed == 2  # events 2 and 4: the second yield goes to Python
         assert c_seen[2] == ("x", "<Lua table>")
-        answers = lambda st: list(st.rt.globals().answers.values())
+
+        def answers(st):
+            return list(st.rt.globals().answers.values())
+
         assert answers(c) == answers(py) == [0, 0, 1, 0, 0, 1]
     finally:
         py.release()

@@ -36,8 +36,9 @@ def test_reconnected_connections_buffers_do_not_stay_resident():
     """Before: the first free of a 256 KiB block raised glibc's mmap threshold, the re-opened
     connections' buffers came from the heap and stayed resident (about 100 MB here; 650 MB for the
     soak's 2,000 connections)."""
-    grown = float(subprocess.run([sys.executable, "-c", STORM, "pin"], capture_output=True, text=True,
-                                 check=True).stdout)
+    grown = float(
+        subprocess.run([sys.executable, "-c", STORM, "pin"], capture_output=True, text=True, check=True).stdout
+    )
     assert grown < 20, f"{grown:.0f} MB more after the reconnect storm"
 
 
@@ -47,12 +48,20 @@ def test_the_pin_is_one_call_with_or_without_the_c_extension(native):
     """memory.c's mallopt when the C is used (ctypes, 6 M instructions of a run's start-up,
     is then never imported), the same call through ctypes when it is not."""
     import os
-    code = ("import sys\n"
-            "from pysysbench.runtime import native\n"
-            "from pysysbench.runtime.memory import pin_mmap_threshold\n"
-            "print(pin_mmap_threshold(), native.ENABLED, 'ctypes' in sys.modules)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={**os.environ, "PYSYSBENCH_NATIVE": native}).stdout.split()
+
+    code = (
+        "import sys\n"
+        "from pysysbench.runtime import native\n"
+        "from pysysbench.runtime.memory import pin_mmap_threshold\n"
+        "print(pin_mmap_threshold(), native.ENABLED, 'ctypes' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYSYSBENCH_NATIVE": native},
+    ).stdout.split()
     assert out[0] == "True"
     assert out[2] == ("False" if out[1] == "True" else "True")
 
@@ -74,18 +83,34 @@ end
 
 def _thp_madvise() -> bool:
     from pysysbench.runtime.memory import _thp_mode
+
     return _thp_mode() == "madvise"
 
 
 def _advised_heap_areas(tmp_path, threads: int, env_extra: dict | None = None) -> int:
     import os
+
     script = tmp_path / "huge.lua"
     script.write_text(HUGE_SCRIPT)
     env = {k: v for k, v in os.environ.items() if k != "GLIBC_TUNABLES"}
     env.update(env_extra or {})
-    out = subprocess.run([sys.executable, "-m", "pysysbench", str(script), f"--threads={threads}", "--workers=1",
-                          f"--sqlite-db={tmp_path / 'x.db'}", f"--events={threads}", "run"],
-                         capture_output=True, text=True, env=env, timeout=120)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pysysbench",
+            str(script),
+            f"--threads={threads}",
+            "--workers=1",
+            f"--sqlite-db={tmp_path / 'x.db'}",
+            f"--events={threads}",
+            "run",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     return int(out.stdout.split("heap areas with huge pages asked: ")[1].split()[0])
 
@@ -96,6 +121,7 @@ def test_many_lua_states_take_huge_pages_for_their_heap_and_few_do_not(tmp_path)
     on the heap its states grew (the process's /proc/self/smaps, read by the script itself); 8
     states do not (HUGE_PAGE_STATES); nor 40 when the user set GLIBC_TUNABLES."""
     from pysysbench.runtime.native import heap_hugepages
+
     if heap_hugepages is None or not _thp_madvise():
         pytest.skip("needs the C extension and the kernel's transparent huge pages in madvise mode")
     assert _advised_heap_areas(tmp_path, 40) >= 1
@@ -105,6 +131,7 @@ def test_many_lua_states_take_huge_pages_for_their_heap_and_few_do_not(tmp_path)
 
 def test_thp_mode_reads_the_bracketed_setting(tmp_path, monkeypatch):
     from pysysbench.runtime import memory
+
     setting = tmp_path / "enabled"
     setting.write_text("always [madvise] never\n")
     monkeypatch.setattr(memory, "THP_ENABLED", str(setting))

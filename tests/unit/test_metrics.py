@@ -10,15 +10,15 @@ import urllib.request
 
 import pytest
 
+from pysysbench.core.errors import ConfigError
 from pysysbench.engine import metrics
 from pysysbench.engine.group import Sample
-from pysysbench.core.errors import ConfigError
 from pysysbench.stats.records import Snapshot
 
 
 def test_address_forms():
     assert metrics.parse_addr("127.0.0.1:9464") == ("127.0.0.1", 9464)
-    assert metrics.parse_addr(":9464") == ("127.0.0.1", 9464)    # issue 40 f: loopback, not every interface
+    assert metrics.parse_addr(":9464") == ("127.0.0.1", 9464)  # issue 40 f: loopback, not every interface
     assert metrics.parse_addr("0.0.0.0:9464") == ("0.0.0.0", 9464)
     with pytest.raises(ConfigError, match="expected HOST:PORT"):
         metrics.parse_addr("9464x")
@@ -36,6 +36,7 @@ def test_a_bare_port_listens_on_loopback_only():
 
 def test_a_bad_metrics_address_fails_before_the_run(tmp_path):
     from pysysbench.cli.main import main
+
     code = main(["oltp_read_only", f"--sqlite-db={tmp_path / 'none.db'}", "--metrics-addr=9464x", "run"])
     assert code == 1 and not (tmp_path / "none.db").exists()
 
@@ -55,11 +56,12 @@ def test_exposition_of_a_merged_sample():
     m = metrics.RunMetrics(f"127.0.0.1:{port}", {"test": "oltp_point_select"})
     try:
         before = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
-        assert 'pysysbench_events_total{test="oltp_point_select"} 0.0' in before   # before the first sample
+        assert 'pysysbench_events_total{test="oltp_point_select"} 0.0' in before  # before the first sample
         hist = [0] * 1024
-        hist[300] = 7            # ~1 ms
-        snap = Snapshot(events=7, reads=70, writes=14, others=0, lat_sum_ns=7_000_000, hist=hist,
-                        error_codes={"1213": 2})
+        hist[300] = 7  # ~1 ms
+        snap = Snapshot(
+            events=7, reads=70, writes=14, others=0, lat_sum_ns=7_000_000, hist=hist, error_codes={"1213": 2}
+        )
         m.sample = Sample(snapshot=snap, running=4, cpu_s=1.5)
         text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
     finally:

@@ -48,8 +48,9 @@ def twins_in_use(setting: str | None) -> dict[str, bool]:
     env = {k: v for k, v in os.environ.items() if k != "PYSYSBENCH_NATIVE"}
     if setting is not None:
         env["PYSYSBENCH_NATIVE"] = setting
-    out = subprocess.run([sys.executable, "-c", IN_USE], capture_output=True, text=True, env=env,
-                         cwd=PKG.parent, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", IN_USE], capture_output=True, text=True, env=env, cwd=PKG.parent, check=True
+    ).stdout
     return json.loads(out)
 
 
@@ -69,18 +70,25 @@ def test_on_uses_every_c_twin_when_built():
 
 def test_a_bad_setting_is_one_line_and_exit_1():
     env = {**os.environ, "PYSYSBENCH_NATIVE": "maybe"}
-    proc = subprocess.run([sys.executable, "-m", "pysysbench", "oltp_point_select", "run"], capture_output=True,
-                          text=True, env=env, cwd=PKG.parent)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pysysbench", "oltp_point_select", "run"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=PKG.parent,
+    )
     assert proc.returncode == 1
     assert proc.stdout.strip().splitlines() == [
         "FATAL: invalid value of the environment variable PYSYSBENCH_NATIVE: 'maybe' "
-        "(use 'off' to run without the C extension, or 'on')"], proc.stdout
+        "(use 'off' to run without the C extension, or 'on')"
+    ], proc.stdout
     assert "Traceback" not in proc.stderr
 
 
 # the package's C extension modules: built ones, and those a C source defines
 _EXTENSIONS = {p.name.split(".")[0] for p in PKG.glob("_*.so")} | {
-    p.stem for p in PKG.rglob("*.c") if "PyMODINIT_FUNC" in p.read_text()}
+    p.stem for p in PKG.rglob("*.c") if "PyMODINIT_FUNC" in p.read_text()
+}
 
 
 def _imports_extension(path: Path) -> list[int]:
@@ -100,6 +108,9 @@ def _imports_extension(path: Path) -> list[int]:
 
 def test_only_native_imports_the_c_extension():
     assert _EXTENSIONS, "no C extension source found"
-    bad = {str(p.relative_to(PKG)): lines for p in PKG.rglob("*.py")
-           if p.name != "native.py" and (lines := _imports_extension(p))}
+    bad = {
+        str(p.relative_to(PKG)): lines
+        for p in PKG.rglob("*.py")
+        if p.name != "native.py" and (lines := _imports_extension(p))
+    }
     assert not bad, f"C extension imported outside pysysbench/runtime/native.py: {bad}"

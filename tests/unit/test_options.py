@@ -1,4 +1,4 @@
-"""Option parsing (spec 1.1, 1.2): ``pysysbench.core.options`` and ``pysysbench.cli.compat.parse``.
+"""Option parsing (spec 1.1, 1.2): ``pysysbench.core.options`` and ``pysysbench.command.cmdline.parse``.
 
 Deliberate deviation tested as intended: numeric options reject garbage with
 ``Invalid value for the 'X' option: 'v' (...)`` instead of silently reading 0.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from pysysbench.cli.compat import base_registry, choose_driver, parse
+from pysysbench.command.cmdline import base_registry, choose_driver, parse
 from pysysbench.core.errors import ConfigError, InvalidOption, PySysbenchError, UsageError, WorkloadError
 from pysysbench.core.options import (
     Option,
@@ -32,14 +32,17 @@ def values_of(*argv: str, test: str = "oltp_read_write", command: str = "run") -
 # --------------------------------------------------------------------------- names
 
 
-@pytest.mark.parametrize("a,b", [
-    ("--table-size=123", "--table_size=123"),
-    ("--report_interval=3", "--report-interval=3"),
-    ("--mysql_host=h1", "--mysql-host=h1"),
-    ("--rand_type=uniform", "--rand-type=uniform"),
-    ("--point-selects=7", "--point_selects=7"),
-    ("--db_driver=sqlite", "--db-driver=sqlite"),
-])
+@pytest.mark.parametrize(
+    "a,b",
+    [
+        ("--table-size=123", "--table_size=123"),
+        ("--report_interval=3", "--report-interval=3"),
+        ("--mysql_host=h1", "--mysql-host=h1"),
+        ("--rand_type=uniform", "--rand-type=uniform"),
+        ("--point-selects=7", "--point_selects=7"),
+        ("--db_driver=sqlite", "--db-driver=sqlite"),
+    ],
+)
 def test_dash_and_underscore_are_interchangeable(a, b):
     assert values_of(a).data == values_of(b).data
 
@@ -62,11 +65,21 @@ def test_mixed_spellings_are_one_option_last_wins():
 BOOL = Option("histogram", OptType.BOOL, False, "h")
 
 
-@pytest.mark.parametrize("raw,expected", [
-    (None, True),          # bare --histogram
-    ("on", True), ("true", True), ("1", True), ("ON", True), ("True", True),
-    ("off", False), ("false", False), ("0", False), ("OFF", False),
-])
+@pytest.mark.parametrize(
+    "raw,expected",
+    [
+        (None, True),  # bare --histogram
+        ("on", True),
+        ("true", True),
+        ("1", True),
+        ("ON", True),
+        ("True", True),
+        ("off", False),
+        ("false", False),
+        ("0", False),
+        ("OFF", False),
+    ],
+)
 def test_bool_forms(raw, expected):
     assert parse_value(BOOL, raw) is expected
 
@@ -96,6 +109,7 @@ def test_bool_bad_value_for_workload_option():
 
 
 # --------------------------------------------------------------------------- INT
+
 
 def test_int_values():
     v = values_of("--threads=4", "--events=100", "--time=0", "--rate=7", "--report-interval=2")
@@ -150,10 +164,20 @@ def test_double_option():
 SIZE = Option("thread-stack-size", OptType.SIZE, 65536, "s")
 
 
-@pytest.mark.parametrize("raw,expected", [
-    ("0", 0), ("100", 100), ("64K", 64 * 1024), ("64k", 64 * 1024), ("1M", 1 << 20), ("1m", 1 << 20),
-    ("2G", 2 << 30), ("1T", 1 << 40), ("1t", 1 << 40),
-])
+@pytest.mark.parametrize(
+    "raw,expected",
+    [
+        ("0", 0),
+        ("100", 100),
+        ("64K", 64 * 1024),
+        ("64k", 64 * 1024),
+        ("1M", 1 << 20),
+        ("1m", 1 << 20),
+        ("2G", 2 << 30),
+        ("1T", 1 << 40),
+        ("1t", 1 << 40),
+    ],
+)
 def test_size_values(raw, expected):
     assert parse_value(SIZE, raw) == expected
 
@@ -200,6 +224,7 @@ def test_string_values():
 
 # --------------------------------------------------------------------------- repeats
 
+
 def test_repeated_option_last_wins():
     v = values_of("--threads=2", "--threads=3", "--threads=5")
     assert v.threads == 5
@@ -232,6 +257,7 @@ def test_explicit_tracks_user_options():
 
 
 # --------------------------------------------------------------------------- deprecated aliases
+
 
 def test_num_threads_alias():
     inv = parse(["--num-threads=4", "oltp_read_write", "run"])
@@ -297,8 +323,10 @@ def test_alias_bad_value():
 
 # --------------------------------------------------------------------------- --test / positional words
 
-TEST_WARNING = ("WARNING: the --test option is deprecated. You can pass a script name or path on the "
-                "command line without any options.")
+TEST_WARNING = (
+    "WARNING: the --test option is deprecated. You can pass a script name or path on the "
+    "command line without any options."
+)
 
 
 def test_test_option_works_and_warns_on_stderr():
@@ -333,6 +361,7 @@ def test_test_and_command_words():
 
 
 # --------------------------------------------------------------------------- unknown options
+
 
 def test_unknown_option_general_phase():
     with pytest.raises(InvalidOption) as ei:
@@ -374,13 +403,17 @@ def test_apply_options_strict_and_lenient():
 
 # --------------------------------------------------------------------------- test names
 
-@pytest.mark.parametrize("name", [
-    "/usr/share/sysbench/oltp_read_write.lua",
-    "/usr/local/share/sysbench/oltp_read_write.lua",
-    "oltp_read_write.lua",
-    "./oltp_read_write.lua",
-    "oltp_read_write",
-])
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "/usr/share/sysbench/oltp_read_write.lua",
+        "/usr/local/share/sysbench/oltp_read_write.lua",
+        "oltp_read_write.lua",
+        "./oltp_read_write.lua",
+        "oltp_read_write",
+    ],
+)
 def test_sysbench_script_path_resolves_to_bundled_workload(name):
     assert find_workload(name) is RW
     assert parse([name, "run"]).workload_cls is RW
@@ -410,6 +443,7 @@ def test_unknown_test_name():
 
 # --------------------------------------------------------------------------- driver auto-selection
 
+
 def driver_for(*argv: str) -> str:
     return choose_driver(parse([*argv, "oltp_read_write", "run"]).values)
 
@@ -420,15 +454,26 @@ def test_driver_default_is_sqlite():
     assert driver_for("--threads=4", "--tables=2") == "sqlite"
 
 
-@pytest.mark.parametrize("opt", ["--mysql-host=127.0.0.1", "--mysql_port=3307", "--mysql-user=u",
-                                 "--mysql-password=p", "--mysql-db=d", "--mysql-ignore-errors=all",
-                                 "--mysql-dry-run", "--mysql-socket=/tmp/m.sock"])
+@pytest.mark.parametrize(
+    "opt",
+    [
+        "--mysql-host=127.0.0.1",
+        "--mysql_port=3307",
+        "--mysql-user=u",
+        "--mysql-password=p",
+        "--mysql-db=d",
+        "--mysql-ignore-errors=all",
+        "--mysql-dry-run",
+        "--mysql-socket=/tmp/m.sock",
+    ],
+)
 def test_any_mysql_option_selects_mysql(opt):
     assert driver_for(opt) == "mysql"
 
 
-@pytest.mark.parametrize("opt", ["--pgsql-host=127.0.0.1", "--pgsql_port=5433", "--pgsql-user=u",
-                                 "--pgsql-password=p", "--pgsql-db=d"])
+@pytest.mark.parametrize(
+    "opt", ["--pgsql-host=127.0.0.1", "--pgsql_port=5433", "--pgsql-user=u", "--pgsql-password=p", "--pgsql-db=d"]
+)
 def test_any_pgsql_option_selects_pgsql(opt):
     assert driver_for(opt) == "pgsql"
 
@@ -462,13 +507,42 @@ def test_invalid_driver_name():
 _OPTION_PATTERN = r"^--([A-Za-z0-9][A-Za-z0-9_\-.]*)(?:=(.*))?$"
 
 
-@pytest.mark.parametrize("arg", [
-    "--threads=8", "--threads", "--threads=", "--a", "--9x=1", "--_x=1", "---x", "--", "-", "--=1", "run", "",
-    "--mysql-host=a=b", "--x.y-z_w=v", "--x\n", "--x\n\n", "--x=\n", "--x=a\nb", "--x\n=1", "--x y=1",
-    "--é=1", "--xé", "--x\t", " --x", "--x==", "--X1=on"])
+@pytest.mark.parametrize(
+    "arg",
+    [
+        "--threads=8",
+        "--threads",
+        "--threads=",
+        "--a",
+        "--9x=1",
+        "--_x=1",
+        "---x",
+        "--",
+        "-",
+        "--=1",
+        "run",
+        "",
+        "--mysql-host=a=b",
+        "--x.y-z_w=v",
+        "--x\n",
+        "--x\n\n",
+        "--x=\n",
+        "--x=a\nb",
+        "--x\n=1",
+        "--x y=1",
+        "--é=1",
+        "--xé",
+        "--x\t",
+        " --x",
+        "--x==",
+        "--X1=on",
+    ],
+)
 def test_option_words_read_as_the_pattern_did(arg):
     import re
+
     from pysysbench.core.options import is_option_name, option_word
+
     m = re.match(_OPTION_PATTERN, arg, re.S)
     assert option_word(arg) == (None if m is None else (m.group(1), m.group(2)))
     name = arg[2:].partition("=")[0]

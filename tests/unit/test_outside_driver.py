@@ -14,16 +14,16 @@ from typing import Any
 
 import pytest
 
-from pysysbench.cli.compat import choose_driver, parse
 from pysysbench.cli.main import main
+from pysysbench.command.cmdline import choose_driver, parse
+from pysysbench.core.errors import ConfigError
+from pysysbench.core.options import Option, OptType
 from pysysbench.drivers import REGISTRY
 from pysysbench.drivers.base import Connection, Counters, Dialect, Driver, DriverCaps, register
 from pysysbench.drivers.dryrun import DryRunConnection
 from pysysbench.engine.raygroup import pass_env
-from pysysbench.core.errors import ConfigError
-from pysysbench.core.options import Option, OptType
 
-SENT: list[tuple[str, tuple]] = []      # (sql, parameters) of every execution, in order
+SENT: list[tuple[str, tuple]] = []  # (sql, parameters) of every execution, in order
 
 
 class TallyConnection(DryRunConnection):
@@ -40,6 +40,7 @@ class TallyConnection(DryRunConnection):
                 c.writes += 1
             else:
                 c.others += 1
+
         return stmt
 
     async def query(self, sql: str) -> None:
@@ -82,14 +83,25 @@ def summary(text: str, what: str) -> int:
 
 
 def test_runs_a_workload_through_the_cli(capsys):
-    rc = main(["oltp_point_select", "--db-driver=tally", "--tables=2", "--table-size=500", "--threads=1",
-               "--events=40", "--time=0", "run"])
+    rc = main(
+        [
+            "oltp_point_select",
+            "--db-driver=tally",
+            "--tables=2",
+            "--table-size=500",
+            "--threads=1",
+            "--events=40",
+            "--time=0",
+            "run",
+        ]
+    )
     out = capsys.readouterr().out
     assert rc == 0, out
     points = [(sql, args) for sql, args in SENT if sql.startswith("SELECT c FROM sbtest")]
     assert len(points) == 40 and summary(out, "read") == 40, out
-    assert all(re.fullmatch(r"SELECT c FROM sbtest[12] WHERE id=\?", sql) and 1 <= args[0] <= 500
-               for sql, args in points)
+    assert all(
+        re.fullmatch(r"SELECT c FROM sbtest[12] WHERE id=\?", sql) and 1 <= args[0] <= 500 for sql, args in points
+    )
 
 
 def test_a_time_limited_run_sends_the_bundled_event(capsys):
@@ -107,13 +119,18 @@ def test_its_option_prefix_picks_it():
 
 
 def test_its_password_variable_goes_to_ray_actors():
-    assert {"PYSYSBENCH_TALLY_PASSWORD", "PYSYSBENCH_MYSQL_PASSWORD", "PYSYSBENCH_PGSQL_PASSWORD",
-            "PYSYSBENCH_NATIVE"} <= set(pass_env())
+    assert {
+        "PYSYSBENCH_TALLY_PASSWORD",
+        "PYSYSBENCH_MYSQL_PASSWORD",
+        "PYSYSBENCH_PGSQL_PASSWORD",
+        "PYSYSBENCH_NATIVE",
+    } <= set(pass_env())
 
 
 def test_a_taken_name_is_refused():
     class Impostor(TallyDriver):
         name = "mysql"
+
     before = dict(REGISTRY)
     with pytest.raises(ConfigError, match="a database driver named 'mysql' is already registered"):
         register(Impostor)
@@ -124,13 +141,25 @@ def test_a_taken_name_is_refused():
 
 # --- worker processes (and Ray actors) bring the outside classes in (engine/outside.py) ---
 
+
 @pytest.mark.parametrize("start", ["spawn", "fork"])
 def test_worker_processes_import_the_module_that_registered_it(capsys, monkeypatch, start):
     """--workers=2: a spawned worker is a fresh interpreter; it imports this module (named in
     the child's start) and registers the driver before looking it up (a forked one has it)."""
     monkeypatch.setenv("PYSYSBENCH_WORKER_START", start)
-    rc = main(["oltp_point_select", "--db-driver=tally", "--tables=2", "--table-size=500", "--threads=2",
-               "--workers=2", "--events=40", "--time=0", "run"])
+    rc = main(
+        [
+            "oltp_point_select",
+            "--db-driver=tally",
+            "--tables=2",
+            "--table-size=500",
+            "--threads=2",
+            "--workers=2",
+            "--events=40",
+            "--time=0",
+            "run",
+        ]
+    )
     out = capsys.readouterr().out
     assert rc == 0, out
     assert summary(out, "read") == 40 and summary(out, "transactions") == 40, out
@@ -180,18 +209,37 @@ def test_classes_of_the_main_script_reach_the_workers(tmp_path):
     import os
     import subprocess
     import sys
+
     script = tmp_path / "bench_it.py"
     script.write_text(SCRIPT)
-    env = dict(os.environ, PYSYSBENCH_WORKER_START="spawn")     # a forked worker would inherit them
-    proc = subprocess.run([sys.executable, str(script), "script_points", "--db-driver=script_tally", "--tables=1",
-                           "--table-size=100", "--threads=2", "--workers=2", "--events=30", "--time=0", "run"],
-                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+    env = dict(os.environ, PYSYSBENCH_WORKER_START="spawn")  # a forked worker would inherit them
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(script),
+            "script_points",
+            "--db-driver=script_tally",
+            "--tables=1",
+            "--table-size=100",
+            "--threads=2",
+            "--workers=2",
+            "--events=30",
+            "--time=0",
+            "run",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert summary(proc.stdout, "transactions") == 30, proc.stdout
 
 
 def test_a_class_that_cannot_be_brought_in_is_one_line():
     from pysysbench.engine.outside import Origin, bring_in
+
     lost = Origin("driver", "vanished", "no_such_module_here", "VanishedDriver", None)
     with pytest.raises(ConfigError) as info:
         bring_in((lost,))
@@ -202,5 +250,6 @@ def test_a_class_that_cannot_be_brought_in_is_one_line():
 
 def test_only_outside_classes_are_carried():
     from pysysbench.engine.outside import origins
+
     assert [(o.kind, o.name, o.qualname) for o in origins()] == [("driver", "tally", "TallyDriver")]
     assert origins()[0].path == __file__

@@ -3,18 +3,17 @@ test vectors (spec 4.3, 4.7), bit for bit."""
 
 from __future__ import annotations
 
+import asyncio
 import ctypes
 import ctypes.util
-import asyncio
 
 import pytest
 
-from pysysbench.drivers.base import Counters, substitute
+from pysysbench.command.cmdline import parse
 from pysysbench.core.options import Registry, Values
-from pysysbench.core.rand import C_TEMPLATE, PAD_TEMPLATE, Rand, Unique
-from pysysbench.core.rand_compat import (CompatStreams, GlibcRandom, Xoroshiro128Plus, compat_streams,
-                                    compat_warnings, thread_state)
-from pysysbench.cli.compat import parse
+from pysysbench.core.rand import C_TEMPLATE, PAD_TEMPLATE, Rand, Unique, Xoroshiro128Plus
+from pysysbench.core.rand_compat import CompatStreams, GlibcRandom, compat_streams, compat_warnings, thread_state
+from pysysbench.drivers.base import Counters, substitute
 
 
 def stream(seed: int, **kwargs) -> tuple[Rand, Xoroshiro128Plus]:
@@ -30,8 +29,7 @@ def stream(seed: int, **kwargs) -> tuple[Rand, Xoroshiro128Plus]:
 
 def test_glibc_seed_1_vector():
     g = GlibcRandom(1)
-    assert [g.random() for _ in range(6)] == [1804289383, 846930886, 1681692777, 1714636915, 1957747793,
-                                              424238335]
+    assert [g.random() for _ in range(6)] == [1804289383, 846930886, 1681692777, 1714636915, 1957747793, 424238335]
 
 
 def test_glibc_seed_0_is_seed_1():
@@ -58,7 +56,7 @@ def test_glibc_matches_the_c_library(seed):
 def test_seed5_histogram_draw_between_events():
     rand, src = stream(5)
     first = rand.uniform(1, 1000000)
-    src.skip()                       # the histogram shard draw after event 1
+    src.skip()  # the histogram shard draw after event 1
     assert (first, rand.uniform(1, 1000000)) == (633751, 420787)
 
 
@@ -66,9 +64,15 @@ def test_seed7_two_events_percentile_0():
     rand, _ = stream(7)
     events = []
     for _ in range(2):
-        events.append(([rand.special(1, 10000) for _ in range(3)], [rand.gaussian(1, 10000) for _ in range(3)],
-                       [rand.pareto(1, 10000) for _ in range(3)], rand.string("##-@@-x"),
-                       repr(rand.uniform_double())))
+        events.append(
+            (
+                [rand.special(1, 10000) for _ in range(3)],
+                [rand.gaussian(1, 10000) for _ in range(3)],
+                [rand.pareto(1, 10000) for _ in range(3)],
+                rand.string("##-@@-x"),
+                repr(rand.uniform_double()),
+            )
+        )
     assert events == [
         ([5005, 5016, 4991], [4833, 5063, 5328], [2571, 1, 7965], "18-lp-x", "0.313602690797135"),
         ([5022, 5046, 5346], [3459, 5151, 4020], [204, 1, 1], "98-el-x", "0.12057904457374691"),
@@ -78,9 +82,9 @@ def test_seed7_two_events_percentile_0():
 
 
 def test_upstream_startup_stream_and_unique():
-    libc = GlibcRandom(1)                     # upstream: nothing calls random() before sysbench
+    libc = GlibcRandom(1)  # upstream: nothing calls random() before sysbench
     main_state = thread_state(libc)
-    r5, r6 = libc.random(), libc.random()     # right-to-left argument evaluation: r6 seeds the index
+    r5, r6 = libc.random(), libc.random()  # right-to-left argument evaluation: r6 seeds the index
     unique = Unique(r6, r5)
     assert [unique.next() for _ in range(4)] == [2672933100, 2916245674, 2834291422, 4086920756]
     rand = Rand(0)
@@ -94,7 +98,7 @@ def test_upstream_prepare_rows():
     rand = Rand(0)
     rand._u = Xoroshiro128Plus(*thread_state(libc)).double
     rows = []
-    for _ in range(2):                         # oltp_common draws c, pad, then k
+    for _ in range(2):  # oltp_common draws c, pad, then k
         c, pad = rand.string(C_TEMPLATE), rand.string(PAD_TEMPLATE)
         rows.append((rand.special(1, 3), c, pad))
     assert rows[0][0] == 2 and rows[0][1].startswith("83868641912-28773972837-60736120486-")
@@ -113,6 +117,7 @@ class _Recorder:
 
         async def stmt(*args):
             self.sql.append(substitute(parts, args))
+
         return stmt
 
 
@@ -121,16 +126,27 @@ def test_oltp_read_write_seed42_first_statements():
     from pysysbench.workloads.base import ThreadContext
     from pysysbench.workloads.oltp import OltpReadWrite
 
-    inv = parse(["oltp_read_write", "--tables=2", "--table-size=1000", "--rand-seed=42", "--rand-compat=sysbench",
-                 "--db-ps-mode=disable", "run"])
+    inv = parse(
+        [
+            "oltp_read_write",
+            "--tables=2",
+            "--table-size=1000",
+            "--rand-seed=42",
+            "--rand-compat=sysbench",
+            "--db-ps-mode=disable",
+            "run",
+        ]
+    )
 
     class _Driver:
         name = "dry"
         caps = type("Caps", (), {"auto_inc_insert_omits_id": False})()
+
     workload = OltpReadWrite(inv.values, _Driver())
     conn = _Recorder()
-    ctx = ThreadContext(tid=0, threads=1, conn=conn, rand=Rand(0), counters=Counters(), values=inv.values,
-                        driver=_Driver())
+    ctx = ThreadContext(
+        tid=0, threads=1, conn=conn, rand=Rand(0), counters=Counters(), values=inv.values, driver=_Driver()
+    )
     compat_streams(inv.values, 1).attach(ctx)
 
     async def two_events():
@@ -138,10 +154,15 @@ def test_oltp_read_write_seed42_first_statements():
         for _ in range(2):
             await workload.event(ctx)
             ctx.after_event()
+
     asyncio.run(two_events())
     assert len(conn.sql) == 40
-    assert conn.sql[:4] == ["BEGIN", "SELECT c FROM sbtest1 WHERE id=503", "SELECT c FROM sbtest1 WHERE id=503",
-                            "SELECT c FROM sbtest1 WHERE id=502"]
+    assert conn.sql[:4] == [
+        "BEGIN",
+        "SELECT c FROM sbtest1 WHERE id=503",
+        "SELECT c FROM sbtest1 WHERE id=503",
+        "SELECT c FROM sbtest1 WHERE id=502",
+    ]
     assert conn.sql[19] == "COMMIT" and conn.sql[20] == "BEGIN"
 
 
@@ -166,7 +187,7 @@ def test_threads_take_four_calls_each_in_order():
 def test_background_threads_seed_first():
     v = _values("--rand-compat=sysbench", "--rand-seed=9", "--report-interval=1")
     libc = GlibcRandom(9)
-    thread_state(libc)                              # the reporter thread
+    thread_state(libc)  # the reporter thread
     assert compat_streams(v, 1).states == [thread_state(libc)]
 
 
@@ -175,6 +196,7 @@ def test_histogram_draw_only_with_percentile():
         tid = 0
         rand = Rand(0)
         after_event = None
+
     on = CompatStreams(3, 1, 0, histogram_draw=True)
     ctx = Ctx()
     on.attach(ctx)
@@ -198,6 +220,7 @@ def test_warnings():
 
 def test_bad_choice_is_rejected():
     from pysysbench.core.errors import InvalidOption
+
     with pytest.raises(InvalidOption, match="rand-compat"):
         parse(["oltp_read_write", "--rand-compat=lua", "run"])
 

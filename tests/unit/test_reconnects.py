@@ -18,8 +18,9 @@ def test_failures_merge_and_subtract_by_code():
     merged = Snapshot.merge([a, b])
     assert merged.reconnect_failures == {"1045": 5, "2003": 1} and merged.reconnect_error == DENIED
     later = snap(3, {"1045": 9, "2003": 1}, DENIED)
-    assert interval_from(later, merged, time_s=1, interval_s=1, threads_running=1, percentile=95
-                         ).reconnect_failures == 4
+    assert (
+        interval_from(later, merged, time_s=1, interval_s=1, threads_running=1, percentile=95).reconnect_failures == 4
+    )
     s = summary_from(later, merged, total_time_s=1, elapsed_s=1, threads=1, percentile=95)
     assert s.reconnect_failures == {"1045": 4} and s.reconnect_error == DENIED
     assert summary_from(merged, merged, total_time_s=1, elapsed_s=1, threads=1, percentile=95).reconnect_error == ""
@@ -43,8 +44,10 @@ def test_warns_then_gives_up_when_nothing_but_failed_reconnects_happens():
     assert "no event completed for 20 s (--reconnect-timeout=20)" in fatal[0][1]
     assert "160 failed attempts by code 1045: 160" in fatal[0][1] and fatal[0][1].endswith(DENIED)
     first = verdicts[warned[0] - 1][1].warning
-    assert first.startswith("WARNING: reconnecting keeps failing for 5 s (40 failed attempts in the last 5 s, "
-                            "by code 1045: 40); no event completed for 5 s; giving up after 20 s")
+    assert first.startswith(
+        "WARNING: reconnecting keeps failing for 5 s (40 failed attempts in the last 5 s, "
+        "by code 1045: 40); no event completed for 5 s; giving up after 20 s"
+    )
 
 
 def test_no_give_up_while_other_connections_complete_events():
@@ -90,8 +93,10 @@ def test_no_give_up_once_the_lost_connections_are_reopened():
         s.reopened = 0 if t < 9 else 2000
         verdicts.append(watch.observe(float(t), s))
     assert not any(v.fatal for v in verdicts)
-    assert [Snapshot.merge([Snapshot(reopened=2), Snapshot(reopened=3)]).reopened,
-            Snapshot(reopened=7).minus(Snapshot(reopened=2)).reopened] == [5, 5]
+    assert [
+        Snapshot.merge([Snapshot(reopened=2), Snapshot(reopened=3)]).reopened,
+        Snapshot(reopened=7).minus(Snapshot(reopened=2)).reopened,
+    ] == [5, 5]
 
 
 def test_reopened_connections_that_fail_again_still_give_up():

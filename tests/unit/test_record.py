@@ -24,34 +24,40 @@ def shapes(deco):
         a: int = 0
         b: str = "x"
         c: list = field(default_factory=list)
+
     out["plain"] = Plain
 
     @deco(frozen=True)
     class Frozen:
         a: int = 0
         b: str = "x"
+
     out["frozen"] = Frozen
 
     @deco(slots=True)
     class Slots:
         a: int = 0
         b: float = 1.5
+
     out["slots"] = Slots
 
     @deco(frozen=True, slots=True)
     class FrozenSlots:
         a: int = 0
         b: tuple = ()
+
     out["frozen_slots"] = FrozenSlots
 
     @deco(eq=False)
     class NoEq:
         a: int = 0
+
     out["no_eq"] = NoEq
 
     @deco(repr=False)
     class NoRepr:
         a: int = 0
+
     out["no_repr"] = NoRepr
 
     @deco(frozen=True)
@@ -60,6 +66,7 @@ def shapes(deco):
         hidden: str = field(default="secret", repr=False)
         noise: float = field(default=0.0, compare=False)
         unhashed: int = field(default=0, hash=False)
+
     out["field_options"] = FieldOptions
 
     @deco(frozen=True)
@@ -69,6 +76,7 @@ def shapes(deco):
     @deco(frozen=True)
     class Derived(Base):
         b: int = 0
+
     out["derived"] = Derived
 
     @deco(frozen=True)
@@ -77,15 +85,17 @@ def shapes(deco):
 
         def __eq__(self, other):
             return isinstance(other, OwnEq)
+
     out["own_eq"] = OwnEq
 
     @deco(frozen=True)
     class Nested:
         inner: object = None
+
     out["nested"] = Nested
 
     @deco()
-    class Required:                    # no docstring: the dataclass writes one from the signature
+    class Required:  # no docstring: the dataclass writes one from the signature
         a: int
         b: str = "x"
         c: list = field(default_factory=list)
@@ -93,6 +103,7 @@ def shapes(deco):
         e: dict = field(default_factory=dict, kw_only=True)
         f: int = field(default=3, init=False)
         g: list = field(default_factory=list, init=False)
+
     out["required"] = Required
 
     @deco(frozen=True, slots=True)
@@ -101,6 +112,7 @@ def shapes(deco):
         b: tuple = field(default=(), kw_only=True)
         c: int = field(default=7, init=False)
         d: list = field(default_factory=list, init=False)
+
     out["frozen_slots_required"] = FrozenSlotsRequired
 
     @deco()
@@ -110,6 +122,7 @@ def shapes(deco):
 
         def __post_init__(self):
             self.b = self.a * 2
+
     out["post_init"] = PostInit
 
     @deco(frozen=True)
@@ -119,6 +132,7 @@ def shapes(deco):
 
         def __post_init__(self):
             object.__setattr__(self, "b", self.a + 1)
+
     out["frozen_post_init"] = FrozenPostInit
 
     @deco()
@@ -127,16 +141,19 @@ def shapes(deco):
 
         def __init__(self, x):
             self.a = x * 10
+
     out["own_init"] = OwnInit
 
     @deco()
     class PlainDerived(Plain):
         d: int = 4
+
     out["plain_derived"] = PlainDerived
 
     @deco(frozen=True)
     class Empty:
         pass
+
     out["empty"] = Empty
     return out
 
@@ -146,6 +163,7 @@ DC, REC = shapes(dataclass), shapes(record)
 
 def _no_address(text: str) -> str:
     import re
+
     return re.sub(r" at 0x[0-9a-f]+", " at ADDR", text)
 
 
@@ -156,8 +174,12 @@ def behaviour(cls, shape):
         a, b, c = cls(inner=cls()), cls(inner=cls()), cls(inner=1)
     else:
         a, b, c = cls(), cls(), cls(a=1)
-    seen = {"repr": (_no_address(repr(a)), _no_address(repr(c))), "eq": (a == b, a == c, a != c, a == object()),
-            "fields": [f.name for f in dataclasses.fields(cls)], "is_dataclass": dataclasses.is_dataclass(cls)}
+    seen = {
+        "repr": (_no_address(repr(a)), _no_address(repr(c))),
+        "eq": (a == b, a == c, a != c, a == object()),
+        "fields": [f.name for f in dataclasses.fields(cls)],
+        "is_dataclass": dataclasses.is_dataclass(cls),
+    }
     try:
         seen["hash"] = (hash(a) == hash(b), hash(a) == hash(c))
     except TypeError as exc:
@@ -173,8 +195,15 @@ def behaviour(cls, shape):
 
 
 # the shapes whose instances are made by calls of their own (required arguments, own __init__)
-CONSTRUCTED = {"required", "frozen_slots_required", "post_init", "frozen_post_init", "own_init", "plain_derived",
-               "empty"}
+CONSTRUCTED = {
+    "required",
+    "frozen_slots_required",
+    "post_init",
+    "frozen_post_init",
+    "own_init",
+    "plain_derived",
+    "empty",
+}
 
 
 def _call(cls, *args, **kwargs):
@@ -188,22 +217,39 @@ def _call(cls, *args, **kwargs):
 def constructed(cls, shape):
     """What a caller can see of a record's __init__ and its frozen guards, for comparison."""
     import inspect
+
     init = cls.__init__
-    seen = {"doc": cls.__doc__, "signature": str(inspect.signature(cls)), "init_signature": str(inspect.signature(init)),
-            "qualname": init.__qualname__, "name": init.__name__, "module": init.__module__,
-            "annotations": getattr(init, "__annotations__", None), "match_args": getattr(cls, "__match_args__", None),
-            "fields": [(f.name, f.init, f.kw_only) for f in dataclasses.fields(cls)]}
-    calls = {"required": [((1,), {}), ((1, "y", [2]), {"d": 1.0, "e": {"k": 1}}), ((), {}), ((1, 2, 3, 4), {}),
-                          ((1,), {"zz": 1}), ((1,), {"a": 2}), ((1,), {"f": 2})],
-             "frozen_slots_required": [((1,), {}), ((1,), {"b": (2,)}), ((), {}), ((1, 2), {}), ((1,), {"c": 1})],
-             "post_init": [((), {}), ((3,), {}), ((1, 2), {})],
-             "frozen_post_init": [((), {}), ((3,), {}), ((), {"b": 1})],
-             "own_init": [((2,), {}), ((), {})],
-             "plain_derived": [((), {}), ((1, "y", [], 5), {}), ((), {"d": 1})],
-             "empty": [((), {}), ((1,), {})]}[shape]
+    seen = {
+        "doc": cls.__doc__,
+        "signature": str(inspect.signature(cls)),
+        "init_signature": str(inspect.signature(init)),
+        "qualname": init.__qualname__,
+        "name": init.__name__,
+        "module": init.__module__,
+        "annotations": getattr(init, "__annotations__", None),
+        "match_args": getattr(cls, "__match_args__", None),
+        "fields": [(f.name, f.init, f.kw_only) for f in dataclasses.fields(cls)],
+    }
+    calls = {
+        "required": [
+            ((1,), {}),
+            ((1, "y", [2]), {"d": 1.0, "e": {"k": 1}}),
+            ((), {}),
+            ((1, 2, 3, 4), {}),
+            ((1,), {"zz": 1}),
+            ((1,), {"a": 2}),
+            ((1,), {"f": 2}),
+        ],
+        "frozen_slots_required": [((1,), {}), ((1,), {"b": (2,)}), ((), {}), ((1, 2), {}), ((1,), {"c": 1})],
+        "post_init": [((), {}), ((3,), {}), ((1, 2), {})],
+        "frozen_post_init": [((), {}), ((3,), {}), ((), {"b": 1})],
+        "own_init": [((2,), {}), ((), {})],
+        "plain_derived": [((), {}), ((1, "y", [], 5), {}), ((), {"d": 1})],
+        "empty": [((), {}), ((1,), {})],
+    }[shape]
     seen["calls"] = [_call(cls, *args, **kwargs) for args, kwargs in calls]
     first = cls(*calls[0][0], **calls[0][1])
-    if shape == "required":         # each call's factories give new objects
+    if shape == "required":  # each call's factories give new objects
         assert first.c is not cls(1).c and first.g is not cls(1).g
     seen["state"] = first.__getstate__() if hasattr(first, "__getstate__") else None
     seen["replace"] = _no_address(repr(dataclasses.replace(first))) if shape not in ("own_init",) else None
@@ -227,10 +273,12 @@ def test_a_records_init_binds_as_the_dataclass_does():
     """The same parameters, defaults and errors (Python binds them: the shared __init__ has the
     dataclass's signature); a default after a non-default fails as the dataclass does."""
     with pytest.raises(TypeError, match="non-default argument 'b' follows default argument"):
+
         @record
         class Bad:
             a: int = 0
             b: int
+
     obj = PickledRequired(1, b=(2,))
     assert pickle.loads(pickle.dumps(obj)) == obj
 
@@ -239,6 +287,7 @@ def test_records_with_pseudo_fields_and_frozen_bases_are_the_dataclass_s():
     """InitVar / ClassVar, a frozen record derived from another: what the shared methods do not
     cover is the dataclass's own path, with its checks."""
     for deco in (dataclass, record):
+
         @deco
         class WithInitVar:
             a: int = 0
@@ -247,12 +296,15 @@ def test_records_with_pseudo_fields_and_frozen_bases_are_the_dataclass_s():
 
             def __post_init__(self, b):
                 self.a += b
+
         assert WithInitVar(2, 3).a == 5 and WithInitVar.c == 5
 
         @deco(frozen=True)
         class FrozenBase:
             a: int = 0
+
         with pytest.raises(TypeError, match="cannot inherit non-frozen dataclass from a frozen one"):
+
             @deco
             class NotFrozen(FrozenBase):
                 b: int = 0
@@ -260,18 +312,24 @@ def test_records_with_pseudo_fields_and_frozen_bases_are_the_dataclass_s():
         @deco
         class PlainBase:
             a: int = 0
+
         with pytest.raises(TypeError, match="cannot inherit frozen dataclass from a non-frozen one"):
+
             @deco(frozen=True)
             class Frozen(PlainBase):
                 b: int = 0
+
         with pytest.raises(TypeError, match="Cannot overwrite attribute __setattr__"):
+
             @deco(frozen=True)
             class OwnSetattr:
                 a: int = 0
 
                 def __setattr__(self, name, value):
                     pass
+
     with pytest.raises(TypeError, match="cannot inherit frozen dataclass from a non-frozen one"):
+
         @dataclass(frozen=True)
         class FrozenOnARecord(REC["plain"]):
             d: int = 0
@@ -279,6 +337,7 @@ def test_records_with_pseudo_fields_and_frozen_bases_are_the_dataclass_s():
     @dataclass(frozen=True)
     class DataclassOnAFrozenRecord(REC["frozen"]):
         d: int = 0
+
     assert DataclassOnAFrozenRecord(1, "y", 2).d == 2
 
 

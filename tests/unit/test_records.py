@@ -156,11 +156,11 @@ def test_interval_from():
     for lat_ms in (1, 2, 3, 4, 50):
         record(new, 1, lat_ms * 1_000_000)
     new.errors = 2
-    st = interval_from(new, old, time_s=2.0003, interval_s=1.0001, threads_running=2,
-                       percentile=95, queue_length=3, concurrency=1)
+    st = interval_from(
+        new, old, time_s=2.0003, interval_s=1.0001, threads_running=2, percentile=95, queue_length=3, concurrency=1
+    )
     assert isinstance(st, IntervalStat)
-    assert (st.events, st.reads, st.writes, st.others, st.errors, st.reconnects) == (
-        5, 70, 20, 10, 2, 0)
+    assert (st.events, st.reads, st.writes, st.others, st.errors, st.reconnects) == (5, 70, 20, 10, 2, 0)
     # n=5, p95: target floor(4.75+0.5)=5 -> the 50 ms bucket.
     assert st.latency_pct_ms == bucket_value_ms(bucket_index(50_000_000))
     assert (st.time_s, st.interval_s, st.threads_running) == (2.0003, 1.0001, 2)
@@ -182,8 +182,7 @@ def test_summary_from_fills_idle_threads_and_percentiles():
         record(snap, 2, lat_ms * 1_000_000)
     snap.errors = 1
     snap.error_codes = {"1213": 1, "1205": 0}
-    s = summary_from(snap, Snapshot(), total_time_s=5.0, elapsed_s=4.9, threads=4,
-                     percentile=95)
+    s = summary_from(snap, Snapshot(), total_time_s=5.0, elapsed_s=4.9, threads=4, percentile=95)
     assert isinstance(s, Summary)
     assert s.thread_events == (0, 0, 100, 0)
     assert s.thread_lat_ns == (0, 0, snap.lat_sum_ns, 0)
@@ -204,12 +203,10 @@ def test_summary_from_checkpoint_base():
     record(snap, 0, 1_000_000)
     base = snap.copy()
     record(snap, 1, 2_000_000)
-    s = summary_from(snap, base, total_time_s=2.0, elapsed_s=1.0, threads=2,
-                     percentile=95, unfinished=1)
+    s = summary_from(snap, base, total_time_s=2.0, elapsed_s=1.0, threads=2, percentile=95, unfinished=1)
     assert s.events == 1 and s.thread_events == (0, 1) and s.unfinished == 1
 
 
 def test_summary_lat_avg_without_events():
-    s = summary_from(Snapshot(), Snapshot(), total_time_s=1.0, elapsed_s=1.0, threads=1,
-                     percentile=95)
+    s = summary_from(Snapshot(), Snapshot(), total_time_s=1.0, elapsed_s=1.0, threads=1, percentile=95)
     assert s.lat_avg_ns == 0 and s.latency_pct_ms == bucket_value_ms(0)

@@ -10,19 +10,23 @@ from pathlib import Path
 
 import pytest
 
-from pysysbench.runtime import native
-from pysysbench.stats import results
 from pysysbench.core.errors import DamagedResultFile
 from pysysbench.report.model import load_runs
 from pysysbench.report.tables import environment_rows
+from pysysbench.runtime import native
+from pysysbench.stats import results
 
 RESULTS = Path(__file__).resolve().parents[1] / "golden" / "data" / "campaign-results"
 
 
 def test_the_document_names_this_process_s_implementation():
     impl = results.implementation_dict({"lua": "luajit21 (LuaJIT 2.1)", "lua_events": "Python (lupa)"})
-    assert impl == {"c_extension": native.ENABLED, "hot_path": native.describe(),
-                    "lua": "luajit21 (LuaJIT 2.1)", "lua_events": "Python (lupa)"}
+    assert impl == {
+        "c_extension": native.ENABLED,
+        "hot_path": native.describe(),
+        "lua": "luajit21 (LuaJIT 2.1)",
+        "lua_events": "Python (lupa)",
+    }
 
 
 def _copy(tmp_path: Path, impls: list[dict]) -> Path:
@@ -38,11 +42,17 @@ def _copy(tmp_path: Path, impls: list[dict]) -> Path:
 
 def test_reports_show_the_implementation_beside_the_tool(tmp_path):
     c = {"c_extension": True, "hot_path": "C extension"}
-    py = {"c_extension": False, "hot_path": "Python (PYSYSBENCH_NATIVE=off)",
-          "lua": "luajit21 (LuaJIT 2.1)", "lua_events": "Python (lupa)"}
+    py = {
+        "c_extension": False,
+        "hot_path": "Python (PYSYSBENCH_NATIVE=off)",
+        "lua": "luajit21 (LuaJIT 2.1)",
+        "lua_events": "Python (lupa)",
+    }
     rows = environment_rows(load_runs([str(_copy(tmp_path, [c, py]))]))
-    assert rows[1] == ("Implementation", "C extension / Python (PYSYSBENCH_NATIVE=off); "
-                                         "Lua luajit21 (LuaJIT 2.1), events in Python (lupa)")
+    assert rows[1] == (
+        "Implementation",
+        "C extension / Python (PYSYSBENCH_NATIVE=off); Lua luajit21 (LuaJIT 2.1), events in Python (lupa)",
+    )
 
 
 def test_older_files_without_it_have_no_row():

@@ -23,8 +23,9 @@ STAMP = re.compile(r"^\[ (\d+)s \] (thds: (\d+)|Checkpoint report:)", re.M)
 def cli(*args: str, timeout: float = 60) -> str:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     env.pop("PYSYSBENCH_FACE", None)
-    proc = subprocess.run([sys.executable, "-m", "pysysbench", *args], capture_output=True, text=True,
-                          timeout=timeout, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pysysbench", *args], capture_output=True, text=True, timeout=timeout, env=env
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc.stdout
 
@@ -40,8 +41,7 @@ def checkpoints(text: str) -> list[int]:
 def test_reporter_and_checkpoints_fire_while_the_driver_never_yields():
     # oltp_insert sends plain-text statements, which the dry run completes without
     # ever suspending: on main the reporter printed nothing and both checkpoints '[ 3s ]'
-    out = cli("oltp_insert", "--mysql-dry-run", "--time=3", "--report-interval=1", "--report-checkpoints=1,2",
-              "run")
+    out = cli("oltp_insert", "--mysql-dry-run", "--time=3", "--report-interval=1", "--report-checkpoints=1,2", "run")
     assert checkpoints(out) == [1, 2], out
     assert intervals(out) == [(1, 1), (2, 1), (3, 1)], out
 
@@ -87,8 +87,15 @@ def test_busy_figure_counts_the_measured_phase_only(tmp_path):
 
 def test_busy_figure_never_exceeds_one_worker_per_process(tmp_path):
     result = tmp_path / "r.json"
-    cli("oltp_point_select", "--mysql-dry-run", "--threads=2", "--workers=1", "--time=1", f"--result-file={result}",
-        "run")
+    cli(
+        "oltp_point_select",
+        "--mysql-dry-run",
+        "--threads=2",
+        "--workers=1",
+        "--time=1",
+        f"--result-file={result}",
+        "run",
+    )
     client = json.loads(result.read_text())["client"]
     assert 0.0 <= client["busy_fraction"] <= 1.0, client
     assert all(0.0 <= w["busy_fraction"] <= 1.0 for w in client["per_worker"]), client

@@ -37,3 +37,26 @@ def test_enough_ticks_give_the_figure(ticks):
 def test_no_queries_no_figure_and_no_note():
     out = _context(0.0).result(events=0, queries=0)
     assert "server_cpu_us_per_query" not in out["derived"] and out["notes"] == []
+
+
+@pytest.mark.parametrize(
+    "identity,kept",
+    [
+        ([("db1", "3306", "1"), ("db1", "3306", "1")], True),
+        ([("db1", "3306", "1"), None], True),  # the end's server would not say: kept
+        ([("lab", "41001", "101"), ("lab", "41002", "102")], False),  # a proxy sent them to two nodes
+    ],
+)
+def test_snapshots_of_two_servers_are_left_out(identity, kept):
+    """Behind a proxy the start and end sessions can reach different nodes: their counters'
+    difference is noise (a hit ratio of 100.05 %, negative fsyncs), so it is left out, with
+    one note naming both servers."""
+    ctx = _context(250 / TICKS)
+    ctx.start = {"Innodb_data_fsyncs": 500.0, "Questions": 10.0}
+    ctx.end = {"Innodb_data_fsyncs": 480.0 if not kept else 520.0, "Questions": 900.0}
+    ctx.identity = identity
+    out = ctx.result(events=100, queries=800)
+    assert bool(out["metrics"]) == kept and ("server_cpu_us_per_query" in out["derived"]) == kept
+    assert out["server_cpu_s"] is None or kept
+    if not kept:
+        assert len(out["notes"]) == 1 and "lab:41001, then lab:41002" in out["notes"][0]

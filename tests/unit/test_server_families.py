@@ -9,22 +9,37 @@ from types import SimpleNamespace
 
 import pytest
 
-from pysysbench.engine.servercontext import (FAMILIES, MYSQL_SETTINGS, MYSQL_STATUS, PG_DATABASE, PG_SETTINGS,
-                                             PROTOCOLS, ServerContext, fallback, recognise)
+from pysysbench.engine.servercontext import (
+    FAMILIES,
+    MYSQL_SETTINGS,
+    MYSQL_STATUS,
+    PG_DATABASE,
+    PG_SETTINGS,
+    PROTOCOLS,
+    ServerContext,
+    fallback,
+    recognise,
+)
 
 # what each server's version query answers (mysql: @@version and @@version_comment, joined)
 SAMPLES = [
     ("mysql", "10.11.6-MariaDB-0+deb12u1 Debian 12", "MariaDB"),
     ("mysql", "11.4.2-MariaDB mariadb.org binary distribution", "MariaDB"),
-    ("mysql", "8.0.11-TiDB-v7.5.1 TiDB Server (Apache License 2.0) Community Edition, MySQL 8.0 compatible",
-     "TiDB"),
+    ("mysql", "8.0.11-TiDB-v7.5.1 TiDB Server (Apache License 2.0) Community Edition, MySQL 8.0 compatible", "TiDB"),
     ("mysql", "8.0.36 MySQL Community Server - GPL", "MySQL"),
     ("mysql", "8.0.36-28 Percona Server (GPL), Release 28, Revision 47601f19", "MySQL"),
     ("postgresql", "PostgreSQL 15.5 (Debian 15.5-0+deb12u1) on x86_64-pc-linux-gnu, compiled by gcc", "PostgreSQL"),
-    ("postgresql", "CockroachDB CCL v23.1.11 (x86_64-pc-linux-gnu, built 2023/09/27 01:53:43, go1.19.10)",
-     "CockroachDB"),
-    ("postgresql", "PostgreSQL 8.0.2 on i686-pc-linux-gnu, compiled by GCC gcc (GCC) 3.4.2 20041017 "
-                   "(Red Hat 3.4.2-6.fc3), Redshift 1.0.62709", "Redshift"),
+    (
+        "postgresql",
+        "CockroachDB CCL v23.1.11 (x86_64-pc-linux-gnu, built 2023/09/27 01:53:43, go1.19.10)",
+        "CockroachDB",
+    ),
+    (
+        "postgresql",
+        "PostgreSQL 8.0.2 on i686-pc-linux-gnu, compiled by GCC gcc (GCC) 3.4.2 20041017 "
+        "(Red Hat 3.4.2-6.fc3), Redshift 1.0.62709",
+        "Redshift",
+    ),
 ]
 
 
@@ -33,11 +48,14 @@ def test_each_known_family_is_recognised_from_its_version_text(protocol, text, n
     assert recognise(protocol, text).name == name
 
 
-@pytest.mark.parametrize("protocol, text", [
-    ("mysql", "5.7.99-FrobDB-v0.1 FrobDB distributed edition"),     # made up: nobody's marks
-    ("postgresql", "FrobSQL 2.3 on riscv64"),
-    ("mysql", ""),
-])
+@pytest.mark.parametrize(
+    "protocol, text",
+    [
+        ("mysql", "5.7.99-FrobDB-v0.1 FrobDB distributed edition"),  # made up: nobody's marks
+        ("postgresql", "FrobSQL 2.3 on riscv64"),
+        ("mysql", ""),
+    ],
+)
 def test_an_unknown_server_falls_back_to_its_protocols_standard_set(protocol, text):
     family = recognise(protocol, text)
     assert family is fallback(protocol) and family.name.startswith("unknown ")
@@ -76,4 +94,4 @@ def test_the_hit_ratio_is_derived_per_protocol():
     pg.end = {"blks_hit": 75, "blks_read": 25}
     out = pg.result(events=1, queries=1)
     assert out["derived"]["hit_ratio"] == pytest.approx(0.75)
-    assert out["server"] == "unknown PostgreSQL-protocol server"     # nothing asked yet: the fallback
+    assert out["server"] == "unknown PostgreSQL-protocol server"  # nothing asked yet: the fallback

@@ -54,8 +54,16 @@ def test_the_same_settings_pass(script, tmp_path, capsys):
 
 
 def test_a_changed_global_fails_with_before_and_after(script, tmp_path, capsys):
-    rc, out, err = check(script, tmp_path, capsys, {**BEFORE, ("mariadb", "max_connections"): "2000",
-                                                    ("postgresql", "shared_preload_libraries"): "pg_stat_statements"})
+    rc, out, err = check(
+        script,
+        tmp_path,
+        capsys,
+        {
+            **BEFORE,
+            ("mariadb", "max_connections"): "2000",
+            ("postgresql", "shared_preload_libraries"): "pg_stat_statements",
+        },
+    )
     assert rc == 1 and out == ""
     assert "the database servers are not as they were found" in err
     assert "  mariadb max_connections: '151' -> '2000'\n" in err
@@ -63,8 +71,9 @@ def test_a_changed_global_fails_with_before_and_after(script, tmp_path, capsys):
 
 
 def test_a_general_log_left_on_fails(script, tmp_path, capsys):
-    rc, _, err = check(script, tmp_path, capsys, {**BEFORE, ("mariadb", "general_log"): "ON",
-                                                  ("mariadb", "log_output"): "TABLE"})
+    rc, _, err = check(
+        script, tmp_path, capsys, {**BEFORE, ("mariadb", "general_log"): "ON", ("mariadb", "log_output"): "TABLE"}
+    )
     assert rc == 1
     assert "  mariadb general_log: 'OFF' -> 'ON'\n" in err and "  mariadb log_output: 'FILE' -> 'TABLE'\n" in err
 
@@ -79,8 +88,12 @@ def test_a_setting_that_appears_or_disappears_fails(script, tmp_path, capsys):
 
 
 def test_gtid_positions_move_by_themselves(script, tmp_path, capsys):
-    rc, out, _ = check(script, tmp_path, capsys, {**BEFORE, ("mariadb", "gtid_binlog_pos"): "0-1-99",
-                                                  ("mariadb", "gtid_current_pos"): "0-1-99"})
+    rc, out, _ = check(
+        script,
+        tmp_path,
+        capsys,
+        {**BEFORE, ("mariadb", "gtid_binlog_pos"): "0-1-99", ("mariadb", "gtid_current_pos"): "0-1-99"},
+    )
     assert rc == 0 and "ignored, they move by themselves: gtid_binlog_pos, gtid_binlog_state" in out
     assert all(reason for reason in script.IGNORED.values())
 

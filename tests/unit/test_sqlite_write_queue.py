@@ -31,12 +31,12 @@ def test_waiters_get_the_lock_in_arrival_order():
         t = threading.Thread(target=writer, args=(n,))
         t.start()
         threads.append(t)
-        _wait_for(lambda: len(q._waiters) == n + 1)
+        _wait_for(lambda n=n: len(q._waiters) == n + 1)
     q.release()
     for t in threads:
         t.join(5)
     assert order == [0, 1, 2, 3, 4]
-    assert q.acquire(timeout=0.1)     # free again
+    assert q.acquire(timeout=0.1)  # free again
     q.release()
 
 

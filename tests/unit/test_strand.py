@@ -13,12 +13,26 @@ import uvloop
 from pysysbench.engine import strand as strand_module
 from pysysbench.runtime.handoff import here
 
-_OWN = ("__slots__", "__dict__", "__weakref__", "__module__", "__qualname__", "__doc__", "name", "finished",
-        "_cancelling")
+_OWN = (
+    "__slots__",
+    "__dict__",
+    "__weakref__",
+    "__module__",
+    "__qualname__",
+    "__doc__",
+    "name",
+    "finished",
+    "_cancelling",
+)
 # the same Strand on the Python core (what runs when the C extension is not built)
-PyStrand = type("PyStrand", (strand_module._PyStrandCore,),
-                {**{k: v for k, v in vars(strand_module.Strand).items() if k not in _OWN},
-                 "__slots__": strand_module.Strand.__slots__})
+PyStrand = type(
+    "PyStrand",
+    (strand_module._PyStrandCore,),
+    {
+        **{k: v for k, v in vars(strand_module.Strand).items() if k not in _OWN},
+        "__slots__": strand_module.Strand.__slots__,
+    },
+)
 
 
 @pytest.fixture(params=["core", "python"], autouse=True)
@@ -39,8 +53,8 @@ def test_result_exception_and_current_task():
 
         async def body(x):
             seen.append(asyncio.current_task())
-            await asyncio.sleep(0)                  # a bare yield
-            await asyncio.sleep(0.001)              # an asyncio Future
+            await asyncio.sleep(0)  # a bare yield
+            await asyncio.sleep(0.001)  # an asyncio Future
             fut = loop.create_future()
             loop.call_later(0.001, fut.set_result, x * 2)
             return await fut
@@ -56,6 +70,7 @@ def test_result_exception_and_current_task():
         b = Strand(boom(), loop, "t2")
         with pytest.raises(ValueError, match="bad"):
             await b.finished
+
     run(main)
 
 
@@ -75,7 +90,8 @@ def test_cancel_while_waiting_on_a_future_runs_finally_blocks():
         assert s.cancel()
         await asyncio.wait([s.finished], timeout=2)
         assert s.finished.cancelled() and cleaned == [True]
-        assert not s.cancel()                        # already done
+        assert not s.cancel()  # already done
+
     run(main)
 
 
@@ -88,7 +104,7 @@ def test_cancel_before_first_step_and_caught_cancellation():
             started.append(True)
 
         s = Strand(body(), loop, "t")
-        s.cancel()                                   # before it ever ran
+        s.cancel()  # before it ever ran
         await asyncio.wait([s.finished], timeout=2)
         assert s.finished.cancelled() and started == []
 
@@ -102,6 +118,7 @@ def test_cancel_before_first_step_and_caught_cancellation():
         await asyncio.sleep(0.01)
         s.cancel()
         assert await s.finished == "caught"
+
     run(main)
 
 
@@ -119,6 +136,7 @@ def test_asyncio_timeout_works_inside_a_strand():
 
         s = Strand(body(), loop, "t")
         assert await asyncio.wait_for(s.finished, 2) == ("timed out", 0)
+
     run(main)
 
 
@@ -130,6 +148,7 @@ def test_a_timeout_that_fires_as_the_awaited_future_fails_is_a_timeout_not_a_lat
     cancel landed in the reconnect's back-off sleep: CancelledError, the thread gone
     with no message.  A Task turns the failure into the cancel (Task.__step): the
     block raises TimeoutError and nothing is left over."""
+
     async def main():
         loop = asyncio.get_running_loop()
         seen = []
@@ -138,24 +157,27 @@ def test_a_timeout_that_fires_as_the_awaited_future_fails_is_a_timeout_not_a_lat
             fut = loop.create_future()
             try:
                 async with asyncio.timeout(None) as cm:
+
                     def same_turn():
-                        cm.reschedule(loop.time())             # the timer's callback runs first ...
+                        cm.reschedule(loop.time())  # the timer's callback runs first ...
                         fut.set_exception(OSError("refused"))  # ... then the Future's done callback
+
                     loop.call_soon(same_turn)
                     await fut
             except TimeoutError:
                 seen.append("timeout")
             except OSError:
                 seen.append("OSError")
-            await asyncio.sleep(0.001)      # the reconnect's back-off: no stale cancel here
+            await asyncio.sleep(0.001)  # the reconnect's back-off: no stale cancel here
             return "slept"
 
         task = asyncio.ensure_future(body())
-        assert await asyncio.wait_for(task, 2) == "slept" and seen == ["timeout"]   # what a Task does
+        assert await asyncio.wait_for(task, 2) == "slept" and seen == ["timeout"]  # what a Task does
         seen.clear()
         s = Strand(body(), loop, "t")
         assert await asyncio.wait_for(s.finished, 2) == "slept"
         assert seen == ["timeout"]
+
     run(main)
 
 
@@ -173,6 +195,7 @@ def test_bad_yield_is_an_error_inside_the_coroutine():
         s = Strand(body(), loop, "odd")
         with pytest.raises(RuntimeError, match="bad yield"):
             await asyncio.wait_for(s.finished, 2)
+
     run(main)
 
 
@@ -180,6 +203,7 @@ def test_a_strand_entered_inside_a_running_task_raises_as_asyncio_does():
     """The running-task table is asyncio's: resuming a strand while a Task runs is refused
     with asyncio's own RuntimeError (the C core's direct table path falls back to the
     function for it), and the Task stays the current one."""
+
     async def main():
         loop = asyncio.get_running_loop()
         me = asyncio.current_task()
@@ -191,9 +215,10 @@ def test_a_strand_entered_inside_a_running_task_raises_as_asyncio_does():
         with pytest.raises(RuntimeError, match="Cannot enter into task"):
             s.step()
         assert asyncio.current_task() is me
-        assert here.strand is None          # a refused entry leaves no strand behind for the wires
-        assert await s.finished == 1                 # its own scheduled step still runs
+        assert here.strand is None  # a refused entry leaves no strand behind for the wires
+        assert await s.finished == 1  # its own scheduled step still runs
         assert asyncio.current_task() is me
+
     run(main)
 
 
@@ -202,6 +227,7 @@ def test_the_c_core_keeps_asyncio_s_task_table_directly():
     (bench/journal/2026-12-01.md: a third of a resume was the two function calls); if a Python
     release changes asyncio's internals the check in engine/strand.py turns it off."""
     import sys
+
     if strand_module._CStrandCore is None:
         pytest.skip("the C extension is not built")
     if sys.version_info >= (3, 14):

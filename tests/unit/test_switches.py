@@ -41,8 +41,12 @@ def _docstrings(tree: ast.AST) -> set[int]:
 
 
 def _is_environ(node: ast.AST) -> bool:
-    return (isinstance(node, ast.Attribute) and node.attr == "environ" and isinstance(node.value, ast.Name)
-            and node.value.id == "os") or (isinstance(node, ast.Name) and node.id == "environ")
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == "environ"
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "os"
+    ) or (isinstance(node, ast.Name) and node.id == "environ")
 
 
 def _reads(tree: ast.AST) -> list[tuple[int, ast.AST | None]]:
@@ -66,7 +70,7 @@ def _reads(tree: ast.AST) -> list[tuple[int, ast.AST | None]]:
             out.append((node.lineno, node.left))
     for node in ast.walk(tree):
         if _is_environ(node) and id(node) not in handled:
-            out.append((node.lineno, None))     # the whole mapping passed on or iterated
+            out.append((node.lineno, None))  # the whole mapping passed on or iterated
     return out
 
 
@@ -74,16 +78,20 @@ def scan(path: Path) -> list[str]:
     rel = path.relative_to(PKG).as_posix()
     tree = ast.parse(path.read_text())
     docs = _docstrings(tree)
-    bad = [f"{rel}:{n.lineno}: the name {n.value!r} (declare it in switches.py and ask its Switch)"
-           for n in ast.walk(tree)
-           if isinstance(n, ast.Constant) and isinstance(n.value, str) and NAME.fullmatch(n.value) and id(n) not in docs]
+    bad = [
+        f"{rel}:{n.lineno}: the name {n.value!r} (declare it in switches.py and ask its Switch)"
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and NAME.fullmatch(n.value) and id(n) not in docs
+    ]
     for line, key in _reads(tree):
         if isinstance(key, ast.Constant):
             if isinstance(key.value, str) and NAME.match(key.value):
                 bad.append(f"{rel}:{line}: reads {key.value}")
         elif rel not in COMPUTED_READS:
-            bad.append(f"{rel}:{line}: reads the environment with a computed key (ask switches.py, "
-                       "or list the module in COMPUTED_READS with the names it reads)")
+            bad.append(
+                f"{rel}:{line}: reads the environment with a computed key (ask switches.py, "
+                "or list the module in COMPUTED_READS with the names it reads)"
+            )
     return bad
 
 
@@ -94,11 +102,13 @@ def test_only_switches_reads_pysysbench_variables():
 
 def test_the_scan_catches_a_read(tmp_path):
     """The scan itself: each way of reading a switch elsewhere is caught."""
-    for code in ('import os\nX = os.environ.get("PYSYSBENCH_NATIVE", "")\n',
-                 'import os\nX = os.getenv("PYSYSBENCH_LUA")\n',
-                 'import os\nENV = "PYSYSBENCH_FACE"\n',
-                 'import os\nfrom pysysbench.core.switches import NATIVE\nX = os.environ[NATIVE.name]\n',
-                 'import os\nX = dict(os.environ)\n'):
+    for code in (
+        'import os\nX = os.environ.get("PYSYSBENCH_NATIVE", "")\n',
+        'import os\nX = os.getenv("PYSYSBENCH_LUA")\n',
+        'import os\nENV = "PYSYSBENCH_FACE"\n',
+        "import os\nfrom pysysbench.core.switches import NATIVE\nX = os.environ[NATIVE.name]\n",
+        "import os\nX = dict(os.environ)\n",
+    ):
         path = PKG / "_scan_probe.py"
         try:
             path.write_text(code)
@@ -118,8 +128,19 @@ def test_every_switch_is_declared_once_and_documented():
         assert f"`{s.name}`" in docs, f"{s.name} is not in docs/usage.md or docs/development.md"
 
 
-@pytest.mark.parametrize("value, on", [(None, True), ("", True), ("on", True), (" OFF ", False), ("0", False),
-                                       ("no", False), ("false", False), ("yes", True)])
+@pytest.mark.parametrize(
+    "value, on",
+    [
+        (None, True),
+        ("", True),
+        ("on", True),
+        (" OFF ", False),
+        ("0", False),
+        ("no", False),
+        ("false", False),
+        ("yes", True),
+    ],
+)
 def test_an_on_by_default_switch(monkeypatch, value, on):
     if value is None:
         monkeypatch.delenv(switches.LUA_STACKS.name, raising=False)
@@ -130,8 +151,10 @@ def test_an_on_by_default_switch(monkeypatch, value, on):
 
 def test_switches_are_read_at_call_time(monkeypatch):
     from pysysbench.engine.procs import start_method
+
     monkeypatch.setenv(switches.WORKER_START.name, "spawn")
     assert start_method() == "spawn"
     monkeypatch.setenv(switches.DRY_RUN_ERRORS.name, "1213, 40001")
     from pysysbench.drivers.dryrun.session import planned_faults
+
     assert planned_faults() == ("1213", "40001")

@@ -56,15 +56,15 @@ def test_a_polled_wire_is_read_by_the_poll_in_pieces_and_not_by_the_event_loop()
         w, peer = await _pair()
         poll = WirePoll()
         assert w.polled_by(poll) and poll.count == 1
-        assert not w.polled_by(poll)            # once
+        assert not w.polled_by(poll)  # once
         assert poll.waiting == 0
         fut = w.request(b"q\n", newline_scan)
-        assert poll.waiting == 1                # a response is due on it
+        assert poll.waiting == 1  # a response is due on it
         assert peer.recv(10) == b"q\n"
         peer.send(b"hal")
-        await asyncio.sleep(0.02)               # the event loop's turns: it does not read
+        await asyncio.sleep(0.02)  # the event loop's turns: it does not read
         assert not fut.done() and bytes(w.pending) == b""
-        assert poll.run(until_ms(5)) == 1       # one read, an incomplete response: kept
+        assert poll.run(until_ms(5)) == 1  # one read, an incomplete response: kept
         assert not fut.done() and bytes(w.pending) == b"hal"
         peer.send(b"f\n")
         assert poll.run(until_ms(50)) == 1
@@ -76,12 +76,13 @@ def test_a_polled_wire_is_read_by_the_poll_in_pieces_and_not_by_the_event_loop()
         assert 0.015 < time.perf_counter() - t0 < 0.5
         w.unpoll()
         assert poll.count == 0 and w.poll is None
-        fut = w.request(b"r\n", newline_scan)   # the event loop reads it again
+        fut = w.request(b"r\n", newline_scan)  # the event loop reads it again
         peer.recv(10)
         peer.send(b"ok\n")
         assert await asyncio.wait_for(fut, 2) == b"ok\n"
         w.transport.close()
         peer.close()
+
     run(main())
 
 
@@ -96,9 +97,10 @@ def test_a_socket_that_ends_goes_back_to_the_event_loop_which_reports_the_loss()
         back = poll.run(until_ms(50))
         assert back == [(w, None)] and poll.count == 0
         assert not fut.done()
-        w.unpoll()                               # as the pump does: the event loop reads again
+        w.unpoll()  # as the pump does: the event loop reads again
         with pytest.raises(wire.LostConnection):
             await asyncio.wait_for(fut, 2)
+
     run(main())
 
 
@@ -111,6 +113,7 @@ def test_a_response_that_raises_goes_back_with_its_exception_and_the_others_go_o
 
         def boom(buf):
             raise ValueError("garbled response")
+
         f1 = bad.request(b"q\n", boom)
         f2 = good.request(b"q\n", newline_scan)
         bad_peer.send(b"x\n")
@@ -123,6 +126,7 @@ def test_a_response_that_raises_goes_back_with_its_exception_and_the_others_go_o
             w.transport.close()
         bad_peer.close()
         good_peer.close()
+
     run(main())
 
 
@@ -131,18 +135,19 @@ def test_release_close_and_loss_take_the_wire_out_of_the_poll():
         w, peer = await _pair()
         poll = WirePoll()
         assert w.polled_by(poll)
-        w.release()                              # the library has the transport: it reads
+        w.release()  # the library has the transport: it reads
         assert poll.count == 0 and w.poll is None
         w.take()
         assert w.polled_by(poll)
         w.close(b"bye\n")
         assert poll.count == 0 and w.fd == -1
-        assert not w.polled_by(poll)             # a closed wire stays with the loop
+        assert not w.polled_by(poll)  # a closed wire stays with the loop
         peer.close()
         # a poll with nothing in it returns at once
         t0 = time.perf_counter()
         assert poll.run(until_ms(200)) == 0
         assert time.perf_counter() - t0 < 0.1
+
     run(main())
 
 
@@ -154,20 +159,22 @@ def test_a_wire_taken_out_by_another_wires_response_in_the_same_batch_is_not_rea
         assert a.polled_by(poll) and b.polled_by(poll)
 
         def scan_and_let_b_go(buf):
-            b.unpoll()                  # as a script's disconnect of b in the middle of a's event would
+            b.unpoll()  # as a script's disconnect of b in the middle of a's event would
             return bytes(buf)
+
         fa = a.request(b"q\n", scan_and_let_b_go)
         fb = b.request(b"q\n", newline_scan)
         a_peer.send(b"a\n")
         time.sleep(0.005)
         b_peer.send(b"for the loop\n")
-        time.sleep(0.005)               # both ready before the poll waits: one batch, a's first
+        time.sleep(0.005)  # both ready before the poll waits: one batch, a's first
         got = poll.run(until_ms(20))
-        assert fa.result() == b"a\n" and poll.count == 1    # a stays
-        assert got == 1                 # b's ready event came in the batch, after it had left
+        assert fa.result() == b"a\n" and poll.count == 1  # a stays
+        assert got == 1  # b's ready event came in the batch, after it had left
         assert await asyncio.wait_for(fb, 2) == b"for the loop\n"
         for w in (a, b):
             w.transport.close()
         a_peer.close()
         b_peer.close()
+
     run(main())

@@ -13,12 +13,13 @@ import asyncio
 import struct
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pysysbench.drivers import wire
+from pysysbench.drivers.base import Counters
 from pysysbench.drivers.mysql import wire as mywire
 from pysysbench.drivers.pgsql import wire as pgwire
-from pysysbench.drivers.base import Counters
 from pysysbench.runtime.handoff import Here
 
 if wire._CStatement is None:
@@ -50,12 +51,41 @@ def make(proto=1, nparams=1, is_read=False, fail=None, slow=None):
     def raise_(exc):
         errors.append(exc)
         raise RuntimeError(f"classified: {exc}")
+
     if proto == 1:
-        stmt = wire._CStatement(1, core, here, sent.append, HEAD, b"", nparams, mywire._param_packer(), "utf8",
-                                counters, fail or raise_, mywire.mysql_failure, slow or (lambda *a: ("slow", a)), False)
+        stmt = wire._CStatement(
+            1,
+            core,
+            here,
+            sent.append,
+            HEAD,
+            b"",
+            nparams,
+            mywire._param_packer(),
+            "utf8",
+            counters,
+            fail or raise_,
+            mywire.mysql_failure,
+            slow or (lambda *a: ("slow", a)),
+            False,
+        )
     else:
-        stmt = wire._CStatement(2, core, here, sent.append, PG_HEAD, PG_TAIL, -1, None, "", counters, fail,
-                                pgwire.PgWire._error, slow or (lambda *a: ("slow", a)), is_read)
+        stmt = wire._CStatement(
+            2,
+            core,
+            here,
+            sent.append,
+            PG_HEAD,
+            PG_TAIL,
+            -1,
+            None,
+            "",
+            counters,
+            fail,
+            pgwire.PgWire._error,
+            slow or (lambda *a: ("slow", a)),
+            is_read,
+        )
     return stmt, core, here, sent, counters, errors
 
 
@@ -71,8 +101,9 @@ def drive(pending, response):
 
 
 ints = st.integers(-(2**63), 2**64 - 1)
-values = st.one_of(ints, st.none(), st.text(max_size=300), st.floats(allow_nan=False), st.booleans(),
-                   st.binary(max_size=300))
+values = st.one_of(
+    ints, st.none(), st.text(max_size=300), st.floats(allow_nan=False), st.booleans(), st.binary(max_size=300)
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -124,11 +155,20 @@ def test_connection_lost_while_waiting_goes_through_fail_and_cancel_does_not():
         pending.send(None)
 
 
-@pytest.mark.parametrize("tag,is_read,counted", [
-    (b"SELECT 5", True, "reads"), (b"UPDATE 1", False, "writes"), (b"UPDATE 0", False, "others"),
-    (b"INSERT 0 1", False, "writes"), (b"DELETE 12", False, "writes"), (b"BEGIN", False, "others"),
-    (b"COMMIT", False, "others"), (None, False, "others"), (b"UPDATE 00", False, "writes"),
-])
+@pytest.mark.parametrize(
+    "tag,is_read,counted",
+    [
+        (b"SELECT 5", True, "reads"),
+        (b"UPDATE 1", False, "writes"),
+        (b"UPDATE 0", False, "others"),
+        (b"INSERT 0 1", False, "writes"),
+        (b"DELETE 12", False, "writes"),
+        (b"BEGIN", False, "others"),
+        (b"COMMIT", False, "others"),
+        (None, False, "others"),
+        (b"UPDATE 00", False, "writes"),
+    ],
+)
 def test_pg_counting_follows_the_command_tag(tag, is_read, counted):
     stmt, core, here, sent, counters, _ = make(proto=2, is_read=is_read)
     here.strand = Strand()
@@ -145,7 +185,7 @@ def test_pg_error_runs_the_async_fail_in_place():
     rolled_back = []
 
     async def fail(exc):
-        await asyncio.sleep(0)               # yields None, as a ROLLBACK round trip yields
+        await asyncio.sleep(0)  # yields None, as a ROLLBACK round trip yields
         rolled_back.append(exc.sqlstate)
         raise RuntimeError(f"ignored {exc.sqlstate}")
 
@@ -154,7 +194,7 @@ def test_pg_error_runs_the_async_fail_in_place():
     pending = stmt(1)
     pending.send(None)
     error = b"SERROR\x00C23505\x00Mduplicate key\x00\x00"
-    assert pending.send((0, None, error, -1)) is None      # fail()'s own yield, passed on
+    assert pending.send((0, None, error, -1)) is None  # fail()'s own yield, passed on
     with pytest.raises(RuntimeError, match="ignored 23505"):
         pending.send(None)
     assert rolled_back == ["23505"] and counters.others == 0

@@ -38,8 +38,8 @@ def test_a_ready_after_the_start_up_failed_is_ignored(tmp_path):
     the channel's callback: a traceback printed over the one-line FATAL."""
     import asyncio
 
-    from pysysbench.cli.compat import parse
-    from pysysbench.cli.library import configure
+    from pysysbench.command.cmdline import parse
+    from pysysbench.command.library import configure
     from pysysbench.engine.procs import ProcessGroup, _Child
     from pysysbench.engine.spec import RunSpec
 
@@ -53,4 +53,5 @@ def test_a_ready_after_the_start_up_failed_is_ignored(tmp_path):
         late.ready.cancel()
         group._on_message(late, ("ready",))
         assert late.ready.cancelled()
+
     asyncio.run(main())
