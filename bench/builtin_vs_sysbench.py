@@ -75,8 +75,10 @@ def main() -> int:
     try:
         if any(c.startswith("fileio") for c in cases):
             run([a.sysbench] + FILEIO + ["prepare"], scratch)
-        print(f"# {a.rounds} rounds, {a.time} s per run, PYSYSBENCH_NATIVE={env_note}, "
-              f"load average {os.getloadavg()[0]:.1f}")
+        print(
+            f"# {a.rounds} rounds, {a.time} s per run, PYSYSBENCH_NATIVE={env_note}, "
+            f"load average {os.getloadavg()[0]:.1f}"
+        )
         for r in range(a.rounds):
             order = ["sysbench", "pysysbench"] if r % 2 == 0 else ["pysysbench", "sysbench"]
             for c in cases:
@@ -85,8 +87,10 @@ def main() -> int:
                     out = run(tools[tool] + args + [f"--time={a.time}", "--events=0", "run"], scratch)
                     results[c][tool].append(figure(out, kind))
                 sb, py = results[c]["sysbench"][-1], results[c]["pysysbench"][-1]
-                print(f"round {r + 1} {c:15s} sysbench {sb:14.2f}  pysysbench {py:14.2f}  ratio {py / sb:5.3f}",
-                      flush=True)
+                print(
+                    f"round {r + 1} {c:15s} sysbench {sb:14.2f}  pysysbench {py:14.2f}  ratio {py / sb:5.3f}",
+                    flush=True,
+                )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     print()

@@ -58,6 +58,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 from pysysbench.engine.servercontext import process_cpu_s  # noqa: E402  (this checkout's, not an installed one)
 from pysysbench.stats.noise import paired_difference  # noqa: E402
+
 PYSYSBENCH = [sys.executable, "-m", "pysysbench"]
 DB = "bench"
 TABLES = 4
@@ -76,12 +77,12 @@ SERVERS = ("mysql", "pgsql")
 CONN = {
     "mysql": ["--db-driver=mysql", "--mysql-host=127.0.0.1", "--mysql-user=sbtest", f"--mysql-db={DB}"],
     "pgsql": ["--db-driver=pgsql", "--pgsql-host=127.0.0.1", "--pgsql-user=sbtest", f"--pgsql-db={DB}"],
-    "dryrun": ["--db-driver=mysql", "--mysql-dry-run=on"],    # --startup only: no server, pure client start-up
+    "dryrun": ["--db-driver=mysql", "--mysql-dry-run=on"],  # --startup only: no server, pure client start-up
 }
 QPS_RE = re.compile(r"^\s+queries:\s+(\d+)\s+\(([\d.]+) per sec\.\)", re.M)
 SAMPLE_S = 0.05
 FORCED_SHUTDOWN_S = 5
-RUN_LIMIT_FACTOR, RUN_LIMIT_EXTRA_S = 3, 60   # a run still going after this is reported, not waited for
+RUN_LIMIT_FACTOR, RUN_LIMIT_EXTRA_S = 3, 60  # a run still going after this is reported, not waited for
 
 
 @dataclass
@@ -175,8 +176,9 @@ def measure(cmd: list[str], limit_s: float, server: str = "", pid: int | None = 
     server_before = server_cpu_s(server, pid) if server else float("nan")
     # a session of its own, so the watchdog kills the whole tree (pysysbench's worker
     # processes hold the output pipe open: killing the parent alone left read() waiting)
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPO,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPO, start_new_session=True
+    )
     peak = [0]
     done = threading.Event()
 
@@ -219,31 +221,54 @@ def measure(cmd: list[str], limit_s: float, server: str = "", pid: int | None = 
 LUA_SCRIPTS = "/usr/share/sysbench"
 
 
-def run_cmds(workload: str, threads: int, server: str, seconds: int, rows: int,
-             lua: bool = False) -> tuple[list[str], list[str]]:
+def run_cmds(
+    workload: str, threads: int, server: str, seconds: int, rows: int, lua: bool = False
+) -> tuple[list[str], list[str]]:
     """sysbench's and pysysbench's command lines; ``lua``: both run the sysbench package's
     ``.lua`` file (pysysbench through its Lua engine, --lua-bundled=on)."""
     # --forced-shutdown: at 1000 threads PostgreSQL read_write queues on row locks and neither tool
     # finishes its in-flight events for minutes after --time (both stop 5 s after it instead)
-    common = [f"--tables={TABLES}", f"--table-size={rows}", f"--threads={threads}", f"--time={seconds}",
-              f"--forced-shutdown={FORCED_SHUTDOWN_S}"]
+    common = [
+        f"--tables={TABLES}",
+        f"--table-size={rows}",
+        f"--threads={threads}",
+        f"--time={seconds}",
+        f"--forced-shutdown={FORCED_SHUTDOWN_S}",
+    ]
     name = f"{LUA_SCRIPTS}/oltp_{workload}.lua" if lua else f"oltp_{workload}"
     ours = [*PYSYSBENCH, "--lua-bundled=on"] if lua else PYSYSBENCH
     return (["sysbench", name, *CONN[server], *common, "run"], [*ours, name, *CONN[server], *common, "run"])
 
 
 def ensure_database() -> None:
-    subprocess.run(["mysql", "-uroot", "-e", f"CREATE DATABASE IF NOT EXISTS {DB}; "
-                    f"GRANT ALL ON {DB}.* TO sbtest@'127.0.0.1', sbtest@'localhost', sbtest@'%'"], check=False)
-    subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-qc", f"CREATE DATABASE {DB} OWNER sbtest"],
-                   capture_output=True, check=False)
+    subprocess.run(
+        [
+            "mysql",
+            "-uroot",
+            "-e",
+            f"CREATE DATABASE IF NOT EXISTS {DB}; "
+            f"GRANT ALL ON {DB}.* TO sbtest@'127.0.0.1', sbtest@'localhost', sbtest@'%'",
+        ],
+        check=False,
+    )
+    subprocess.run(
+        ["psql", "-h", "127.0.0.1", "-U", "postgres", "-qc", f"CREATE DATABASE {DB} OWNER sbtest"],
+        capture_output=True,
+        check=False,
+    )
 
 
 QUIET_SQL = {
-    "mysql": ["mysql", "-uroot", "-N", "-e",
-              f"SELECT COUNT(*) FROM information_schema.processlist WHERE db = '{DB}'"],
-    "pgsql": ["psql", "-h", "127.0.0.1", "-U", "postgres", "-Atc",
-              f"SELECT COUNT(*) FROM pg_stat_activity WHERE datname = '{DB}'"],
+    "mysql": ["mysql", "-uroot", "-N", "-e", f"SELECT COUNT(*) FROM information_schema.processlist WHERE db = '{DB}'"],
+    "pgsql": [
+        "psql",
+        "-h",
+        "127.0.0.1",
+        "-U",
+        "postgres",
+        "-Atc",
+        f"SELECT COUNT(*) FROM pg_stat_activity WHERE datname = '{DB}'",
+    ],
 }
 QUIET_WAIT_S = 120
 
@@ -252,7 +277,7 @@ def wait_quiet(server: str) -> None:
     """Start every run on a server with no session of the previous one left: 1000
     sessions ending (or still queued on locks) slowed the next run's connects past
     sysbench's 30-second thread-init limit."""
-    if server not in QUIET_SQL:    # the dry run: no server
+    if server not in QUIET_SQL:  # the dry run: no server
         return
     deadline = time.monotonic() + QUIET_WAIT_S
     while time.monotonic() < deadline:
@@ -269,16 +294,20 @@ def prepare(server: str, rows: int) -> None:
         done = subprocess.run([*base, *step], capture_output=True, text=True, cwd=REPO)
         if done.returncode:
             last = (done.stderr.strip() or done.stdout.strip() or "no output").splitlines()[-1]
-            sys.exit(f"compare_sysbench: {server} {step[-1]} failed: {last}\n"
-                     "(is the server up with the sbtest user? run: bash scripts/setup-databases.sh)")
+            sys.exit(
+                f"compare_sysbench: {server} {step[-1]} failed: {last}\n"
+                "(is the server up with the sbtest user? run: bash scripts/setup-databases.sh)"
+            )
 
 
 def parse_case(text: str) -> tuple[str, str, str]:
     """``workload:threads:server``; the workload with or without its ``oltp_`` prefix."""
     parts = text.split(":")
     if len(parts) != 3 or not parts[1].isdigit() or parts[2] not in CONN:
-        sys.exit(f"compare_sysbench: bad case '{text}': expected workload:threads:server, "
-                 f"e.g. point_select:8:mysql (servers: {', '.join(CONN)})")
+        sys.exit(
+            f"compare_sysbench: bad case '{text}': expected workload:threads:server, "
+            f"e.g. point_select:8:mysql (servers: {', '.join(CONN)})"
+        )
     return parts[0].removeprefix("oltp_"), parts[1], parts[2]
 
 
@@ -286,8 +315,9 @@ LONG_S = 60
 STARTUP_CASES = ("point_select:8:mysql", "point_select:8:pgsql", "point_select:8:dryrun")
 
 
-def rounds_of(sb_cmd: list[str], py_cmd: list[str], rounds: int, limit_s: float, server: str,
-              pid: int | None) -> tuple[list, list]:
+def rounds_of(
+    sb_cmd: list[str], py_cmd: list[str], rounds: int, limit_s: float, server: str, pid: int | None
+) -> tuple[list, list]:
     """``rounds`` runs of each tool; they alternate, and so does which one goes first."""
     sb, py = [], []
     for r in range(rounds):
@@ -299,7 +329,7 @@ def rounds_of(sb_cmd: list[str], py_cmd: list[str], rounds: int, limit_s: float,
 
 
 def fmt(value: float, spec: str) -> str:
-    return "n/a" if value != value else format(value, spec)   # NaN: the server is not on this host
+    return "n/a" if value != value else format(value, spec)  # NaN: the server is not on this host
 
 
 def case_row(name: str, rows: int, sb: list[Measure], py: list[Measure]) -> str:
@@ -319,10 +349,12 @@ def case_row(name: str, rows: int, sb: list[Measure], py: list[Measure]) -> str:
     s_srv, p_srv = med(m.server_us_per_query for m in sb), med(m.server_us_per_query for m in py)
     limit = (os.cpu_count() or 1) / srv * 1e6 if srv == srv and srv > 0 else float("nan")
     srv_cell = fmt(srv, ".1f") + ("" if srv != srv else f" ({fmt(s_srv, '.1f')} / {fmt(p_srv, '.1f')})")
-    return (f"| {name} | {rows:,} | {s_qps:,.0f} | {p_qps:,.0f} | {p_qps / s_qps:.2f} "
-            f"| {s_cpu:.1f} | {p_cpu:.1f} | {p_cpu / s_cpu:.2f} | {max(m.rss_mb for m in sb):.0f} "
-            f"| {max(m.rss_mb for m in py):.0f} | {srv_cell} | {fmt(limit, ',.0f')} "
-            f"| {fmt(s_qps / limit, '.2f')} | {fmt(p_qps / limit, '.2f')} | {rounds} |")
+    return (
+        f"| {name} | {rows:,} | {s_qps:,.0f} | {p_qps:,.0f} | {p_qps / s_qps:.2f} "
+        f"| {s_cpu:.1f} | {p_cpu:.1f} | {p_cpu / s_cpu:.2f} | {max(m.rss_mb for m in sb):.0f} "
+        f"| {max(m.rss_mb for m in py):.0f} | {srv_cell} | {fmt(limit, ',.0f')} "
+        f"| {fmt(s_qps / limit, '.2f')} | {fmt(p_qps / limit, '.2f')} | {rounds} |"
+    )
 
 
 # issue 21's "must" column: (threads, figure) -> (bound, direction); the QPS ratio must reach
@@ -363,10 +395,14 @@ def startup(args: argparse.Namespace, lua: bool) -> int:
     pure start-up: ``--events=THREADS --time=0`` (start, connect and prepare every thread,
     one event each, end), where the second of load, and so the CPU per query, is out of
     the figure; the ``dryrun`` server runs only that, with ``--mysql-dry-run=on``."""
-    print("# CPU s: user + system of the whole process tree; min over the rounds (median in brackets); "
-          "difference: pysysbench's min minus sysbench's min (each round's in the last column)")
-    print("| case | run | sysbench CPU s | pysysbench CPU s | difference s | sysbench queries "
-          "| pysysbench queries | difference per round |")
+    print(
+        "# CPU s: user + system of the whole process tree; min over the rounds (median in brackets); "
+        "difference: pysysbench's min minus sysbench's min (each round's in the last column)"
+    )
+    print(
+        "| case | run | sysbench CPU s | pysysbench CPU s | difference s | sysbench queries "
+        "| pysysbench queries | difference per round |"
+    )
     print("|---|---|---:|---:|---:|---:|---:|---|")
     for workload, threads, server in [parse_case(c) for c in (args.cases or ",".join(STARTUP_CASES)).split(",") if c]:
         rows = table_size(int(threads), args.table_size)
@@ -389,24 +425,35 @@ def startup_row(name: str, label: str, sb: list, py: list) -> str:
     med = statistics.median
     s_cpu, p_cpu = [s.cpu_s for s, _ in pairs], [p.cpu_s for _, p in pairs]
     per = ", ".join(f"{p.cpu_s - s.cpu_s:+.2f}" for s, p in pairs)
-    return (f"| {name} | {label} | {min(s_cpu):.3f} ({med(s_cpu):.3f}) | {min(p_cpu):.3f} ({med(p_cpu):.3f}) "
-            f"| {min(p_cpu) - min(s_cpu):+.3f} | {med(s.queries for s, _ in pairs):,.0f} "
-            f"| {med(p.queries for _, p in pairs):,.0f} | {per} |")
+    return (
+        f"| {name} | {label} | {min(s_cpu):.3f} ({med(s_cpu):.3f}) | {min(p_cpu):.3f} ({med(p_cpu):.3f}) "
+        f"| {min(p_cpu) - min(s_cpu):+.3f} | {med(s.queries for s, _ in pairs):,.0f} "
+        f"| {med(p.queries for _, p in pairs):,.0f} | {per} |"
+    )
 
 
 def main(lua: bool = False, workloads: tuple[str, ...] = WORKLOADS, doc: str | None = None) -> int:
     ap = argparse.ArgumentParser(description=(doc or __doc__).splitlines()[0])
     ap.add_argument("--rounds", type=int, default=5, help="rounds per case (default: 5)")
     ap.add_argument("--time", type=int, default=10, help="seconds per run (default: 10)")
-    ap.add_argument("--long", action="store_true",
-                    help=f"{LONG_S}-s runs (the seeds run 60 s to 20 min): the steady state, not the start-up")
-    ap.add_argument("--startup", action="store_true",
-                    help="client CPU of --time=1 runs at 8 threads instead (start-up cost; "
-                         f"default cases: {', '.join(STARTUP_CASES)})")
+    ap.add_argument(
+        "--long",
+        action="store_true",
+        help=f"{LONG_S}-s runs (the seeds run 60 s to 20 min): the steady state, not the start-up",
+    )
+    ap.add_argument(
+        "--startup",
+        action="store_true",
+        help="client CPU of --time=1 runs at 8 threads instead (start-up cost; "
+        f"default cases: {', '.join(STARTUP_CASES)})",
+    )
     ap.add_argument("--cases", default="", help="comma list of workload:threads:server (default: all)")
-    ap.add_argument("--table-size", type=int, default=0,
-                    help=f"rows per table for every case (default: {ROWS_PER_THREAD} per thread, "
-                         f"at least {MIN_TABLE_SIZE:,})")
+    ap.add_argument(
+        "--table-size",
+        type=int,
+        default=0,
+        help=f"rows per table for every case (default: {ROWS_PER_THREAD} per thread, at least {MIN_TABLE_SIZE:,})",
+    )
     args = ap.parse_args()
     if args.table_size < 0:
         ap.error("--table-size must be positive")
@@ -418,25 +465,34 @@ def main(lua: bool = False, workloads: tuple[str, ...] = WORKLOADS, doc: str | N
     # byte-code as a pip-installed package has it (pip compiles at install time); with
     # PYTHONDONTWRITEBYTECODE set, as on CI machines, every run would compile its own
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "pysysbench")], check=False)
-    print(f"# machine: {platform.node()} {platform.machine()}, {os.cpu_count()} cores, "
-          f"Python {platform.python_version()}; {TABLES} tables, "
-          f"{1 if args.startup else args.time} s per run, {args.rounds} rounds, tools alternating; "
-          f"load average at start {os.getloadavg()[0]:.2f}")
+    print(
+        f"# machine: {platform.node()} {platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}; {TABLES} tables, "
+        f"{1 if args.startup else args.time} s per run, {args.rounds} rounds, tools alternating; "
+        f"load average at start {os.getloadavg()[0]:.2f}"
+    )
     print(f"# command: {' '.join([Path(sys.executable).name, 'bench/' + Path(sys.argv[0]).name, *sys.argv[1:]])}")
     if args.startup:
         return startup(args, lua)
-    cases = [parse_case(c) for c in args.cases.split(",") if c] or \
-        [(w, str(t), s) for s in SERVERS for t in THREADS for w in workloads]
+    cases = [parse_case(c) for c in args.cases.split(",") if c] or [
+        (w, str(t), s) for s in SERVERS for t in THREADS for w in workloads
+    ]
     if any(server not in SERVERS for _, _, server in cases):
         ap.error("the dryrun server measures start-up only (--startup)")
-    print("# server CPU us/q: the server's CPU time over the run / queries (median over both tools' runs; "
-          "in brackets each tool's own, sysbench / pysysbench); "
-          f"limit QPS: {os.cpu_count()} cores / server CPU per query (no client cost); share: QPS / limit")
-    print("# ratio: pysysbench's median QPS / sysbench's; per round: each round's pysysbench / sysbench, "
-          "and the median of those")
-    print("| case | rows/table | sysbench QPS | pysysbench QPS | ratio | sysbench CPU us/q | pysysbench CPU us/q | CPU ratio "
-          "| sysbench RSS MB | pysysbench RSS MB | server CPU us/q | limit QPS | sysbench share | pysysbench share "
-          "| QPS ratio per round |")
+    print(
+        "# server CPU us/q: the server's CPU time over the run / queries (median over both tools' runs; "
+        "in brackets each tool's own, sysbench / pysysbench); "
+        f"limit QPS: {os.cpu_count()} cores / server CPU per query (no client cost); share: QPS / limit"
+    )
+    print(
+        "# ratio: pysysbench's median QPS / sysbench's; per round: each round's pysysbench / sysbench, "
+        "and the median of those"
+    )
+    print(
+        "| case | rows/table | sysbench QPS | pysysbench QPS | ratio | sysbench CPU us/q | pysysbench CPU us/q | CPU ratio "
+        "| sysbench RSS MB | pysysbench RSS MB | server CPU us/q | limit QPS | sysbench share | pysysbench share "
+        "| QPS ratio per round |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     prepared: dict[str, int] = {}
     musts: list[str] = []
@@ -461,9 +517,11 @@ def main(lua: bool = False, workloads: tuple[str, ...] = WORKLOADS, doc: str | N
         if row is not None:
             musts.append(row)
     if musts:
-        print("\n# issue 21's must: ratio pysysbench / sysbench of the mean over the paired rounds, its 95 % "
-              "interval in brackets (the spread of the rounds' differences); holds / misses only when the "
-              "whole interval is on one side of the bound")
+        print(
+            "\n# issue 21's must: ratio pysysbench / sysbench of the mean over the paired rounds, its 95 % "
+            "interval in brackets (the spread of the rounds' differences); holds / misses only when the "
+            "whole interval is on one side of the bound"
+        )
         print("| case | QPS ratio | client CPU per query ratio |")
         print("|---|---|---|")
         print("\n".join(musts))

@@ -30,8 +30,14 @@ import sys
 def parse(text: str) -> dict:
     lines = text.splitlines()
     first = lines[0].split()
-    doc: dict = {"program": first[0], "version": first[1], "runtime": first[5].rstrip(")"),
-                 "intervals": [], "histogram_rows": [], "summary": {}}
+    doc: dict = {
+        "program": first[0],
+        "version": first[1],
+        "runtime": first[5].rstrip(")"),
+        "intervals": [],
+        "histogram_rows": [],
+        "summary": {},
+    }
     in_hist = False
     for line in lines[1:]:
         f = line.split()
@@ -40,10 +46,20 @@ def parse(text: str) -> dict:
             continue
         if f[0] == "[" and f[2] == "]" and f[3] == "thds:":
             r, w, o = f[10].rstrip(")").split("/")
-            doc["intervals"].append({
-                "time_s": float(f[1].rstrip("s")), "thds": int(f[4]), "tps": float(f[6]), "qps": float(f[8]),
-                "reads": float(r), "writes": float(w), "others": float(o),
-                "lat_pct": float(f[13]), "err_s": float(f[15]), "reconn_s": float(f[17])})
+            doc["intervals"].append(
+                {
+                    "time_s": float(f[1].rstrip("s")),
+                    "thds": int(f[4]),
+                    "tps": float(f[6]),
+                    "qps": float(f[8]),
+                    "reads": float(r),
+                    "writes": float(w),
+                    "others": float(o),
+                    "lat_pct": float(f[13]),
+                    "err_s": float(f[15]),
+                    "reconn_s": float(f[17]),
+                }
+            )
         elif f[0] == "value" and f[-1] == "count":
             in_hist = True
         elif in_hist and len(f) >= 3 and f[1].startswith("|"):
@@ -67,9 +83,13 @@ def parse(text: str) -> dict:
 
 
 def fields(doc: dict) -> dict:
-    return {"line1": ["program", "version", "runtime"],
-            "interval": sorted(doc["intervals"][0]), "intervals": len(doc["intervals"]),
-            "histogram": bool(doc["histogram_rows"]), "summary": sorted(doc["summary"])}
+    return {
+        "line1": ["program", "version", "runtime"],
+        "interval": sorted(doc["intervals"][0]),
+        "intervals": len(doc["intervals"]),
+        "histogram": bool(doc["histogram_rows"]),
+        "summary": sorted(doc["summary"]),
+    }
 
 
 def main(argv: list[str]) -> int:

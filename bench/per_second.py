@@ -72,12 +72,13 @@ def main() -> int:
         print("per_second: needs Linux's /proc/interrupts and /proc/stat", file=sys.stderr)
         return 2
     if not any(a.startswith("--report-interval") for a in args.command):
-        print("per_second: the command needs --report-interval=1 (its per-second QPS is the first column)",
-              file=sys.stderr)
+        print(
+            "per_second: the command needs --report-interval=1 (its per-second QPS is the first column)",
+            file=sys.stderr,
+        )
         return 2
     try:
-        proc = subprocess.Popen(args.command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                bufsize=1)
+        proc = subprocess.Popen(args.command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
     except OSError as exc:
         print(f"per_second: cannot start {args.command[0]}: {exc.strerror or exc}", file=sys.stderr)
         return 2

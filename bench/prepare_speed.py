@@ -75,8 +75,9 @@ def sh(cmd: list[str], **kw) -> subprocess.CompletedProcess:
 
 
 def my_root(sql: str) -> str:
-    return sh(["mysql", "--protocol=TCP", "-h127.0.0.1", "-uroot", "--batch", "--skip-column-names", DB,
-               "-e", sql]).stdout
+    return sh(
+        ["mysql", "--protocol=TCP", "-h127.0.0.1", "-uroot", "--batch", "--skip-column-names", DB, "-e", sql]
+    ).stdout
 
 
 def pg_super(sql: str) -> str:
@@ -98,8 +99,13 @@ def settle(server: str) -> None:
         return
     deadline = time.monotonic() + SETTLE_TIMEOUT_S
     while time.monotonic() < deadline:
-        dirty = int(my_root("SELECT variable_value FROM information_schema.global_status "
-                            "WHERE variable_name = 'Innodb_buffer_pool_pages_dirty'").strip() or 0)
+        dirty = int(
+            my_root(
+                "SELECT variable_value FROM information_schema.global_status "
+                "WHERE variable_name = 'Innodb_buffer_pool_pages_dirty'"
+            ).strip()
+            or 0
+        )
         if dirty < DIRTY_PAGES_SETTLED:
             return
         time.sleep(1)
@@ -120,21 +126,49 @@ def timed(cmds: list[list[str]]) -> float:
 
 
 def run_sysbench(server: str, a) -> float:
-    return timed([["sysbench", "oltp_read_write", *CONN[server], f"--tables={a.tables}",
-                   f"--table-size={a.table_size}", f"--threads={a.threads}", "prepare"]])
+    return timed(
+        [
+            [
+                "sysbench",
+                "oltp_read_write",
+                *CONN[server],
+                f"--tables={a.tables}",
+                f"--table-size={a.table_size}",
+                f"--threads={a.threads}",
+                "prepare",
+            ]
+        ]
+    )
 
 
 def run_pysysbench(server: str, a) -> float:
-    return timed([[sys.executable, "-m", "pysysbench", "oltp_read_write", *CONN[server], f"--tables={a.tables}",
-                   f"--table-size={a.table_size}", f"--threads={a.threads}", "prepare"]])
+    return timed(
+        [
+            [
+                sys.executable,
+                "-m",
+                "pysysbench",
+                "oltp_read_write",
+                *CONN[server],
+                f"--tables={a.tables}",
+                f"--table-size={a.table_size}",
+                f"--threads={a.threads}",
+                "prepare",
+            ]
+        ]
+    )
 
 
 CREATE = {
-    "mysql": ("CREATE TABLE sbtest{t}(\n  id INTEGER NOT NULL AUTO_INCREMENT,\n  k INTEGER DEFAULT '0' NOT NULL,\n"
-              "  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  PRIMARY KEY (id)\n"
-              ") /*! ENGINE = innodb */ "),
-    "pgsql": ("CREATE TABLE sbtest{t}(\n  id SERIAL,\n  k INTEGER DEFAULT '0' NOT NULL,\n"
-              "  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  PRIMARY KEY (id)\n)  "),
+    "mysql": (
+        "CREATE TABLE sbtest{t}(\n  id INTEGER NOT NULL AUTO_INCREMENT,\n  k INTEGER DEFAULT '0' NOT NULL,\n"
+        "  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  PRIMARY KEY (id)\n"
+        ") /*! ENGINE = innodb */ "
+    ),
+    "pgsql": (
+        "CREATE TABLE sbtest{t}(\n  id SERIAL,\n  k INTEGER DEFAULT '0' NOT NULL,\n"
+        "  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL,\n  PRIMARY KEY (id)\n)  "
+    ),
 }
 
 
@@ -154,17 +188,24 @@ def run_server_file(server: str, a, same_as_pysysbench: bool = False) -> float:
         cli = ["psql", "-X", "-q", "-h", "127.0.0.1", "-U", "postgres", "-d", DB, "-v", "ON_ERROR_STOP=1", "-c"]
         load = "COPY sbtest{t} (id, k, c, pad) FROM '{f}'"
         if same_as_pysysbench:
-            load = ("ALTER TABLE sbtest{t} DROP CONSTRAINT sbtest{t}_pkey; " + load
-                    + "; ALTER TABLE sbtest{t} ADD PRIMARY KEY (id)")
+            load = (
+                "ALTER TABLE sbtest{t} DROP CONSTRAINT sbtest{t}_pkey; "
+                + load
+                + "; ALTER TABLE sbtest{t} ADD PRIMARY KEY (id)"
+            )
     t_load = timed([cli + [load.format(f=FILE_DIR / f"sbtest{t}.tsv", t=t)] for t in range(1, a.tables + 1)])
     t_index = timed([cli + [f"CREATE INDEX k_{t} ON sbtest{t}(k)"] for t in range(1, a.tables + 1)])
-    if server == "pgsql":   # as pysysbench and sysbench leave it: the sequence past the ids
+    if server == "pgsql":  # as pysysbench and sysbench leave it: the sequence past the ids
         pg_super("; ".join(f"SELECT setval('sbtest{t}_id_seq', {a.table_size})" for t in range(1, a.tables + 1)))
     return t_load + t_index
 
 
-CONTENDERS = {"sysbench": run_sysbench, "pysysbench": run_pysysbench, "server file": run_server_file,
-              "server file*": lambda server, a: run_server_file(server, a, same_as_pysysbench=True)}
+CONTENDERS = {
+    "sysbench": run_sysbench,
+    "pysysbench": run_pysysbench,
+    "server file": run_server_file,
+    "server file*": lambda server, a: run_server_file(server, a, same_as_pysysbench=True),
+}
 
 
 # --- row generation alone -------------------------------------------------------------------
@@ -174,6 +215,7 @@ def generation_one_process(rows: int, size: int) -> tuple[float, float]:
     """rows/s of one process generating blocks in a loop (wall, CPU)."""
     from pysysbench.load.layout import RandParams, block_range
     from pysysbench.load.rows import RowGenerator
+
     gen = RowGenerator(size, RandParams(), 1, "tsv")
     blocks = list(block_range(1, size))
     t0, c0, done, i = time.perf_counter(), time.process_time(), 0, 0
@@ -186,6 +228,7 @@ def generation_one_process(rows: int, size: int) -> tuple[float, float]:
 async def _pipeline(tables: int, size: int, streams: int) -> float:
     from pysysbench.load.layout import RandParams
     from pysysbench.load.source import GeneratorProcess, PipeStream, RangeJob
+
     gens = [GeneratorProcess(i) for i in range(streams)]
     queue = list(range(1, tables + 1))
 
@@ -199,6 +242,7 @@ async def _pipeline(tables: int, size: int, streams: int) -> float:
             await stream.finish()
             stream.close()
         return n
+
     try:
         t0 = time.perf_counter()
         await asyncio.gather(*(drain(g) for g in gens))
@@ -210,6 +254,7 @@ async def _pipeline(tables: int, size: int, streams: int) -> float:
 def write_files(a) -> None:
     from pysysbench.load.layout import RandParams, block_range
     from pysysbench.load.rows import RowGenerator
+
     FILE_DIR.mkdir(exist_ok=True)
     FILE_DIR.chmod(0o755)
     gen = RowGenerator(a.table_size, RandParams(), 12345, "tsv")
@@ -225,14 +270,18 @@ def write_files(a) -> None:
 
 
 def machine() -> str:
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
-               platform.processor())
+    cpu = next(
+        (line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
+        platform.processor(),
+    )
     mem = next(int(line.split()[1]) // 1024 for line in open("/proc/meminfo") if line.startswith("MemTotal"))
     my = my_root("SELECT VERSION()").strip()
     pg = pg_super("SHOW server_version").strip()
     sb = sh(["sysbench", "--version"]).stdout.strip()
-    return (f"{os.cpu_count()} x {cpu}, {mem} MiB RAM, {platform.platform()}; MariaDB {my}, PostgreSQL {pg}, "
-            f"{sb}; Python {platform.python_version()}")
+    return (
+        f"{os.cpu_count()} x {cpu}, {mem} MiB RAM, {platform.platform()}; MariaDB {my}, PostgreSQL {pg}, "
+        f"{sb}; Python {platform.python_version()}"
+    )
 
 
 def ratio_line(label: str, values: list[float], target: float | None) -> str:
@@ -253,17 +302,21 @@ def main() -> None:
     servers = [s for s in a.servers.split(",") if s]
     rows = a.tables * a.table_size
     print(f"machine: {machine()}")
-    print(f"data set: {a.tables} tables x {a.table_size} rows, {a.threads} threads; database '{DB}'; "
-          f"load average at start {os.getloadavg()[0]:.2f}")
+    print(
+        f"data set: {a.tables} tables x {a.table_size} rows, {a.threads} threads; database '{DB}'; "
+        f"load average at start {os.getloadavg()[0]:.2f}"
+    )
     print(f"command: {' '.join([Path(sys.executable).name, *sys.argv])}\n")
 
     one_wall, one_cpu = generation_one_process(min(rows, 2_000_000), a.table_size)
     # best of two: the least-disturbed run of a shared machine is the most honest figure
     pipe = max(asyncio.run(_pipeline(a.tables, a.table_size, min(a.threads, a.tables))) for _ in range(2))
-    print(f"row generation alone (no database): one process {one_wall:,.0f} rows/s wall "
-          f"({one_cpu:,.0f} rows/s per CPU second); the prepare's client pipeline "
-          f"({min(a.threads, a.tables)} generator processes -> pipes -> loading process -> discard) "
-          f"{pipe:,.0f} rows/s\n")
+    print(
+        f"row generation alone (no database): one process {one_wall:,.0f} rows/s wall "
+        f"({one_cpu:,.0f} rows/s per CPU second); the prepare's client pipeline "
+        f"({min(a.threads, a.tables)} generator processes -> pipes -> loading process -> discard) "
+        f"{pipe:,.0f} rows/s\n"
+    )
 
     write_files(a)
     results = {s: {c: Case() for c in CONTENDERS} for s in servers}
@@ -271,40 +324,61 @@ def main() -> None:
     try:
         for r in range(a.rounds):
             for server in servers:
-                for name in order[r % len(order):] + order[:r % len(order)]:
+                for name in order[r % len(order) :] + order[: r % len(order)]:
                     drop_tables(server, a.tables)
                     settle(server)
                     secs = CONTENDERS[name](server, a)
                     results[server][name].seconds.append(secs)
-                    print(f"round {r + 1} {NAMES[server]:<10} {name:<13} {secs:7.2f} s  {rows / secs:10,.0f} rows/s  "
-                          f"(load average {os.getloadavg()[0]:.2f})", flush=True)
+                    print(
+                        f"round {r + 1} {NAMES[server]:<10} {name:<13} {secs:7.2f} s  {rows / secs:10,.0f} rows/s  "
+                        f"(load average {os.getloadavg()[0]:.2f})",
+                        flush=True,
+                    )
             print()
     finally:
         for server in servers:
             drop_tables(server, a.tables)
         shutil.rmtree(FILE_DIR, ignore_errors=True)
 
-    print(f"summary (median of {a.rounds} round(s); rows/s = {rows:,} rows / wall time; 'file' = the server's "
-          "own bulk load of a pre-generated file + index; 'file*' = the same with pysysbench's statement options)\n")
-    print("| server | sysbench | pysysbench | file | file* | pysysbench / sysbench | pysysbench / file | "
-          "pysysbench / file* |")
+    print(
+        f"summary (median of {a.rounds} round(s); rows/s = {rows:,} rows / wall time; 'file' = the server's "
+        "own bulk load of a pre-generated file + index; 'file*' = the same with pysysbench's statement options)\n"
+    )
+    print(
+        "| server | sysbench | pysysbench | file | file* | pysysbench / sysbench | pysysbench / file | "
+        "pysysbench / file* |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for server in servers:
         res = results[server]
         med = {c: statistics.median(res[c].seconds) for c in CONTENDERS}
-        ratio = {c: statistics.median(o / p for o, p in zip(res[c].seconds, res["pysysbench"].seconds))
-                 for c in CONTENDERS}
-        cell = lambda c: f"{med[c]:.1f} s, {rows / med[c]:,.0f} rows/s"
-        print(f"| {NAMES[server]} | {cell('sysbench')} | {cell('pysysbench')} | {cell('server file')} | "
-              f"{cell('server file*')} | {ratio['sysbench']:.2f}x | {ratio['server file']:.2f}x | "
-              f"{ratio['server file*']:.2f}x |")
-    print(f"\nrow generation alone: {pipe:,.0f} rows/s through the client pipeline = "
-          + ", ".join(f"{pipe / (rows / statistics.median(results[s]['pysysbench'].seconds)):.1f}x "
-                      f"pysysbench's {NAMES[s]} rate" for s in servers) + "\n")
+        ratio = {
+            c: statistics.median(o / p for o, p in zip(res[c].seconds, res["pysysbench"].seconds)) for c in CONTENDERS
+        }
+
+        def cell(c: str, med: dict = med, rows: int = rows) -> str:
+            return f"{med[c]:.1f} s, {rows / med[c]:,.0f} rows/s"
+
+        print(
+            f"| {NAMES[server]} | {cell('sysbench')} | {cell('pysysbench')} | {cell('server file')} | "
+            f"{cell('server file*')} | {ratio['sysbench']:.2f}x | {ratio['server file']:.2f}x | "
+            f"{ratio['server file*']:.2f}x |"
+        )
+    print(
+        f"\nrow generation alone: {pipe:,.0f} rows/s through the client pipeline = "
+        + ", ".join(
+            f"{pipe / (rows / statistics.median(results[s]['pysysbench'].seconds)):.1f}x pysysbench's {NAMES[s]} rate"
+            for s in servers
+        )
+        + "\n"
+    )
     for server in servers:
         res = results[server]
         t_sb, t_file = TARGETS[server]
-        per_round = lambda c: [o / p for o, p in zip(res[c].seconds, res["pysysbench"].seconds)]
+
+        def per_round(c: str, res: dict = res) -> list:
+            return [o / p for o, p in zip(res[c].seconds, res["pysysbench"].seconds)]
+
         print(f"{NAMES[server]}:")
         print(ratio_line("pysysbench rows/s / sysbench rows/s", per_round("sysbench"), t_sb))
         print(ratio_line("pysysbench rows/s / server's file load", per_round("server file"), t_file))

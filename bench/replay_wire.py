@@ -49,7 +49,7 @@ def pg_key(data: bytes) -> bytes | None:
     if data[:1] != b"B":
         return None
     portal_end = data.index(b"\0", 5)
-    return b"B" + data[portal_end + 1:data.index(b"\0", portal_end + 1)]
+    return b"B" + data[portal_end + 1 : data.index(b"\0", portal_end + 1)]
 
 
 class ReplayTransport:
@@ -97,7 +97,7 @@ _received = wire.Wire.data_received
 def _replaying_init(self, transport, *args, **kw):
     _init(self, transport, *args, **kw)
     self.transport = ReplayTransport(transport, self, pg_key if isinstance(self, PgWire) else mysql_key)
-    self.fd = -1      # every statement through ReplayTransport.write (no direct send on the socket)
+    self.fd = -1  # every statement through ReplayTransport.write (no direct send on the socket)
 
 
 def _learning_received(self, data):
@@ -117,7 +117,7 @@ def main() -> None:
     wire.Wire.data_received = _learning_received
     args = sys.argv[1:]
     if not any(a.startswith("--workers") for a in args):
-        args.append("--workers=1")   # the replay is installed in this process only
+        args.append("--workers=1")  # the replay is installed in this process only
     sys.argv = ["pysysbench", *args]
     t0, r0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
     try:

@@ -37,13 +37,15 @@ PG_SQL = """SELECT count(*),
        (SELECT xact_commit FROM pg_stat_database WHERE datname = $1)
 FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()"""
 
+
 async def pg_sampler(args):
     import asyncpg
-    conn = await asyncpg.connect(host=args.host, port=args.port, user=args.user,
-                                 database="postgres")
+
+    conn = await asyncpg.connect(host=args.host, port=args.port, user=args.user, database="postgres")
 
     async def sample():
         return tuple(await conn.fetchrow(PG_SQL, args.db))
+
     return sample, conn.close
 
 
@@ -54,8 +56,9 @@ async def run(args) -> int:
         print(f"session_ramp: cannot connect to PostgreSQL as an observer: {exc}", file=sys.stderr)
         return 2
     try:
-        proc = await asyncio.create_subprocess_exec(*args.command, stdout=asyncio.subprocess.PIPE,
-                                                    stderr=asyncio.subprocess.STDOUT)
+        proc = await asyncio.create_subprocess_exec(
+            *args.command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+        )
     except OSError as exc:
         await close()
         print(f"session_ramp: cannot start {args.command[0]}: {exc.strerror or exc}", file=sys.stderr)
@@ -79,8 +82,10 @@ async def run(args) -> int:
     if not started:
         sys.stdout.buffer.write(b"".join(output[-5:]))
         seen = "its last lines are above" if output else "it printed nothing"
-        print(f"session_ramp: the command never printed 'Threads started!' ({seen}; exit code {proc.returncode})",
-              file=sys.stderr)
+        print(
+            f"session_ramp: the command never printed 'Threads started!' ({seen}; exit code {proc.returncode})",
+            file=sys.stderr,
+        )
         return proc.returncode or 1
     sys.stdout.buffer.write(b"".join(line for line in output if args.echo or b"per sec." in line))
     t0 = started[0]

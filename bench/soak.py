@@ -53,6 +53,7 @@ INTERVAL_RE = re.compile(r"^\[ (\d+)s \] thds: (\d+) tps: ([\d.]+) .* reconn/s: 
 
 # --- processes and memory -------------------------------------------------------------------
 
+
 def _children() -> dict[int, list[int]]:
     kids: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
@@ -63,7 +64,7 @@ def _children() -> dict[int, list[int]]:
                 stat = fh.read()
         except OSError:
             continue
-        ppid = int(stat[stat.rindex(b")") + 2:].split()[1])
+        ppid = int(stat[stat.rindex(b")") + 2 :].split()[1])
         kids.setdefault(ppid, []).append(int(entry))
     return kids
 
@@ -118,19 +119,31 @@ def slope_per_min(points: list[tuple[float, float]]) -> float:
 
 # --- the private servers --------------------------------------------------------------------
 
+
 class Server:
     """kill -9 / start of a private server, with the settings 2,000 connections need."""
 
     def __init__(self, db: str, port: int, pg_shared_buffers: str, pg_work_mem: str):
         self.db = db
         if db == "mysql":
-            self.s = PrivateMariaDB(port, extra_args=(
-                "--max-connections=2200", "--max-prepared-stmt-count=1048576", "--innodb-buffer-pool-size=256M",
-                "--table-open-cache=4000", "--back-log=2500"))
+            self.s = PrivateMariaDB(
+                port,
+                extra_args=(
+                    "--max-connections=2200",
+                    "--max-prepared-stmt-count=1048576",
+                    "--innodb-buffer-pool-size=256M",
+                    "--table-open-cache=4000",
+                    "--back-log=2500",
+                ),
+            )
         else:
-            self.s = PrivatePostgres(port, extra_settings=(
-                f"-c max_connections=2200 -c shared_buffers={pg_shared_buffers} -c work_mem={pg_work_mem} "
-                "-c max_locks_per_transaction=64"))
+            self.s = PrivatePostgres(
+                port,
+                extra_settings=(
+                    f"-c max_connections=2200 -c shared_buffers={pg_shared_buffers} -c work_mem={pg_work_mem} "
+                    "-c max_locks_per_transaction=64"
+                ),
+            )
         self.restarts: list[float] = []
 
     @property
@@ -166,8 +179,7 @@ class Server:
             except ProcessLookupError:
                 pass
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and any(Path(f"/proc/{p}").exists() and _state(p) != "Z"
-                                                  for p in procs):
+        while time.monotonic() < deadline and any(Path(f"/proc/{p}").exists() and _state(p) != "Z" for p in procs):
             time.sleep(0.1)
         (self.s.dir / "data" / "postmaster.pid").unlink(missing_ok=True)
 
@@ -185,17 +197,19 @@ def _state(pid: int) -> str:
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
             stat = fh.read()
-        return stat[stat.rindex(b")") + 2:].split()[0].decode()
+        return stat[stat.rindex(b")") + 2 :].split()[0].decode()
     except (OSError, ValueError):
         return "X"
 
 
 # --- the soak -------------------------------------------------------------------------------
 
+
 def pysysbench(*args: str, timeout: float | None = None) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, "-m", "pysysbench", *args], capture_output=True, text=True,
-                          timeout=timeout, env=env, cwd=REPO)
+    return subprocess.run(
+        [sys.executable, "-m", "pysysbench", *args], capture_output=True, text=True, timeout=timeout, env=env, cwd=REPO
+    )
 
 
 class Soak:
@@ -205,12 +219,12 @@ class Soak:
         self.out.mkdir(parents=True, exist_ok=True)
         self.result_file = self.out / "result.json"
         self.log = None if args.evaluate_only else open(self.out / "run.log", "w", buffering=1)
-        self.lines: list[tuple[float, str]] = []      # (monotonic arrival, line)
-        self.t0: float | None = None                  # monotonic time of the run's second 0
+        self.lines: list[tuple[float, str]] = []  # (monotonic arrival, line)
+        self.t0: float | None = None  # monotonic time of the run's second 0
         self.t0_set = threading.Event()
         self.kills: list[dict] = []
         self.client_rss: list[dict] = []
-        self.server_mem: list[tuple[float, float, float]] = []   # (run s, server MB, MemAvailable MB)
+        self.server_mem: list[tuple[float, float, float]] = []  # (run s, server MB, MemAvailable MB)
         self.stop = threading.Event()
 
     def note(self, text: str) -> None:
@@ -250,14 +264,20 @@ class Soak:
             started = time.monotonic()
             try:
                 took = server.start()
-            except Exception as exc:          # a restart that fails ends the soak's usefulness: say so
+            except Exception as exc:  # a restart that fails ends the soak's usefulness: say so
                 self.note(f"restart #{k} failed: {exc}")
                 self.kills.append({"n": k, "killed_s": self.run_seconds(killed), "restart_failed": str(exc)})
                 return
             up = time.monotonic()
-            self.kills.append({"n": k, "killed_s": round(self.run_seconds(killed), 1),
-                               "restarted_s": round(self.run_seconds(started), 1),
-                               "up_s": round(self.run_seconds(up), 1), "restart_took_s": round(took, 1)})
+            self.kills.append(
+                {
+                    "n": k,
+                    "killed_s": round(self.run_seconds(killed), 1),
+                    "restarted_s": round(self.run_seconds(started), 1),
+                    "up_s": round(self.run_seconds(up), 1),
+                    "restart_took_s": round(took, 1),
+                }
+            )
             self.note(f"restart #{k} up at run second {self.run_seconds(up):.1f} (start took {took:.1f} s)")
             k += 1
 
@@ -270,16 +290,25 @@ class Soak:
             per = {p: rss_kb(p) for p in pids}
             per = {p: kb for p, kb in per.items() if kb}
             if per:
-                self.client_rss.append({"t": round(now - started, 1),
-                                        "run_s": round(self.run_seconds(now), 1) if self.t0 else None,
-                                        "total_mb": round(sum(per.values()) / 1024, 1),
-                                        "parent_mb": round(per.get(proc.pid, 0) / 1024, 1),
-                                        "processes": len(per),
-                                        "per_pid_mb": {str(p): round(kb / 1024, 1) for p, kb in per.items()}})
+                self.client_rss.append(
+                    {
+                        "t": round(now - started, 1),
+                        "run_s": round(self.run_seconds(now), 1) if self.t0 else None,
+                        "total_mb": round(sum(per.values()) / 1024, 1),
+                        "parent_mb": round(per.get(proc.pid, 0) / 1024, 1),
+                        "processes": len(per),
+                        "per_pid_mb": {str(p): round(kb / 1024, 1) for p, kb in per.items()},
+                    }
+                )
             if now - last_server >= self.a.server_sample_every:
                 last_server = now
-                self.server_mem.append((round(self.run_seconds(now), 1) if self.t0 else -1,
-                                        round(server.memory_mb(), 1), round(mem_available_mb(), 1)))
+                self.server_mem.append(
+                    (
+                        round(self.run_seconds(now), 1) if self.t0 else -1,
+                        round(server.memory_mb(), 1),
+                        round(mem_available_mb(), 1),
+                    )
+                )
             self.stop.wait(self.a.sample_every)
 
     def run(self) -> int:
@@ -287,8 +316,10 @@ class Soak:
         server = Server(a.db, a.port, a.pg_shared_buffers, a.pg_work_mem)
         try:
             took = server.start()
-            self.note(f"private {'MariaDB' if a.db == 'mysql' else 'PostgreSQL'} on port {a.port} up "
-                      f"({took:.1f} s), data in {server.s.dir}")
+            self.note(
+                f"private {'MariaDB' if a.db == 'mysql' else 'PostgreSQL'} on port {a.port} up "
+                f"({took:.1f} s), data in {server.s.dir}"
+            )
             data = [f"--tables={a.tables}", f"--table-size={a.table_size}"]
             pysysbench("oltp_read_write", *server.options, *data, "cleanup")
             prep = pysysbench("oltp_read_write", *server.options, *data, "prepare")
@@ -305,20 +336,37 @@ class Soak:
     def _soak(self, server: Server, data: list[str]) -> int:
         a = self.a
         ignore = "--mysql-ignore-errors=all" if a.db == "mysql" else "--pgsql-ignore-errors=all"
-        cmd = ["oltp_read_write", *server.options, *data, f"--threads={a.threads}", f"--time={a.duration}",
-               f"--report-interval={a.report_interval}", f"--thread-init-timeout={a.thread_init_timeout}", ignore,
-               f"--result-file={self.result_file}",
-               *a.extra, "run"]
+        cmd = [
+            "oltp_read_write",
+            *server.options,
+            *data,
+            f"--threads={a.threads}",
+            f"--time={a.duration}",
+            f"--report-interval={a.report_interval}",
+            f"--thread-init-timeout={a.thread_init_timeout}",
+            ignore,
+            f"--result-file={self.result_file}",
+            *a.extra,
+            "run",
+        ]
         self.command = "pysysbench " + " ".join(cmd)
         self.note(self.command)
         env = dict(os.environ, PYTHONPATH=str(REPO))
         started = time.monotonic()
-        proc = subprocess.Popen([sys.executable, "-m", "pysysbench", *cmd], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, env=env, cwd=REPO, start_new_session=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pysysbench", *cmd],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=REPO,
+            start_new_session=True,
+        )
 
-        def stop_run(signum, frame):    # a stopped soak leaves neither its run nor its server behind
+        def stop_run(signum, frame):  # a stopped soak leaves neither its run nor its server behind
             os.killpg(proc.pid, signal.SIGKILL)
             raise SystemExit(128 + signum)
+
         signal.signal(signal.SIGTERM, stop_run)
         signal.signal(signal.SIGINT, stop_run)
         reader = threading.Thread(target=self._read, args=(proc,), daemon=True)
@@ -340,12 +388,13 @@ class Soak:
         stderr = proc.stderr.read()
         self.log.write("# stderr:\n" + stderr)
         self.note(f"run ended: exit code {code} after {self.wall_s:.0f} s")
-        if server.pid() is None:             # killed at the very end: the check needs it
+        if server.pid() is None:  # killed at the very end: the check needs it
             server.start()
         chk = pysysbench("oltp_read_write", *server.options, *data, "check", timeout=600)
         self.log.write("# check:\n" + chk.stdout + chk.stderr)
-        (self.out / "raw.json").write_text(json.dumps({"kills": self.kills, "server_memory": self.server_mem,
-                                                        "client_rss": self.client_rss}) + "\n")
+        (self.out / "raw.json").write_text(
+            json.dumps({"kills": self.kills, "server_memory": self.server_mem, "client_rss": self.client_rss}) + "\n"
+        )
         return self.evaluate(code, stderr, chk.stdout + chk.stderr, chk.returncode)
 
     # --- the checks
@@ -353,8 +402,13 @@ class Soak:
         a = self.a
         text = "\n".join(line for _, line in self.lines)
         checks: list[tuple[str, bool, str]] = []
-        checks.append(("exit code 0", code == 0, f"exit code {code}" + (f"; stderr: {stderr.strip()[-300:]}"
-                                                                        if stderr.strip() else "")))
+        checks.append(
+            (
+                "exit code 0",
+                code == 0,
+                f"exit code {code}" + (f"; stderr: {stderr.strip()[-300:]}" if stderr.strip() else ""),
+            )
+        )
         passed = check_rc == 0 and "Data check passed" in check_out
         last = check_out.strip().splitlines()[-1] if check_out.strip() else "no output"
         checks.append(("check passes", passed, last))
@@ -362,8 +416,9 @@ class Soak:
         doc, doc_problem = None, None
         try:
             from pysysbench.stats import results
+
             doc = results.load(str(self.result_file))
-        except Exception as exc:     # noqa: BLE001 -- reported as the check's finding
+        except Exception as exc:  # noqa: BLE001 -- reported as the check's finding
             doc_problem = f"{type(exc).__name__}: {exc}"
         intervals = (doc or {}).get("intervals") or []
         summary = (doc or {}).get("summary") or {}
@@ -372,18 +427,34 @@ class Soak:
         # interval_s say so), up to the summary's total time
         total = summary.get("total_time_s") or 0
         covered = sum(iv["interval_s"] for iv in intervals)
-        ordered = all(b["time_s"] > a_["time_s"] and abs(b["time_s"] - a_["time_s"] - b["interval_s"]) < 0.05
-                      for a_, b in zip(intervals, intervals[1:]))
-        complete = (doc is not None and doc.get("exit_code") == 0 and doc.get("interrupted") is None
-                    and doc.get("error") is None and summary.get("events", 0) > 0 and total >= a.duration
-                    and ordered and abs(covered - total) <= 2 and "latency_ms" in summary
-                    and sum(summary.get("thread_events") or []) == summary.get("events"))
+        ordered = all(
+            b["time_s"] > a_["time_s"] and abs(b["time_s"] - a_["time_s"] - b["interval_s"]) < 0.05
+            for a_, b in zip(intervals, intervals[1:])
+        )
+        complete = (
+            doc is not None
+            and doc.get("exit_code") == 0
+            and doc.get("interrupted") is None
+            and doc.get("error") is None
+            and summary.get("events", 0) > 0
+            and total >= a.duration
+            and ordered
+            and abs(covered - total) <= 2
+            and "latency_ms" in summary
+            and sum(summary.get("thread_events") or []) == summary.get("events")
+        )
         late = sum(1 for iv in intervals if iv["interval_s"] > 1.5 * a.report_interval)
-        checks.append(("result file complete", complete,
-                       doc_problem or f"reads back; exit_code {doc.get('exit_code')}, interrupted "
-                       f"{doc.get('interrupted')}; {len(intervals)} intervals covering {covered:.1f} s of "
-                       f"{total:.1f} s ({late} late reports covering more than {a.report_interval} s), in order: "
-                       f"{ordered}; {summary.get('events')} events = sum of per-thread events"))
+        checks.append(
+            (
+                "result file complete",
+                complete,
+                doc_problem
+                or f"reads back; exit_code {doc.get('exit_code')}, interrupted "
+                f"{doc.get('interrupted')}; {len(intervals)} intervals covering {covered:.1f} s of "
+                f"{total:.1f} s ({late} late reports covering more than {a.report_interval} s), in order: "
+                f"{ordered}; {summary.get('events')} events = sum of per-thread events",
+            )
+        )
 
         # outages: each kill shows as near-zero tps intervals after it, with reconnects counted
         steady = [iv["tps"] for iv in intervals if 10 < iv["time_s"] <= a.duration]
@@ -402,55 +473,101 @@ class Soak:
             reconn = sum(iv.get("reconnects", 0) for iv in window)
             fails = sum(iv.get("reconnect_failures", 0) for iv in window)
             later = [iv["tps"] for iv in intervals if end + 30 < iv["time_s"] <= end + 120]
-            outages.append({**k, "low_intervals": len(zero), "low_s": round(sum(iv["interval_s"] for iv in zero), 1),
-                            "back_s": round(back, 1) if back is not None else None,
-                            "outage_s": round(end - k["killed_s"], 1), "reconnects": reconn,
-                            "reconnect_failures": fails,
-                            "tps_after": round(statistics.fmean(later), 1) if later else None,
-                            "shown": bool(zero) and reconn > 0})
-        kills_expected = len([k for k in range(1, a.duration // a.kill_every + 1)
-                              if k * a.kill_every <= a.duration - a.down_time - 20])
+            outages.append(
+                {
+                    **k,
+                    "low_intervals": len(zero),
+                    "low_s": round(sum(iv["interval_s"] for iv in zero), 1),
+                    "back_s": round(back, 1) if back is not None else None,
+                    "outage_s": round(end - k["killed_s"], 1),
+                    "reconnects": reconn,
+                    "reconnect_failures": fails,
+                    "tps_after": round(statistics.fmean(later), 1) if later else None,
+                    "shown": bool(zero) and reconn > 0,
+                }
+            )
+        kills_expected = len(
+            [k for k in range(1, a.duration // a.kill_every + 1) if k * a.kill_every <= a.duration - a.down_time - 20]
+        )
         shown = len(self.kills) == kills_expected and all(o["shown"] for o in outages)
-        checks.append(("every outage in the intervals", shown,
-                       f"{sum(o['shown'] for o in outages)} of {kills_expected} kills shown as intervals with tps "
-                       f"<= {low:.1f} ({a.low_fraction:.0%} of the median {baseline:.1f}) and reconnects counted"))
-        stalls = [round(iv["time_s"], 1) for iv in intervals if iv["tps"] <= low and 10 < iv["time_s"] <= a.duration
-                  and not any(o["killed_s"] < iv["time_s"] <= (o.get("back_s") or total) for o in outages)]
+        checks.append(
+            (
+                "every outage in the intervals",
+                shown,
+                f"{sum(o['shown'] for o in outages)} of {kills_expected} kills shown as intervals with tps "
+                f"<= {low:.1f} ({a.low_fraction:.0%} of the median {baseline:.1f}) and reconnects counted",
+            )
+        )
+        stalls = [
+            round(iv["time_s"], 1)
+            for iv in intervals
+            if iv["tps"] <= low
+            and 10 < iv["time_s"] <= a.duration
+            and not any(o["killed_s"] < iv["time_s"] <= (o.get("back_s") or total) for o in outages)
+        ]
 
         m = re.search(r"^\s+reconnects:\s+(\d+)", text, re.M)
         printed = int(m.group(1)) if m else None
-        counted = (printed is not None and printed == summary.get("reconnects")
-                   and printed == sum(iv.get("reconnects", 0) for iv in intervals)
-                   and all(o.get("reconnects", 0) > 0 for o in outages))
-        checks.append(("reconnects counted", counted,
-                       f"{printed} printed = {summary.get('reconnects')} in the result file's summary = "
-                       f"{sum(iv.get('reconnects', 0) for iv in intervals)} over its intervals "
-                       f"({(printed or 0) / max(len(self.kills), 1):.0f} per kill); failed reconnect attempts "
-                       f"{summary.get('reconnect_failures')} {summary.get('reconnect_failures_by_code')}"))
+        counted = (
+            printed is not None
+            and printed == summary.get("reconnects")
+            and printed == sum(iv.get("reconnects", 0) for iv in intervals)
+            and all(o.get("reconnects", 0) > 0 for o in outages)
+        )
+        checks.append(
+            (
+                "reconnects counted",
+                counted,
+                f"{printed} printed = {summary.get('reconnects')} in the result file's summary = "
+                f"{sum(iv.get('reconnects', 0) for iv in intervals)} over its intervals "
+                f"({(printed or 0) / max(len(self.kills), 1):.0f} per kill); failed reconnect attempts "
+                f"{summary.get('reconnect_failures')} {summary.get('reconnect_failures_by_code')}",
+            )
+        )
 
         rss = self._rss_figures(total)
-        checks.append(("client RSS flat", rss["flat"],
-                       f"{rss['first_mb']} -> {rss['last_mb']} MB (max {rss['max_mb']}); from "
-                       f"{rss['steady_from_s']} s on {rss['steady_first_mb']} -> {rss['last_mb']} MB, slope "
-                       f"{rss['slope_mb_per_min']:+.2f} MB/min"))
+        checks.append(
+            (
+                "client RSS flat",
+                rss["flat"],
+                f"{rss['first_mb']} -> {rss['last_mb']} MB (max {rss['max_mb']}); from "
+                f"{rss['steady_from_s']} s on {rss['steady_first_mb']} -> {rss['last_mb']} MB, slope "
+                f"{rss['slope_mb_per_min']:+.2f} MB/min",
+            )
+        )
 
         ok = all(c[1] for c in checks)
         lat = summary.get("latency_ms") or {}
         self.summary = {
-            "db": a.db, "ok": ok, "command": self.command,
-            "soak": {"duration_s": a.duration, "kill_every_s": a.kill_every, "down_time_s": a.down_time,
-                     "threads": a.threads, "tables": a.tables, "table_size": a.table_size,
-                     "wall_s": round(self.wall_s, 1)},
+            "db": a.db,
+            "ok": ok,
+            "command": self.command,
+            "soak": {
+                "duration_s": a.duration,
+                "kill_every_s": a.kill_every,
+                "down_time_s": a.down_time,
+                "threads": a.threads,
+                "tables": a.tables,
+                "table_size": a.table_size,
+                "wall_s": round(self.wall_s, 1),
+            },
             "checks": [{"name": n, "ok": o, "detail": d} for n, o, d in checks],
-            "kills": outages, "stalls_outside_kills_s": stalls,
-            "run": {"events": summary.get("events"), "tps": round(summary.get("tps") or 0, 2),
-                    "qps": round(summary.get("qps") or 0, 1), "total_time_s": round(total, 1),
-                    "errors": summary.get("errors"), "errors_by_code": summary.get("errors_by_code"),
-                    "reconnects": summary.get("reconnects"),
-                    "reconnect_failures": summary.get("reconnect_failures"),
-                    "reconnect_failures_by_code": summary.get("reconnect_failures_by_code"),
-                    "latency_ms": {k: round(v, 1) for k, v in lat.items() if isinstance(v, (int, float))},
-                    "median_interval_tps": round(baseline, 2), "intervals": len(intervals)},
+            "kills": outages,
+            "stalls_outside_kills_s": stalls,
+            "run": {
+                "events": summary.get("events"),
+                "tps": round(summary.get("tps") or 0, 2),
+                "qps": round(summary.get("qps") or 0, 1),
+                "total_time_s": round(total, 1),
+                "errors": summary.get("errors"),
+                "errors_by_code": summary.get("errors_by_code"),
+                "reconnects": summary.get("reconnects"),
+                "reconnect_failures": summary.get("reconnect_failures"),
+                "reconnect_failures_by_code": summary.get("reconnect_failures_by_code"),
+                "latency_ms": {k: round(v, 1) for k, v in lat.items() if isinstance(v, (int, float))},
+                "median_interval_tps": round(baseline, 2),
+                "intervals": len(intervals),
+            },
             "client_rss": rss,
             "server_memory": self._server_figures(),
             "check_output": check_out.strip().splitlines()[-3:],
@@ -464,11 +581,20 @@ class Soak:
     def _rss_figures(self, total: float) -> dict:
         """The client's processes while the run ran (all workers up, before its end)."""
         full = max((s["processes"] for s in self.client_rss), default=0)
-        samples = [s for s in self.client_rss if s["run_s"] is not None and s["processes"] == full
-                   and 0 <= s["run_s"] <= total]
+        samples = [
+            s for s in self.client_rss if s["run_s"] is not None and s["processes"] == full and 0 <= s["run_s"] <= total
+        ]
         if len(samples) < 2:
-            return {"flat": False, "first_mb": None, "last_mb": None, "max_mb": None, "slope_mb_per_min": 0.0,
-                    "samples": len(samples), "steady_from_s": None, "steady_first_mb": None}
+            return {
+                "flat": False,
+                "first_mb": None,
+                "last_mb": None,
+                "max_mb": None,
+                "slope_mb_per_min": 0.0,
+                "samples": len(samples),
+                "steady_from_s": None,
+                "steady_first_mb": None,
+            }
         # steady state: a minute after the first kill on (the first reconnect storm raises the
         # high-water mark of the allocator once; what must not happen is growth per kill or per minute)
         first_kill = self.kills[0]["killed_s"] if self.kills else 0
@@ -488,56 +614,87 @@ class Soak:
             prior = [s for s in samples if s["run_s"] < t]
             if prior:
                 before.append({"run_s": prior[-1]["run_s"], "total_mb": prior[-1]["total_mb"]})
-        return {"flat": flat, "samples": len(samples), "every_s": self.a.sample_every, "processes": full,
-                "first_mb": samples[0]["total_mb"], "last_mb": samples[-1]["total_mb"],
-                "max_mb": max(s["total_mb"] for s in samples),
-                "steady_from_s": steady[0]["run_s"], "steady_first_mb": steady[0]["total_mb"],
-                "steady_max_mb": max(s["total_mb"] for s in steady),
-                "steady_growth_mb": round(growth, 1), "slope_mb_per_min": round(slope, 3),
-                "parent_first_mb": samples[0]["parent_mb"], "parent_last_mb": samples[-1]["parent_mb"],
-                "parent_max_mb": max(s["parent_mb"] for s in samples),
-                "parent_slope_mb_per_min": round(slope_per_min([(s["run_s"], s["parent_mb"]) for s in steady]), 3),
-                "before_each_kill_and_end": before}
+        return {
+            "flat": flat,
+            "samples": len(samples),
+            "every_s": self.a.sample_every,
+            "processes": full,
+            "first_mb": samples[0]["total_mb"],
+            "last_mb": samples[-1]["total_mb"],
+            "max_mb": max(s["total_mb"] for s in samples),
+            "steady_from_s": steady[0]["run_s"],
+            "steady_first_mb": steady[0]["total_mb"],
+            "steady_max_mb": max(s["total_mb"] for s in steady),
+            "steady_growth_mb": round(growth, 1),
+            "slope_mb_per_min": round(slope, 3),
+            "parent_first_mb": samples[0]["parent_mb"],
+            "parent_last_mb": samples[-1]["parent_mb"],
+            "parent_max_mb": max(s["parent_mb"] for s in samples),
+            "parent_slope_mb_per_min": round(slope_per_min([(s["run_s"], s["parent_mb"]) for s in steady]), 3),
+            "before_each_kill_and_end": before,
+        }
 
     def _server_figures(self) -> dict:
         pts = [p for p in self.server_mem if p[0] >= 0]
         if not pts:
             return {}
-        return {"max_pss_mb": max(p[1] for p in pts), "min_mem_available_mb": min(p[2] for p in pts),
-                "samples": len(pts)}
+        return {
+            "max_pss_mb": max(p[1] for p in pts),
+            "min_mem_available_mb": min(p[2] for p in pts),
+            "samples": len(pts),
+        }
 
     def markdown(self) -> str:
         s = self.summary
         r, rss, srv = s["run"], s["client_rss"], s["server_memory"]
         name = "MariaDB" if s["db"] == "mysql" else "PostgreSQL"
-        lines = [f"### Soak: {name}, {s['soak']['threads']} threads, {s['soak']['duration_s']} s, kill -9 every "
-                 f"{s['soak']['kill_every_s']} s ({'PASS' if s['ok'] else 'FAIL'})", "",
-                 "```sh", s["command"], "```", "",
-                 "| check | result | detail |", "|---|---|---|"]
+        lines = [
+            f"### Soak: {name}, {s['soak']['threads']} threads, {s['soak']['duration_s']} s, kill -9 every "
+            f"{s['soak']['kill_every_s']} s ({'PASS' if s['ok'] else 'FAIL'})",
+            "",
+            "```sh",
+            s["command"],
+            "```",
+            "",
+            "| check | result | detail |",
+            "|---|---|---|",
+        ]
         lines += [f"| {c['name']} | {'ok' if c['ok'] else 'FAILED'} | {c['detail']} |" for c in s["checks"]]
-        lines += ["", "| kill | killed at s | server up at s | tps back at s | outage s | low-tps intervals (s) "
-                  "| reconnects | failed attempts | tps 30-120 s after |", "|---|---|---|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            "| kill | killed at s | server up at s | tps back at s | outage s | low-tps intervals (s) "
+            "| reconnects | failed attempts | tps 30-120 s after |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
         for o in s["kills"]:
-            lines.append(f"| {o['n']} | {o.get('killed_s')} | {o.get('up_s')} | {o.get('back_s')} | "
-                         f"{o.get('outage_s')} | {o.get('low_intervals')} ({o.get('low_s')}) | {o.get('reconnects')} | "
-                         f"{o.get('reconnect_failures')} | {o.get('tps_after')} |")
+            lines.append(
+                f"| {o['n']} | {o.get('killed_s')} | {o.get('up_s')} | {o.get('back_s')} | "
+                f"{o.get('outage_s')} | {o.get('low_intervals')} ({o.get('low_s')}) | {o.get('reconnects')} | "
+                f"{o.get('reconnect_failures')} | {o.get('tps_after')} |"
+            )
         lat = r.get("latency_ms") or {}
         marks = ", ".join(f"{b['total_mb']} MB at {b['run_s']} s" for b in rss.get("before_each_kill_and_end", []))
-        lines += ["", f"Run: {r['events']} transactions in {r['total_time_s']} s, {r['tps']} tps (median interval "
-                  f"{r['median_interval_tps']}), {r['qps']} qps, {r['errors']} ignored errors {r['errors_by_code']}, "
-                  f"{r['reconnects']} reconnects, {r['reconnect_failures']} failed reconnect attempts "
-                  f"{r['reconnect_failures_by_code']}; latency avg {lat.get('avg')} ms, max {lat.get('max')} ms.", "",
-                  f"Low-tps intervals outside the outages (after the first 10 s): "
-                  f"{s['stalls_outside_kills_s'] or 'none'}.", "",
-                  f"Client RSS (parent + {rss.get('processes', 1) - 1} child processes, {rss.get('samples')} samples "
-                  f"every {rss.get('every_s')} s while the run ran): first {rss['first_mb']} MB, last "
-                  f"{rss['last_mb']} MB, max {rss['max_mb']} MB; from {rss.get('steady_from_s')} s (a minute after "
-                  f"the first kill) {rss.get('steady_first_mb')} -> {rss['last_mb']} MB (max "
-                  f"{rss.get('steady_max_mb')}), slope {rss['slope_mb_per_min']:+.3f} MB/min; just before each kill "
-                  f"and at the end: {marks}; parent {rss.get('parent_first_mb')} -> {rss.get('parent_last_mb')} MB "
-                  f"(slope {rss.get('parent_slope_mb_per_min', 0):+.3f} MB/min).", "",
-                  f"Server memory (PSS of all its processes): max {srv.get('max_pss_mb')} MB; machine "
-                  f"MemAvailable min {srv.get('min_mem_available_mb')} MB.", ""]
+        lines += [
+            "",
+            f"Run: {r['events']} transactions in {r['total_time_s']} s, {r['tps']} tps (median interval "
+            f"{r['median_interval_tps']}), {r['qps']} qps, {r['errors']} ignored errors {r['errors_by_code']}, "
+            f"{r['reconnects']} reconnects, {r['reconnect_failures']} failed reconnect attempts "
+            f"{r['reconnect_failures_by_code']}; latency avg {lat.get('avg')} ms, max {lat.get('max')} ms.",
+            "",
+            f"Low-tps intervals outside the outages (after the first 10 s): {s['stalls_outside_kills_s'] or 'none'}.",
+            "",
+            f"Client RSS (parent + {rss.get('processes', 1) - 1} child processes, {rss.get('samples')} samples "
+            f"every {rss.get('every_s')} s while the run ran): first {rss['first_mb']} MB, last "
+            f"{rss['last_mb']} MB, max {rss['max_mb']} MB; from {rss.get('steady_from_s')} s (a minute after "
+            f"the first kill) {rss.get('steady_first_mb')} -> {rss['last_mb']} MB (max "
+            f"{rss.get('steady_max_mb')}), slope {rss['slope_mb_per_min']:+.3f} MB/min; just before each kill "
+            f"and at the end: {marks}; parent {rss.get('parent_first_mb')} -> {rss.get('parent_last_mb')} MB "
+            f"(slope {rss.get('parent_slope_mb_per_min', 0):+.3f} MB/min).",
+            "",
+            f"Server memory (PSS of all its processes): max {srv.get('max_pss_mb')} MB; machine "
+            f"MemAvailable min {srv.get('min_mem_available_mb')} MB.",
+            "",
+        ]
         return "\n".join(lines) + "\n"
 
     def reevaluate(self) -> int:
@@ -546,8 +703,11 @@ class Soak:
         self.kills, self.client_rss, self.server_mem = raw["kills"], raw["client_rss"], raw["server_memory"]
         log = (self.out / "run.log").read_text()
         self.lines = [(0.0, line) for line in log.split("# stderr:\n")[0].splitlines() if not line.startswith("# ")]
-        self.command = next(line[line.index("pysysbench "):] for line in log.splitlines()
-                            if line.startswith("# ") and "soak: pysysbench " in line)
+        self.command = next(
+            line[line.index("pysysbench ") :]
+            for line in log.splitlines()
+            if line.startswith("# ") and "soak: pysysbench " in line
+        )
         m = re.search(r"soak: run ended: exit code (-?\d+) after (\d+) s", log)
         code, self.wall_s = int(m.group(1)), float(m.group(2))
         stderr = log.split("# stderr:\n", 1)[1].split("# ", 1)[0] if "# stderr:\n" in log else ""
@@ -565,22 +725,35 @@ def main() -> int:
     p.add_argument("--down-time", type=float, default=5, help="seconds the server stays down (5)")
     p.add_argument("--threads", type=int, default=2000)
     p.add_argument("--tables", type=int, default=4)
-    p.add_argument("--table-size", type=int, default=None,
-                   help="rows per table (MariaDB 25,000; PostgreSQL 1,000,000: at 25,000 its 2,000 sessions "
-                        "queue on row locks, docs/reliability.md)")
+    p.add_argument(
+        "--table-size",
+        type=int,
+        default=None,
+        help="rows per table (MariaDB 25,000; PostgreSQL 1,000,000: at 25,000 its 2,000 sessions "
+        "queue on row locks, docs/reliability.md)",
+    )
     p.add_argument("--report-interval", type=int, default=1)
     p.add_argument("--sample-every", type=float, default=3, help="client RSS sample period in s (3)")
     p.add_argument("--server-sample-every", type=float, default=30)
-    p.add_argument("--low-fraction", type=float, default=0.05,
-                   help="an outage interval has tps <= this fraction of the median (0.05)")
-    p.add_argument("--thread-init-timeout", type=int, default=120,
-                   help="passed to pysysbench: 2,000 connections each preparing their statements (120)")
+    p.add_argument(
+        "--low-fraction",
+        type=float,
+        default=0.05,
+        help="an outage interval has tps <= this fraction of the median (0.05)",
+    )
+    p.add_argument(
+        "--thread-init-timeout",
+        type=int,
+        default=120,
+        help="passed to pysysbench: 2,000 connections each preparing their statements (120)",
+    )
     p.add_argument("--pg-shared-buffers", default="128MB")
     p.add_argument("--pg-work-mem", default="1MB")
     p.add_argument("--keep-server", action="store_true", help="leave the private server's data directory")
     p.add_argument("--out", required=True, help="directory for run.log, result.json, summary.json/.md")
-    p.add_argument("--evaluate-only", action="store_true",
-                   help="no run: the checks again from what a soak left in --out")
+    p.add_argument(
+        "--evaluate-only", action="store_true", help="no run: the checks again from what a soak left in --out"
+    )
     p.add_argument("extra", nargs="*", help="more pysysbench options (after --)")
     a = p.parse_args()
     if a.port in (3306, 5432):
