@@ -18,8 +18,8 @@ result file says which node did the work, which one was down, and whose CPU it c
   ``--report-interval`` (1 s without it), off the benchmark threads' path.  A node that
   does not answer within :data:`ANSWER_TIMEOUT_S` is *down* for that interval (its session
   is dropped and opened again at the next tick); it never fails the run.
-* The lab manifest is a file format (written by ``lab/manifest.py``): it is read here as
-  data, as the report reads result files, since the engine sits below the lab layer.
+* Which nodes: ``drivers/targets.py`` (shared with ``--load-nodes``), which reads a lab
+  manifest as data, as the report reads result files, since the engine sits below the lab layer.
 
 Skew: a node's share of its role's work (queries, or transactions) against the even
 share ``1/n`` of the ``n`` nodes of that role; flagged when it departs by more than
@@ -29,15 +29,12 @@ share ``1/n`` of the ``n`` nodes of that role; flagged when it departs by more t
 from __future__ import annotations
 
 import asyncio
-import copy
-import json
-import os
 from dataclasses import dataclass, field
 from time import perf_counter_ns
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import ConfigError
-from ..core.record import record
+from ..drivers.targets import NodeTarget, aimed, lab_targets
 from .servercontext import as_number, process_alive, process_cpu_s
 
 if TYPE_CHECKING:
@@ -51,8 +48,6 @@ if TYPE_CHECKING:
 SKEW_FRACTION = 0.25
 ANSWER_TIMEOUT_S = 1.0  # a node that has not answered a sample in this long is down for the interval
 DEFAULT_EVERY_S = 1  # the sampling interval without --report-interval
-LAB_PREFIX = "lab:"
-LAB_FORMAT = "pysysbench-lab/"  # lab/manifest.py's FORMAT, any version
 MYSQL_COUNTERS = ("Questions", "Com_commit", "Com_rollback", "Threads_connected")
 # the error counters summed into a node's errors (absent ones count nothing): deadlocks, Galera's
 # certification failures and brute-force aborts, PostgreSQL's deadlocks and recovery conflicts
@@ -63,71 +58,6 @@ MYSQL_SQL = "SHOW GLOBAL STATUS WHERE Variable_name IN ({})".format(
 PG_COLUMNS = ("xact_commit", "xact_rollback", "deadlocks", "conflicts", "numbackends")
 PG_SQL = f"SELECT {', '.join(PG_COLUMNS)} FROM pg_stat_database WHERE datname = current_database()"
 GAUGES = ("Threads_connected", "numbackends")
-
-
-@record(frozen=True)
-class NodeTarget:
-    """One node to sample: its name and role (the manifest's, or ``host:port`` / ``node``)."""
-
-    name: str
-    role: str
-    host: str
-    port: int
-    pid: int = 0
-    mark: str = ""  # a text of the node's command line that proves the pid is still it
-    lab: str = ""  # the lab's folder: a node started again (a fault) is found there under its new pid
-
-    @property
-    def where(self) -> str:
-        return f"{self.host}:{self.port}"
-
-
-def targets(text: str) -> tuple[NodeTarget, ...]:
-    """``--server-nodes``' value as the nodes to sample (ConfigError, one line, when bad)."""
-    text = (text or "").strip()
-    if not text:
-        return ()
-    if text.startswith(LAB_PREFIX):
-        return lab_targets(text[len(LAB_PREFIX) :])
-    out = []
-    for item in (i.strip() for i in text.split(",")):
-        host, _, port = item.rpartition(":")
-        if not host or not port.isdigit() or not 0 < int(port) < 65536:
-            raise ConfigError(f"Invalid value in --server-nodes: '{item}' (expected lab:DIR or a list of HOST:PORT)")
-        out.append(NodeTarget(item, "node", host.strip("[]"), int(port)))
-    return tuple(out)
-
-
-def lab_targets(directory: str) -> tuple[NodeTarget, ...]:
-    """Every SQL node of the lab in ``directory`` (all its nodes but the proxy)."""
-    path = os.path.join(directory, "lab.json")
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-        if not str(data.get("format", "")).startswith(LAB_FORMAT):
-            raise ValueError("not a pysysbench lab manifest")
-        nodes = [
-            NodeTarget(
-                str(n["name"]),
-                str(n["role"]),
-                "127.0.0.1",
-                int(n["port"]),
-                int(n.get("pid") or 0),
-                str(n.get("mark") or ""),
-                directory,
-            )
-            for n in data["nodes"]
-            if n.get("role") != "proxy"
-        ]
-    except FileNotFoundError:
-        raise ConfigError(
-            f"--server-nodes: no lab in '{directory}' (no lab.json): start one with 'pysysbench lab up NAME'"
-        ) from None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise ConfigError(f"--server-nodes: cannot read the lab manifest '{path}' ({exc})") from None
-    if not nodes:
-        raise ConfigError(f"--server-nodes: the lab manifest '{path}' names no SQL node")
-    return tuple(nodes)
 
 
 def current_pid(t: NodeTarget, known: int) -> int:
@@ -163,13 +93,6 @@ class NodeSession:
     conn: Any = None
     samples: list[Sample] = field(default_factory=list)
     pid: int = 0
-
-
-def aimed(driver: Driver, t: NodeTarget) -> Driver:
-    """A copy of the run's driver whose every connection goes to node ``t``."""
-    mine = copy.copy(driver)
-    mine.endpoints = [{"host": t.host, "port": t.port}]  # type: ignore[attr-defined]
-    return mine
 
 
 class NodeWatch:

@@ -21,8 +21,8 @@ from .options import checkpoints_s, forced_shutdown_s, retry_codes
 
 if TYPE_CHECKING:
     from ..drivers.base import Driver
+    from ..drivers.targets import NodeTarget
     from ..workloads.base import Workload
-    from .nodes import NodeTarget
 
 THREADS_PER_EXTRA_WORKER = 64  # default --workers: one process per this many threads, up to the cores
 MIN_WORKERS = 2  # ... but at least two (see default_workers)
@@ -145,10 +145,10 @@ class RunSpec:
 
 
 def server_nodes(text: str) -> tuple[NodeTarget, ...]:
-    """--server-nodes' nodes (engine/nodes.py, imported only when the option is given)."""
+    """--server-nodes' nodes (drivers/targets.py, imported only when the option is given)."""
     if not text:
         return ()
-    from .nodes import targets
+    from ..drivers.targets import targets
 
     return targets(text)
 

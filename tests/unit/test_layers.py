@@ -312,7 +312,7 @@ def test_drivers_hold_no_sbtest_sql(module):
 
 DRIVERS_PKG = "pysysbench.drivers"
 # what every driver may use: the driver API, the shared wire machinery, TLS, the dry-run session
-SHARED_DRIVER_MODULES = {f"{DRIVERS_PKG}.{m}" for m in ("base", "wire", "tls", "dryrun")}
+SHARED_DRIVER_MODULES = {f"{DRIVERS_PKG}.{m}" for m in ("base", "wire", "tls", "dryrun", "targets")}
 
 
 def driver_folders() -> list[str]:

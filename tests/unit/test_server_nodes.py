@@ -11,8 +11,9 @@ import os
 import pytest
 
 from pysysbench.core.errors import ConfigError
+from pysysbench.drivers.targets import NodeTarget, targets
 from pysysbench.engine import nodes
-from pysysbench.engine.nodes import NodeTarget, Sample, node_entry, node_series, targets, text_lines, with_shares
+from pysysbench.engine.nodes import Sample, node_entry, node_series, text_lines, with_shares
 from pysysbench.lab import manifest
 
 S = 1_000_000_000
@@ -118,6 +119,21 @@ def test_lab_manifest_as_lab_up_writes_it(tmp_path):
         NodeTarget("compute1", "compute", "127.0.0.1", 4001, 11, "/x/compute1", str(tmp_path)),
         NodeTarget("data1", "data", "127.0.0.1", 4002, 12, "", str(tmp_path)),
     )
+
+
+def test_load_nodes_are_a_labs_data_nodes_in_order(tmp_path):
+    """--load-nodes=lab:DIR: the data nodes only, in the manifest's order (Spider's partition
+    order); a lab without data nodes (galera) is one line naming the option."""
+    data = [manifest.Node(f"data{i}", "data", 4010 + i, pid=20 + i) for i in (1, 2, 3)]
+    nodes_ = [manifest.Node("compute1", "compute", 4001), *data, manifest.Node("proxy", "proxy", 4000)]
+    manifest.write(manifest.Manifest("spider", str(tmp_path), nodes_))
+    got = targets(f"lab:{tmp_path}", "--load-nodes", roles=("data",))
+    assert [(t.name, t.port) for t in got] == [("data1", 4011), ("data2", 4012), ("data3", 4013)]
+    manifest.write(manifest.Manifest("galera", str(tmp_path), [manifest.Node("node1", "galera", 4001)]))
+    with pytest.raises(ConfigError, match=r"^--load-nodes: the lab manifest .*\(galera\) names no data node$"):
+        targets(f"lab:{tmp_path}", "--load-nodes", roles=("data",))
+    with pytest.raises(ConfigError, match="Invalid value in --load-nodes: 'db2'"):
+        targets("db1:1,db2", "--load-nodes")
 
 
 def test_a_node_started_again_is_found_under_its_new_pid(tmp_path):
