@@ -28,7 +28,6 @@ NEEDS = ("mariadbd", "mariadb", "spider", "haproxy")
 COMPUTE_NODES = 2
 START_TIMEOUT_S = 30.0
 START_ATTEMPTS = 3
-STAGE = "sbtest_lab_stage"  # compute1's local database the rows are prepared in
 COMPUTE_ARGS = ("--plugin-load-add=ha_spider.so", "--spider-internal-xa=ON")
 # Two transactions waiting on each other across data nodes are a deadlock no node sees: a
 # short lock wait ends it with 1205, which sysbench's default --mysql-ignore-errors restarts
@@ -168,37 +167,34 @@ def spider_table(table: int, data: list[Node]) -> str:
 
 
 def create_tables(m: Manifest, tables: int) -> None:
+    """The database on every node and the Spider tables on the compute nodes (the data
+    nodes' tables come with their rows: :func:`load`)."""
     for n in m.by_role("data"):
-        ddl = [f"CREATE TABLE sbtest.sbtest{t} (\n{COLUMNS.format(n=t)}) ENGINE=InnoDB" for t in range(1, tables + 1)]
-        mariadb.sql(n.port, ";\n".join(["CREATE DATABASE sbtest", *ddl]))
+        mariadb.sql(n.port, "CREATE DATABASE sbtest")
     for n in m.by_role("compute"):
         ddl = [spider_table(t, m.by_role("data")) for t in range(1, tables + 1)]
         mariadb.sql(n.port, ";\n".join(["CREATE DATABASE sbtest", *ddl]))
 
 
 def load(m: Manifest, tables: int, table_size: int) -> None:
-    """pysysbench's prepare into compute1's staging database, then the rows through Spider."""
+    """pysysbench's prepare through compute1, each data node's rows straight into it."""
     compute = m.by_role("compute")[0]
-    mariadb.sql(compute.port, f"CREATE DATABASE {STAGE}")
     options = [
         "--db-driver=mysql",
         "--mysql-host=127.0.0.1",
         f"--mysql-port={compute.port}",
         "--mysql-user=root",
-        f"--mysql-db={STAGE}",
+        "--mysql-db=sbtest",
         f"--tables={tables}",
         f"--table-size={table_size}",
+        f"--threads={len(m.by_role('data'))}",
         "--auto-inc=off",
+        f"--load-nodes=lab:{m.dir}",
     ]
     text = io.StringIO()
     if execute(parse_request("oltp_read_write", "prepare", options), Printer(text), options) != 0:
         last = text.getvalue().strip().splitlines()[-1:] or ["no output"]
         raise LabError(f"spider: loading the sbtest tables failed: {last[0]}")
-    copies = [
-        f"INSERT INTO sbtest.sbtest{t} (id, k, c, pad) SELECT id, k, c, pad FROM {STAGE}.sbtest{t}"
-        for t in range(1, tables + 1)
-    ]
-    mariadb.sql(compute.port, ";\n".join([*copies, f"DROP DATABASE {STAGE}"]), timeout_s=120)
 
 
 STEPS = sharded.Steps(
@@ -208,6 +204,6 @@ STEPS = sharded.Steps(
     load,
     front="compute",
     tables_line="sbtest1..{tables}: Spider tables on both compute nodes, hash-partitioned over {count} data nodes ...",
-    load_line="loading {tables} x {table_size} rows (pysysbench prepare, then through Spider) ...",
+    load_line="loading {tables} x {table_size} rows (pysysbench prepare --load-nodes: each data node directly) ...",
 )
 up = sharded.runner(STEPS)  # lab up: sharded.up with this look-alike's steps

@@ -1,5 +1,5 @@
 """Options of the fast prepare (``--load-method``, ``--force``, ``--data-size``,
-``--create-secondary-at``).
+``--create-secondary-at``, ``--load-nodes``).
 
 They are general options (registered by the CLI next to the random-number and
 database options) rather than workload options: ``oltp_read_write help`` keeps
@@ -48,5 +48,15 @@ LOAD_OPTIONS = [
         "(distributed databases such as TiDB prefer that)",
         GROUP,
         choices=INDEX_AT,
+    ),
+    Option(
+        "load-nodes",
+        OptType.STRING,
+        "",
+        "prepare: load each row straight into its node, row id into node id % N of the N nodes listed "
+        "(lab:DIR for a lab's data nodes, or HOST:PORT,... in partition order: the placement of "
+        "PARTITION BY HASH(id) over N nodes, as a Spider table's), all nodes at once; the front (the "
+        "--mysql-host given) gets its tables after their rows are in, unless it has them (MySQL/MariaDB)",
+        GROUP,
     ),
 ]

@@ -17,6 +17,14 @@ secondary index``):
    is cleared: a prepare killed half-way leaves flagged tables, which ``run``
    refuses (:func:`.marker.check_complete`).
 
+Per node (``--load-nodes``): the rows of id ``i`` go to node ``i % N`` of the N nodes
+listed (the placement of MySQL/MariaDB ``PARTITION BY HASH(id)`` with N partitions, which a
+Spider table over N data nodes uses), each node on connections of its own, all at once. A
+table is created on every node (the workload's CREATE TABLE without the front's engine and
+options), loaded, indexed and un-flagged there; then on the front (the host of the run's
+connection options) it is created, unless the front has it already (a Spider table that was
+defined over the nodes beforehand), so that the front shows a table only once its rows are in.
+
 Progress: a ticker sends a frozen :class:`LoadSnapshot` to the observer every
 ``TICK_S``; the CLI renders it (rich bars on a terminal, a periodic plain line
 when piped).  Library code never prints: sysbench's message lines go through
@@ -36,6 +44,7 @@ from typing import Any
 from ..core.errors import BulkLoadRefused, ConfigError, FatalSQLError, TableExistsError
 from ..core.record import record
 from ..drivers.base import literal
+from ..drivers.targets import NodeTarget, aimed, targets
 from ..runtime.aio import all_or_nothing
 from .layout import RandParams
 from .marker import drop_existing
@@ -117,9 +126,11 @@ class Progress:
 class Stream:
     """One loading connection and where its rows come from."""
 
-    def __init__(self, loader: Loader, index: int):
+    def __init__(self, loader: Loader, index: int, node: int = 0, nodes: int = 1):
         self.loader = loader
         self.index = index
+        self.node, self.nodes = node, nodes  # --load-nodes: the rows with id % nodes == node
+        self.driver = loader.node_drivers[node] if loader.node_drivers else loader.driver
         self.conn = None
         self.gen: GeneratorProcess | None = None
         self.counter: Any = Counter()
@@ -132,7 +143,7 @@ class Stream:
 
     async def open(self, conn=None) -> None:
         ld = self.loader
-        self.conn = conn or await ld.driver.connect(index=self.index)
+        self.conn = conn or await self.driver.connect(index=self.index)
         for sql in ld.driver.dialect.load_session_sql:
             await self.conn.query(sql)
 
@@ -145,7 +156,7 @@ class Stream:
     async def load_range(self, table: int, first_id: int, last_id: int) -> None:
         ld = self.loader
         method = ld.method
-        job = RangeJob(table, first_id, last_id, ld.size, ld.params, ld.seed, method.fmt)
+        job = RangeJob(table, first_id, last_id, ld.size, ld.params, ld.seed, method.fmt, self.node, self.nodes)
         try:
             rows = await self._load(method, job)
         except BulkLoadRefused as exc:
@@ -153,9 +164,17 @@ class Stream:
             rows = await self._load(method, job)
         if rows != job.rows:
             raise FatalSQLError(
-                f"{method.name}: the server reports {rows} rows loaded into sbtest{table} "
-                f"(ids {first_id}..{last_id}) instead of {job.rows}"
+                f"{method.name}: the server{self.where} reports {rows} rows loaded into sbtest{table} "
+                f"(ids {first_id}..{last_id}{self.which}) instead of {job.rows}"
             )
+
+    @property
+    def where(self) -> str:
+        return f" {self.loader.nodes[self.node].where}" if self.loader.nodes else ""
+
+    @property
+    def which(self) -> str:
+        return f" with id % {self.nodes} = {self.node}" if self.nodes > 1 else ""
 
     async def _load(self, method: LoadMethod, job: RangeJob) -> int:
         ld = self.loader
@@ -176,11 +195,23 @@ class Stream:
 class Loader:
     """One fast prepare of ``tables`` tables of ``size`` rows."""
 
-    def __init__(self, env, tables: int, size: int, create_sql: Callable[[int], str]):
+    def __init__(
+        self,
+        env,
+        tables: int,
+        size: int,
+        create_sql: Callable[[int], str],
+        node_sql: Callable[[int], str] | None = None,
+    ):
         self.env = env
         self.create_sql = create_sql
+        self.node_sql = node_sql or create_sql
         self.v = v = env.values
         self.driver = env.driver
+        self.nodes = load_nodes(v.get("load_nodes", ""), self.driver)
+        self.node_drivers = [aimed(self.driver, t) for t in self.nodes]
+        self.front_lock = asyncio.Lock()  # the front's connection, shared by the node groups
+        self.front = None
         self.tables, self.size = tables, size
         self.threads = max(1, v.threads)
         self.observer = getattr(env, "observer", None) or SayObserver(env.say)
@@ -196,13 +227,18 @@ class Loader:
         self.index_at = v.get("create_secondary_at", "after") or "after"
         self._comments: dict[int, str] = {}  # table -> the comment its CREATE TABLE gave
         self.plan = self._plan()
-        if self.parallel:
-            nstreams = sum(len(p) for p in self.plan)
-        elif self.driver.caps.blocking:
-            nstreams = 1  # SQLite: one writer; a second connection would wait on the file lock
+        if self.nodes:
+            n = len(self.nodes)  # groups of one stream per node, each group a table at a time
+            groups = max(1, min(tables, self.threads // n))
+            self.streams = [Stream(self, g * n + i, i, n) for g in range(groups) for i in range(n)]
         else:
-            nstreams = min(self.threads, tables)
-        self.streams = [Stream(self, i) for i in range(max(1, nstreams))]
+            if self.parallel:
+                nstreams = sum(len(p) for p in self.plan)
+            elif self.driver.caps.blocking:
+                nstreams = 1  # SQLite: one writer; a second connection would wait on the file lock
+            else:
+                nstreams = min(self.threads, tables)
+            self.streams = [Stream(self, i) for i in range(max(1, nstreams))]
         # one generator process per stream, up to two per core: more would only share the
         # cores; the streams beyond generate in this process (3-4 M rows/s per core here)
         cores = os.cpu_count() or 1
@@ -210,6 +246,7 @@ class Loader:
         self.progress = Progress(
             tables, total, tables if v.create_secondary else 0, len(self.streams), self.method.name
         )
+        self.kept: set[int] = set()  # --load-nodes: tables the front has already (not created there)
         self._warned = False
         self._keep_keys = False  # the server refused to drop a primary key: keep them
 
@@ -220,6 +257,7 @@ class Loader:
         """Id ranges of one table on several streams (fewer tables than threads)."""
         return (
             self.method.parallel_ranges
+            and not self.nodes
             and not self.driver.caps.blocking
             and self.size > 0
             and self.tables < self.threads
@@ -264,8 +302,13 @@ class Loader:
             await self._check_existing(conn0)
             if self.threads > 1:
                 self.say("Initializing worker threads...\n")
-            await asyncio.gather(*(s.open(conn0 if s.index == 0 else None) for s in self.streams))
-            conn0 = None  # stream 0 owns it now
+            if self.nodes:  # the front's connection stays the front's
+                self.front, conn0 = conn0, None
+                await asyncio.gather(*(s.open() for s in self.streams))
+                await self._check_nodes()
+            else:
+                await asyncio.gather(*(s.open(conn0 if s.index == 0 else None) for s in self.streams))
+                conn0 = None  # stream 0 owns it now
             self.progress.counters = [s.counter for s in self.streams]
             ticker = asyncio.create_task(self._tick())
             await self._tables()
@@ -274,8 +317,9 @@ class Loader:
                 ticker.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await ticker
-            if conn0 is not None:
-                await conn0.close()
+            for conn in (conn0, self.front):
+                if conn is not None:
+                    await conn.close()
             await asyncio.gather(*(s.close() for s in self.streams), return_exceptions=True)
         self.observer.update(self.progress.snapshot(finished=True))
 
@@ -284,12 +328,29 @@ class Loader:
             await drop_existing(self.env, self.tables, conn)
             return
         existing = [t for t in range(1, self.tables + 1) if await conn.table_exists(f"sbtest{t}")]
-        if existing:
-            more = f" (and {len(existing) - 1} more)" if len(existing) > 1 else ""
-            raise TableExistsError(
-                f"table 'sbtest{existing[0]}' already exists in {self.driver.target()}{more}: "
-                "run cleanup first, or prepare with --force to replace the tables"
-            )
+        if self.nodes:  # the front's own tables (Spider's, defined over the nodes) are kept
+            self.kept = set(existing)
+            if existing:
+                self.say(f"{len(existing)} of the sbtest tables exist on the front ({self.driver.target()}): kept")
+        elif existing:
+            self._exists(existing, self.driver.target())
+
+    def _exists(self, existing: list[int], where: str) -> None:
+        more = f" (and {len(existing) - 1} more)" if len(existing) > 1 else ""
+        raise TableExistsError(
+            f"table 'sbtest{existing[0]}' already exists in {where}{more}: "
+            "run cleanup first, or prepare with --force to replace the tables"
+        )
+
+    async def _check_nodes(self) -> None:
+        """--load-nodes: no node may hold the tables already (--force drops them there)."""
+        for s in self.streams[: len(self.nodes)]:
+            if self.v.get("force", False):
+                await drop_existing(self.env, self.tables, s.conn)
+                continue
+            existing = [t for t in range(1, self.tables + 1) if await s.conn.table_exists(f"sbtest{t}")]
+            if existing:
+                self._exists(existing, f"node {self.nodes[s.node].name} ({s.driver.target()})")
 
     async def _tick(self) -> None:
         while True:
@@ -297,6 +358,12 @@ class Loader:
             self.observer.update(self.progress.snapshot())
 
     async def _tables(self) -> None:
+        if self.nodes:
+            await self._queue(
+                [self.streams[g : g + len(self.nodes)] for g in range(0, len(self.streams), len(self.nodes))],
+                self._table_on_nodes,
+            )
+            return
         if self.parallel:
             groups, first = [], 0
             for t, rngs in enumerate(self.plan, 1):
@@ -304,16 +371,51 @@ class Loader:
                 first += len(rngs)
             await all_or_nothing(groups)
             return
+        whole = [(1, self.size)] if self.size else []
+        await self._queue([[s] for s in self.streams], lambda t, group: self._table(t, group, whole))
+
+    async def _queue(self, groups: list[list[Stream]], job) -> None:
+        """The tables, in order, each to the next free group of streams."""
         queue: asyncio.Queue[int] = asyncio.Queue()
         for t in range(1, self.tables + 1):
             queue.put_nowait(t)
 
-        async def worker(stream: Stream) -> None:
+        async def worker(group: list[Stream]) -> None:
             while not queue.empty():
-                t = queue.get_nowait()
-                await self._table(t, [stream], [(1, self.size)] if self.size else [])
+                await job(queue.get_nowait(), group)
 
-        await all_or_nothing([worker(s) for s in self.streams])
+        await all_or_nothing([worker(g) for g in groups])
+
+    async def _table_on_nodes(self, t: int, group: list[Stream]) -> None:
+        """--load-nodes: sbtest<t> created, flagged, loaded, indexed and un-flagged on every
+        node of ``group`` (one stream per node), then created on the front."""
+        name, d = f"sbtest{t}", self.driver.dialect
+        conns = [s.conn for s in group]
+        self.say(f"Creating table '{name}'...")
+        for conn in conns:
+            await conn.query(self.node_sql(t))
+            await _run_all(conn, d.mark_loading_sql(name) if d.mark_loading_sql else [])
+        self.progress.tables_created += 1
+        if self.index_at == "before":
+            await self._index(conns, t)
+        if self.size > 0:
+            self.say(f"Inserting {self.size} records into '{name}'")
+            if self.progress.load_t0 is None:
+                self.progress.load_t0 = perf_counter()
+            await all_or_nothing([s.load_range(t, 1, self.size) for s in group])
+            for conn in conns:
+                for sql in d.after_load_sql(name, self.size) if d.after_load_sql else []:
+                    await conn.fetchall(sql)
+        if self.index_at != "before":
+            await self._index(conns, t)
+        for conn in conns:
+            await _run_all(conn, d.mark_loaded_sql(name, "") if d.mark_loaded_sql else [])
+        if t not in self.kept:
+            async with self.front_lock:
+                await self.front.query(self.create_sql(t))
+                if self.v.create_secondary:
+                    await self.front.query(f"CREATE INDEX k_{t} ON {name}(k)")
+        self.progress.tables_done += 1
 
     async def _table(self, t: int, streams: list[Stream], rngs: list[tuple[int, int]]) -> None:
         """Create, load, index and un-flag sbtest<t> (sysbench's message order)."""
@@ -322,11 +424,11 @@ class Loader:
         self.say(f"Creating table '{name}'...")
         await self._create(conn, t, atomic)
         if self.index_at == "before":
-            await self._index(conn, t)
+            await self._index([conn], t)
         if self.size > 0:
             await self._rows(t, streams, rngs)
         if self.index_at != "before":
-            await self._index(conn, t)
+            await self._index([conn], t)
         comment = self._comments.pop(t, "")
         await _run_all(conn, ["COMMIT"] if atomic else d.mark_loaded_sql(name, comment) if d.mark_loaded_sql else [])
         self.progress.tables_done += 1
@@ -373,11 +475,12 @@ class Loader:
             await _run_all(conn, d.mark_loading_sql(f"sbtest{t}"))
         self.progress.tables_created += 1
 
-    async def _index(self, conn, t: int) -> None:
+    async def _index(self, conns: list, t: int) -> None:
+        """sbtest<t>'s secondary index, on each of ``conns`` (the nodes' at once)."""
         if not self.v.create_secondary:
             return
         self.say(f"Creating a secondary index on 'sbtest{t}'...")
-        await conn.query(f"CREATE INDEX k_{t} ON sbtest{t}(k)")
+        await all_or_nothing([conn.query(f"CREATE INDEX k_{t} ON sbtest{t}(k)") for conn in conns])
         self.progress.indexes_done += 1
 
 
@@ -386,10 +489,26 @@ async def _run_all(conn, statements: list[str]) -> None:
         await conn.query(sql)
 
 
-async def fast_prepare(env, tables: int, size: int, create_sql: Callable[[int], str]) -> None:
+def load_nodes(text: str, driver) -> tuple[NodeTarget, ...]:
+    """``--load-nodes``' nodes (a lab's data nodes), refused where id % N is not where a row lives."""
+    if not text:
+        return ()
+    nodes = targets(text, "--load-nodes", roles=("data",))
+    if getattr(driver.dialect, "family", "") != "mysql":
+        raise ConfigError(
+            "--load-nodes puts row id on node id % N, as MySQL/MariaDB PARTITION BY HASH(id) does; "
+            "PostgreSQL's hash partitions place a row by a hash of id: load through the coordinator"
+        )
+    return nodes
+
+
+async def fast_prepare(
+    env, tables: int, size: int, create_sql: Callable[[int], str], node_sql: Callable[[int], str] | None = None
+) -> None:
     """Prepare ``tables`` sbtest tables of ``size`` rows with the bulk path;
     ``create_sql(t)`` is the workload's CREATE TABLE of table t (the workload owns
-    its schema; the loader owns only the bulk path)."""
+    its schema; the loader owns only the bulk path), ``node_sql(t)`` the one for the
+    nodes of ``--load-nodes``."""
     if tables <= 0:
         return
-    await Loader(env, tables, size, create_sql).run()
+    await Loader(env, tables, size, create_sql, node_sql).run()

@@ -219,11 +219,18 @@ class RowGenerator:
         _put_decimal(buf, lay.k_at, lay.width, self._rand.default(1, self.table_size, n))
         return memoryview(buf).cast("B")
 
-    def blocks(self, table: int, first_id: int, last_id: int) -> Iterator[memoryview]:
+    def blocks(self, table: int, first_id: int, last_id: int, shard: int = 0, shards: int = 1) -> Iterator[memoryview]:
         """Records of ids first_id..last_id, which must start and end on block boundaries
-        (or the table's end): see :func:`block_range`."""
+        (or the table's end): see :func:`block_range`; with ``shards`` > 1 only those with
+        ``id % shards == shard``, the same records as in the whole table."""
         for b in block_range(first_id, last_id):
-            yield self.block(table, b)
+            block = self.block(table, b)
+            if shards > 1:
+                lo = b * BLOCK_ROWS + 1
+                rows = np.frombuffer(block, dtype=np.uint8).reshape(-1, self.layout.row_bytes)
+                ids = np.arange(lo, lo + rows.shape[0], dtype=np.int64)
+                block = memoryview(np.ascontiguousarray(rows[ids % shards == shard])).cast("B")
+            yield block
 
 
 def _put_decimal(buf: np.ndarray, at: int, width: int, values: np.ndarray) -> None:

@@ -44,7 +44,8 @@ EXIT_TIMEOUT_S = 5.0
 
 @record(frozen=True)
 class RangeJob:
-    """Ids first_id..last_id of sbtest<table> (picklable: sent to generator processes)."""
+    """Ids first_id..last_id of sbtest<table> (picklable: sent to generator processes); with
+    ``shards`` > 1 only the ids with ``id % shards == shard`` (one node's rows, ``--load-nodes``)."""
 
     table: int
     first_id: int
@@ -53,10 +54,17 @@ class RangeJob:
     params: RandParams
     seed: int
     fmt: str
+    shard: int = 0
+    shards: int = 1
 
     @property
     def rows(self) -> int:
-        return self.last_id - self.first_id + 1
+        return shard_rows(self.first_id, self.last_id, self.shard, self.shards)
+
+
+def shard_rows(first_id: int, last_id: int, shard: int, shards: int) -> int:
+    """How many ids of first_id..last_id have ``id % shards == shard``."""
+    return (last_id - shard) // shards - (first_id - 1 - shard) // shards
 
 
 class GeneratorCache:
@@ -106,7 +114,8 @@ class LocalStream(RowStream):
         self.progress = progress
 
     async def _blocks(self) -> AsyncIterator[memoryview]:
-        for block in self.gen.blocks(self.job.table, self.job.first_id, self.job.last_id):
+        job = self.job
+        for block in self.gen.blocks(job.table, job.first_id, job.last_id, job.shard, job.shards):
             yield block
             self.progress.value += len(block) // self.row_bytes
             await asyncio.sleep(0)  # let the other connections send
@@ -168,7 +177,7 @@ def _generator_main(conn, counter) -> None:
 def _write_range(fd: int, job: RangeJob, cache: GeneratorCache, counter) -> int:
     gen = cache.get(job)
     rows = 0
-    for block in gen.blocks(job.table, job.first_id, job.last_id):
+    for block in gen.blocks(job.table, job.first_id, job.last_id, job.shard, job.shards):
         view = block
         while view:
             view = view[os.write(fd, view) :]

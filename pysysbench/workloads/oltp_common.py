@@ -12,10 +12,11 @@ secondary index created after the load.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from ..core.errors import DataCheckError, TableExistsError, listing
+from ..core.errors import ConfigError, DataCheckError, TableExistsError, listing
 from ..core.options import COUNT, INT32_MAX, Bounds, Option, OptType, Values
 from ..core.rand import C_TEMPLATE, PAD_TEMPLATE, Rand
 from ..core.record import record
@@ -190,12 +191,15 @@ def _pg_prewarm(table: int, size: int) -> list[str]:
 PREWARM_SQL = {"mysql": _mysql_prewarm, "postgresql": _pg_prewarm}
 
 
-def create_table_sql(values: Values, driver, table: int) -> str:
-    """The exact CREATE TABLE text of oltp_common.lua (spec 2.1)."""
+def create_table_sql(values: Values, driver, table: int, on_node: bool = False) -> str:
+    """The exact CREATE TABLE text of oltp_common.lua (spec 2.1); ``on_node``: the table on a
+    node of --load-nodes, in the server's default engine and without the front's
+    --create-table-options (a Spider front's engine and partitions are not the nodes')."""
     d = driver.dialect
     id_def = d.id_auto_inc if values.auto_inc else d.id_plain
     key = "KEY xid" if values.secondary else "PRIMARY KEY"
-    engine = ENGINE_CLAUSE.get(d.family, lambda v: "")(values)
+    engine = "" if on_node else ENGINE_CLAUSE.get(d.family, lambda v: "")(values)
+    options = "" if on_node else values.get("create_table_options", "")
     return (
         f"CREATE TABLE sbtest{table}(\n"
         f"  id {id_def},\n"
@@ -203,7 +207,7 @@ def create_table_sql(values: Values, driver, table: int) -> str:
         "  c CHAR(120) DEFAULT '' NOT NULL,\n"
         "  pad CHAR(60) DEFAULT '' NOT NULL,\n"
         f"  {key} (id)\n"
-        f") {engine} {values.create_table_options}"
+        f") {engine} {options}"
     )
 
 
@@ -357,8 +361,16 @@ class OltpBase(Workload):
         if method != INSERT:  # the bulk path (pysysbench.load), the default
             from ..load.prepare import fast_prepare  # numpy: imported when used
 
-            await fast_prepare(env, self.tables, size, lambda t: create_table_sql(env.values, env.driver, t))
+            await fast_prepare(
+                env,
+                self.tables,
+                size,
+                lambda t: create_table_sql(env.values, env.driver, t),
+                lambda t: create_table_sql(env.values, env.driver, t, on_node=True),
+            )
             return
+        if env.values.get("load_nodes", ""):
+            raise ConfigError("--load-nodes loads with the bulk prepare: give --load-method=auto, not insert")
         if env.values.get("force", False):
             await drop_existing(env, self.tables)
         await self._striped(env, self.tables, self._prepare_table)
@@ -403,6 +415,12 @@ class OltpBase(Workload):
 
     async def cleanup(self, env: Env) -> None:
         await drop_tables(env, self.tables)
+        if env.values.get("load_nodes", ""):  # and each node's tables (--load-nodes)
+            from ..drivers.targets import aimed, targets
+
+            for node in targets(env.values.load_nodes, "--load-nodes", roles=("data",)):
+                env.say(f"On node {node.name}:")
+                await drop_tables(dataclasses.replace(env, driver=aimed(env.driver, node)), self.tables)
 
     async def check(self, env: Env) -> list[TableReport]:
         """Consistency of every table (see workloads/check.py); raises when any

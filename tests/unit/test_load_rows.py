@@ -16,7 +16,7 @@ from pysysbench.core.rand import DISTRIBUTIONS
 from pysysbench.load.layout import BLOCK_ROWS, Layout, RandParams, block_range
 from pysysbench.load.rows import RowGenerator, VectorRand, digit_bytes
 from pysysbench.load.sizing import derived_options, table_size_for
-from pysysbench.load.source import ranges
+from pysysbench.load.source import RangeJob, ranges, shard_rows
 
 ROWS = 4000
 BOUNDS = [(1, 1), (1, 7), (1, 1000), (1, 1_000_000), (5, 50_000)]
@@ -160,6 +160,31 @@ def test_same_seed_same_rows_whatever_the_split():
         assert pieces == whole
     other_table = b"".join(bytes(b) for b in RowGenerator(size, RandParams(), 9, "tsv").blocks(3, 1, size))
     assert other_table != whole
+
+
+@pytest.mark.parametrize("shards", [2, 3, 7])
+@pytest.mark.parametrize("fmt", ["tsv", "sql"])
+def test_a_node_gets_the_records_of_its_ids_from_the_whole_table(shards, fmt):
+    """--load-nodes: node i's rows are the whole table's records with id % shards == i,
+    over any range split, and RangeJob counts them."""
+    size = 2 * BLOCK_ROWS + 77
+    gen = RowGenerator(size, RandParams(), 9, fmt)
+    width = gen.layout.row_bytes
+    whole = b"".join(bytes(b) for b in gen.blocks(1, 1, size))
+    records = [whole[i : i + width] for i in range(0, len(whole), width)]
+    for shard in range(shards):
+        mine = b"".join(bytes(b) for lo, hi in ranges(size, 2) for b in gen.blocks(1, lo, hi, shard, shards))
+        assert mine == b"".join(r for i, r in enumerate(records, 1) if i % shards == shard)
+        job = RangeJob(1, 1, size, size, RandParams(), 9, fmt, shard, shards)
+        assert job.rows == len(mine) // width == sum(1 for i in range(1, size + 1) if i % shards == shard)
+
+
+@pytest.mark.parametrize("first,last", [(1, 1), (1, 10), (5, 5), (16385, 40000), (3, 2)])
+def test_shard_rows_counts_the_ids(first, last):
+    for shards in (1, 2, 3, 5):
+        for shard in range(shards):
+            want = sum(1 for i in range(first, last + 1) if i % shards == shard)
+            assert shard_rows(first, last, shard, shards) == want
 
 
 @pytest.mark.parametrize(
