@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import PGSQL_OPTS
-from private_servers import PrivateMariaDB, free_port
+from private_servers import PrivateMariaDB, free_port, running
 
 pytestmark = pytest.mark.mysql
 
@@ -28,14 +28,8 @@ CHECKSUM = "SELECT COUNT(*), SUM(CRC32(CONCAT_WS(',', id, k, c, pad))) FROM {db}
 
 @pytest.fixture(scope="module")
 def servers():
-    made = [PrivateMariaDB(port=free_port()) for _ in range(3)]
-    try:
-        for s in made:
-            s.start()
-        yield made
-    finally:
-        for s in made:
-            s.destroy()
+    with running(*(PrivateMariaDB(port=free_port()) for _ in range(3))) as made:
+        yield list(made)
 
 
 def nodes_option(nodes) -> str:
