@@ -67,7 +67,7 @@ def test_spider_kill_start_and_a_run_with_a_fault(run_cli, lab_dir):  # noqa: F8
 
 
 def _run_with_a_fault(
-    run_cli, m: dict, directory: str, node: str, ignore: str, wall_s: float, late_s: float = 0.5
+    run_cli, m: dict, directory: str, node: str, ignore: str, wall_s: float, late_s: float = 0.5, *extra: str
 ) -> dict:
     """A 5-s run with ``node`` killed at second 2 for 1 s: it ends on time (within ``late_s``
     past its 5 s: the events in flight at the end finish, as in sysbench), the output and
@@ -87,6 +87,7 @@ def _run_with_a_fault(
         f"--fault-lab={directory}",
         ignore,
         f"--result-file={result}",
+        *extra,
         "run",
         timeout=120,
     )
@@ -131,7 +132,7 @@ def test_galera_a_run_with_the_write_node_killed(run_cli, lab_dir):  # noqa: F81
 
 
 def test_pgshard_a_run_with_a_shard_killed(run_cli, lab_dir):  # noqa: F811
-    """pgshard: shard2 killed at second 2 of a 5-s run, started again after 1 s: the
+    """pgshard: shard2 killed at second 2 of a 5-s run (2 worker processes), started again after 1 s: the
     coordinators' sessions lose their foreign connection to it (08006, then 08001 while it is
     down), which pysysbench restarts as ignored errors with reconnects; the run ends on time
     and the shard, started again on its data, holds its rows.  About 20 s."""
@@ -139,7 +140,8 @@ def test_pgshard_a_run_with_a_shard_killed(run_cli, lab_dir):  # noqa: F811
     m = _up(run_cli, "pgshard", directory, pgshard.NEEDS, "--table-size=1000")
     try:
         ignore = "--pgsql-ignore-errors=40P01,23505,40001,55P03,08006,08001"
-        _run_with_a_fault(run_cli, m, directory, "shard2", ignore, wall_s=30, late_s=PGSHARD_LATE_S)
+        # in two worker processes: the fault is the parent's, the reconnects are the workers'
+        _run_with_a_fault(run_cli, m, directory, "shard2", ignore, 30, PGSHARD_LATE_S, "--workers=2")
         run_cli.ok("lab", "status", f"--dir={directory}")
         # the coordinators hold no index (a foreign partition cannot carry one): rows and values
         check = run_cli.ok("oltp_read_write", *m["options"], *DATA, "--create_secondary=off", "check", timeout=120)
