@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 LAB_PREFIX = "lab:"
 LAB_FORMAT = "pysysbench-lab/"  # lab/manifest.py's FORMAT, any version
+DATA_ROLES = ("data", "shard")  # a lab's nodes that hold the rows (spider's data nodes, pgshard's shards)
 
 
 @record(frozen=True)

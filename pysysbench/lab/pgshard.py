@@ -5,23 +5,20 @@ Every ``sbtestK`` table is a plain table on each shard and, on both coordinators
 ``PARTITION BY HASH (id)`` whose partitions are ``postgres_fdw`` foreign tables, one per
 shard, so a row lives on the shard its id hashes to.  postgres_fdw commits the remote
 transactions one after the other when the local one commits: no two-phase commit.  A
-coordinator's partitions are its own catalogue, so the lab creates the tables on both and loads
-them itself: pysysbench's own ``prepare`` writes the rows into a staging schema on
-coordinator1, from where ``INSERT ... SELECT`` sends them through the foreign partitions.
+coordinator's partitions are its own catalogue, so the lab defines the tables on both; then
+pysysbench's own ``prepare --load-nodes`` through coordinator1 creates each shard's table and
+COPYs its rows (those PostgreSQL's hash puts in its partition) into it directly, all shards
+at once, and the lab gathers statistics on both coordinators.
 """
 
 from __future__ import annotations
 
-import io
 import os
 import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ..command.execute import execute
-from ..command.library import parse_request
-from ..output.printer import Printer
 from . import postgres, sharded
 from .manifest import Manifest, Node
 from .procs import LabError, alive, free_ports, start_detached, wait_for
@@ -29,7 +26,6 @@ from .procs import LabError, alive, free_ports, start_detached, wait_for
 NEEDS = ("postgres", "psql", "haproxy")
 COORDINATORS = 2
 START_TIMEOUT_S = 30.0
-STAGE = "sbtest_lab_stage"  # coordinator1's role and schema the rows are prepared in
 COLUMNS = (
     "  id INTEGER NOT NULL,\n"
     "  k INTEGER DEFAULT '0' NOT NULL,\n"
@@ -130,14 +126,6 @@ def _own_tree(top: Path) -> None:
             shutil.chown(p, user, user)
 
 
-def shard_tables(tables: int) -> str:
-    ddl = [
-        f"CREATE TABLE sbtest{t} (\n{COLUMNS},\n  PRIMARY KEY (id)\n);\nCREATE INDEX k_{t} ON sbtest{t}(k);"
-        for t in range(1, tables + 1)
-    ]
-    return "SET ROLE sbtest;\n" + "\n".join(ddl) + "\n"
-
-
 def coordinator_tables(tables: int, shards: list[Node]) -> str:
     """The foreign servers (one per shard, reached as ``sbtest`` without a password) and the
     partitioned tables, owned by ``sbtest``, one foreign partition per shard."""
@@ -162,45 +150,22 @@ def coordinator_tables(tables: int, shards: list[Node]) -> str:
 
 
 def create_tables(m: Manifest, tables: int) -> None:
+    """The sbtest role and database everywhere, the partitioned tables on the coordinators (the
+    shards' tables come with their rows: :func:`load`)."""
     shards = m.by_role("shard")
     for n in shards:
         postgres.sql(n.port, SBTEST)
-        postgres.sql(n.port, shard_tables(tables), db="sbtest")
     for n in m.by_role("coordinator"):
         postgres.sql(n.port, SBTEST)
         postgres.sql(n.port, coordinator_tables(tables, shards), db="sbtest")
 
 
 def load(m: Manifest, tables: int, table_size: int) -> None:
-    """pysysbench's prepare into a staging schema on coordinator1 (a role whose search_path
-    it is), then the rows through the foreign partitions, then statistics on both coordinators."""
-    coord = m.by_role("coordinator")[0]
-    postgres.sql(
-        coord.port,
-        f"CREATE ROLE {STAGE} LOGIN;\nCREATE SCHEMA {STAGE} AUTHORIZATION {STAGE};\n"
-        f"ALTER ROLE {STAGE} SET search_path = {STAGE};\n",
-        db="sbtest",
-    )
-    options = [
-        "--db-driver=pgsql",
-        "--pgsql-host=127.0.0.1",
-        f"--pgsql-port={coord.port}",
-        f"--pgsql-user={STAGE}",
-        "--pgsql-db=sbtest",
-        f"--tables={tables}",
-        f"--table-size={table_size}",
-        "--auto-inc=off",
-    ]
-    text = io.StringIO()
-    if execute(parse_request("oltp_read_write", "prepare", options), Printer(text), options) != 0:
-        last = text.getvalue().strip().splitlines()[-1:] or ["no output"]
-        raise LabError(f"pgshard: loading the sbtest tables failed: {last[0]}")
-    copies = [
-        f"INSERT INTO public.sbtest{t} (id, k, c, pad) SELECT id, k, c, pad FROM {STAGE}.sbtest{t};"
-        for t in range(1, tables + 1)
-    ]
-    drop = f"DROP SCHEMA {STAGE} CASCADE;\nDROP ROLE {STAGE};\n"
-    postgres.sql(coord.port, "\n".join(copies) + "\n" + drop, db="sbtest", timeout_s=300)
+    """pysysbench's prepare through coordinator1, each shard's rows straight into it, then
+    statistics on both coordinators."""
+    port = m.by_role("coordinator")[0].port
+    connection = ["--db-driver=pgsql", "--pgsql-host=127.0.0.1", f"--pgsql-port={port}", "--pgsql-user=sbtest"]
+    sharded.load_per_node(m, [*connection, "--pgsql-db=sbtest"], len(m.by_role("shard")), tables, table_size)
     analyze = "".join(f"ANALYZE sbtest{t};\n" for t in range(1, tables + 1))
     for n in m.by_role("coordinator"):
         postgres.sql(n.port, analyze, db="sbtest", timeout_s=120)
@@ -213,6 +178,6 @@ STEPS = sharded.Steps(
     load,
     front="coordinator",
     tables_line="sbtest1..{tables}: on both coordinators, PARTITION BY HASH (id) over {count} shards (postgres_fdw) ...",
-    load_line="loading {tables} x {table_size} rows (pysysbench prepare, then through the foreign partitions) ...",
+    load_line="loading {tables} x {table_size} rows (pysysbench prepare --load-nodes: each shard directly) ...",
 )
 up = sharded.runner(STEPS)  # lab up: sharded.up with this look-alike's steps

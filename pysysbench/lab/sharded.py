@@ -8,12 +8,16 @@ them, create the tables, load the rows; the order, the progress lines and the pr
 from __future__ import annotations
 
 import dataclasses
+import io
 from collections.abc import Callable
 from pathlib import Path
 
+from ..command.execute import execute
+from ..command.library import parse_request
+from ..output.printer import Printer
 from . import haproxy
 from .manifest import Manifest, Node
-from .procs import free_ports
+from .procs import LabError, free_ports
 
 Say = Callable[[str], None]
 
@@ -55,3 +59,21 @@ def up(m: Manifest, count: int, save: Callable[[], None], say: Say, tables: int,
 def runner(steps: Steps) -> Callable[[Manifest, int, Callable[[], None], Say, int, int], None]:
     """A look-alike's ``up`` (as ``api.up`` calls it): :func:`up` with ``steps``."""
     return lambda m, count, save, say, tables, table_size: up(m, count, save, say, tables, table_size, steps)
+
+
+def load_per_node(m: Manifest, connection: list[str], nodes: int, tables: int, table_size: int) -> None:
+    """pysysbench's own prepare through the front node ``connection`` names, each data node's
+    (shard's) rows straight into it, all at once (``--load-nodes=lab:DIR``, load/prepare.py):
+    the front's tables, defined by the lab over the nodes beforehand, are kept."""
+    options = [
+        *connection,
+        f"--tables={tables}",
+        f"--table-size={table_size}",
+        f"--threads={nodes}",
+        "--auto-inc=off",
+        f"--load-nodes=lab:{m.dir}",
+    ]
+    text = io.StringIO()
+    if execute(parse_request("oltp_read_write", "prepare", options), Printer(text), options) != 0:
+        last = text.getvalue().strip().splitlines()[-1:] or ["no output"]
+        raise LabError(f"{m.lab}: loading the sbtest tables failed: {last[0]}")

@@ -12,14 +12,10 @@ Spider.  The proxy balances connections over the two compute nodes.
 
 from __future__ import annotations
 
-import io
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from ..command.execute import execute
-from ..command.library import parse_request
-from ..output.printer import Printer
 from . import mariadb, sharded, spider_xa
 from .manifest import Manifest, Node
 from .procs import LabError, alive, free_ports, start_detached, stop, wait_for
@@ -178,23 +174,9 @@ def create_tables(m: Manifest, tables: int) -> None:
 
 def load(m: Manifest, tables: int, table_size: int) -> None:
     """pysysbench's prepare through compute1, each data node's rows straight into it."""
-    compute = m.by_role("compute")[0]
-    options = [
-        "--db-driver=mysql",
-        "--mysql-host=127.0.0.1",
-        f"--mysql-port={compute.port}",
-        "--mysql-user=root",
-        "--mysql-db=sbtest",
-        f"--tables={tables}",
-        f"--table-size={table_size}",
-        f"--threads={len(m.by_role('data'))}",
-        "--auto-inc=off",
-        f"--load-nodes=lab:{m.dir}",
-    ]
-    text = io.StringIO()
-    if execute(parse_request("oltp_read_write", "prepare", options), Printer(text), options) != 0:
-        last = text.getvalue().strip().splitlines()[-1:] or ["no output"]
-        raise LabError(f"spider: loading the sbtest tables failed: {last[0]}")
+    port = m.by_role("compute")[0].port
+    connection = ["--db-driver=mysql", "--mysql-host=127.0.0.1", f"--mysql-port={port}", "--mysql-user=root"]
+    sharded.load_per_node(m, [*connection, "--mysql-db=sbtest"], len(m.by_role("data")), tables, table_size)
 
 
 STEPS = sharded.Steps(

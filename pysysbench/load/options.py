@@ -53,10 +53,10 @@ LOAD_OPTIONS = [
         "load-nodes",
         OptType.STRING,
         "",
-        "prepare: load each row straight into its node, row id into node id % N of the N nodes listed "
-        "(lab:DIR for a lab's data nodes, or HOST:PORT,... in partition order: the placement of "
-        "PARTITION BY HASH(id) over N nodes, as a Spider table's), all nodes at once; the front (the "
-        "--mysql-host given) gets its tables after their rows are in, unless it has them (MySQL/MariaDB)",
+        "prepare: load each row straight into its node, all nodes at once: the N nodes listed (lab:DIR "
+        "for a lab's data nodes, or HOST:PORT,... in partition order) hold the N partitions of PARTITION BY "
+        "HASH(id) (MySQL/MariaDB: id mod N, as a Spider table's; PostgreSQL: its hash, as postgres_fdw "
+        "partitions'); the front (the host given) gets its tables after their rows are in, unless it has them",
         GROUP,
     ),
 ]

@@ -17,9 +17,11 @@ secondary index``):
    is cleared: a prepare killed half-way leaves flagged tables, which ``run``
    refuses (:func:`.marker.check_complete`).
 
-Per node (``--load-nodes``): the rows of id ``i`` go to node ``i % N`` of the N nodes
-listed (the placement of MySQL/MariaDB ``PARTITION BY HASH(id)`` with N partitions, which a
-Spider table over N data nodes uses), each node on connections of its own, all at once. A
+Per node (``--load-nodes``): each row goes to node i of the N nodes listed where
+``PARTITION BY HASH (id)`` over N partitions puts it, node i holding partition i
+(:mod:`.placement`: MySQL/MariaDB ``id mod N``, as a Spider table over N data nodes;
+PostgreSQL its hash, as postgres_fdw partitions of remainder i), each node on connections
+of its own, all at once. A
 table is created on every node (the workload's CREATE TABLE without the front's engine and
 options), loaded, indexed and un-flagged there; then on the front (the host of the run's
 connection options) it is created, unless the front has it already (a Spider table that was
@@ -44,7 +46,7 @@ from typing import Any
 from ..core.errors import BulkLoadRefused, ConfigError, FatalSQLError, TableExistsError
 from ..core.record import record
 from ..drivers.base import literal
-from ..drivers.targets import NodeTarget, aimed, targets
+from ..drivers.targets import DATA_ROLES, NodeTarget, aimed, targets
 from ..runtime.aio import all_or_nothing
 from .layout import RandParams
 from .marker import drop_existing
@@ -129,9 +131,9 @@ class Stream:
     def __init__(self, loader: Loader, index: int, node: int = 0, nodes: int = 1):
         self.loader = loader
         self.index = index
-        self.node, self.nodes = node, nodes  # --load-nodes: the rows with id % nodes == node
+        self.node, self.nodes = node, nodes  # --load-nodes: the rows the placement puts on this node
         self.driver = loader.node_drivers[node] if loader.node_drivers else loader.driver
-        self.conn = None
+        self.conn: Any = None
         self.gen: GeneratorProcess | None = None
         self.counter: Any = Counter()
 
@@ -156,7 +158,9 @@ class Stream:
     async def load_range(self, table: int, first_id: int, last_id: int) -> None:
         ld = self.loader
         method = ld.method
-        job = RangeJob(table, first_id, last_id, ld.size, ld.params, ld.seed, method.fmt, self.node, self.nodes)
+        job = RangeJob(
+            table, first_id, last_id, ld.size, ld.params, ld.seed, method.fmt, self.node, self.nodes, ld.placement
+        )
         try:
             rows = await self._load(method, job)
         except BulkLoadRefused as exc:
@@ -174,7 +178,7 @@ class Stream:
 
     @property
     def which(self) -> str:
-        return f" with id % {self.nodes} = {self.node}" if self.nodes > 1 else ""
+        return f" of node {self.node + 1} of {self.nodes}, {self.loader.placement}" if self.nodes > 1 else ""
 
     async def _load(self, method: LoadMethod, job: RangeJob) -> int:
         ld = self.loader
@@ -208,10 +212,10 @@ class Loader:
         self.node_sql = node_sql or create_sql
         self.v = v = env.values
         self.driver = env.driver
-        self.nodes = load_nodes(v.get("load_nodes", ""), self.driver)
+        self.nodes, self.placement = load_nodes(v.get("load_nodes", ""), self.driver)
         self.node_drivers = [aimed(self.driver, t) for t in self.nodes]
         self.front_lock = asyncio.Lock()  # the front's connection, shared by the node groups
-        self.front = None
+        self.front: Any = None  # --load-nodes: the front's own connection
         self.tables, self.size = tables, size
         self.threads = max(1, v.threads)
         self.observer = getattr(env, "observer", None) or SayObserver(env.say)
@@ -489,17 +493,18 @@ async def _run_all(conn, statements: list[str]) -> None:
         await conn.query(sql)
 
 
-def load_nodes(text: str, driver) -> tuple[NodeTarget, ...]:
-    """``--load-nodes``' nodes (a lab's data nodes), refused where id % N is not where a row lives."""
+PLACEMENT = {"mysql": "mod", "postgresql": "pg-hash"}  # a driver family's PARTITION BY HASH (id)
+
+
+def load_nodes(text: str, driver) -> tuple[tuple[NodeTarget, ...], str]:
+    """``--load-nodes``' nodes (a lab's data nodes or shards) and the placement of rows on them."""
     if not text:
-        return ()
-    nodes = targets(text, "--load-nodes", roles=("data",))
-    if getattr(driver.dialect, "family", "") != "mysql":
-        raise ConfigError(
-            "--load-nodes puts row id on node id % N, as MySQL/MariaDB PARTITION BY HASH(id) does; "
-            "PostgreSQL's hash partitions place a row by a hash of id: load through the coordinator"
-        )
-    return nodes
+        return (), ""
+    nodes = targets(text, "--load-nodes", roles=DATA_ROLES)
+    placement = PLACEMENT.get(getattr(driver.dialect, "family", ""))
+    if placement is None:
+        raise ConfigError("--load-nodes needs a MySQL/MariaDB or PostgreSQL driver (--db-driver=mysql or pgsql)")
+    return nodes, placement
 
 
 async def fast_prepare(

@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 
 from .layout import BLOCK_ROWS, C_GROUPS, GROUP_DIGITS, PAD_GROUPS, Layout, RandParams, block_range
+from .placement import node_of
 
 # 16-bit draws below this limit map to 4 digits; the rest are redrawn
 _DIGIT_LIMIT = 60_000
@@ -219,17 +220,20 @@ class RowGenerator:
         _put_decimal(buf, lay.k_at, lay.width, self._rand.default(1, self.table_size, n))
         return memoryview(buf).cast("B")
 
-    def blocks(self, table: int, first_id: int, last_id: int, shard: int = 0, shards: int = 1) -> Iterator[memoryview]:
+    def blocks(
+        self, table: int, first_id: int, last_id: int, shard: int = 0, shards: int = 1, placement: str = "mod"
+    ) -> Iterator[memoryview]:
         """Records of ids first_id..last_id, which must start and end on block boundaries
-        (or the table's end): see :func:`block_range`; with ``shards`` > 1 only those with
-        ``id % shards == shard``, the same records as in the whole table."""
+        (or the table's end): see :func:`block_range`; with ``shards`` > 1 only those that
+        ``placement`` puts on node ``shard``, the same records as in the whole table."""
         for b in block_range(first_id, last_id):
             block = self.block(table, b)
             if shards > 1:
                 lo = b * BLOCK_ROWS + 1
                 rows = np.frombuffer(block, dtype=np.uint8).reshape(-1, self.layout.row_bytes)
                 ids = np.arange(lo, lo + rows.shape[0], dtype=np.int64)
-                block = memoryview(np.ascontiguousarray(rows[ids % shards == shard])).cast("B")
+                mine = node_of(ids, shards, placement) == shard
+                block = memoryview(np.ascontiguousarray(rows[mine])).cast("B")
             yield block
 
 

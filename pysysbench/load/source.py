@@ -45,7 +45,8 @@ EXIT_TIMEOUT_S = 5.0
 @record(frozen=True)
 class RangeJob:
     """Ids first_id..last_id of sbtest<table> (picklable: sent to generator processes); with
-    ``shards`` > 1 only the ids with ``id % shards == shard`` (one node's rows, ``--load-nodes``)."""
+    ``shards`` > 1 only the ids that ``placement`` puts on node ``shard`` (one node's rows,
+    ``--load-nodes``: :mod:`.placement`)."""
 
     table: int
     first_id: int
@@ -56,15 +57,15 @@ class RangeJob:
     fmt: str
     shard: int = 0
     shards: int = 1
+    placement: str = "mod"
 
     @property
     def rows(self) -> int:
-        return shard_rows(self.first_id, self.last_id, self.shard, self.shards)
+        if self.shards == 1:
+            return self.last_id - self.first_id + 1
+        from .placement import count  # numpy: only where a node's rows are loaded
 
-
-def shard_rows(first_id: int, last_id: int, shard: int, shards: int) -> int:
-    """How many ids of first_id..last_id have ``id % shards == shard``."""
-    return (last_id - shard) // shards - (first_id - 1 - shard) // shards
+        return count(self.first_id, self.last_id, self.shard, self.shards, self.placement)
 
 
 class GeneratorCache:
@@ -115,7 +116,7 @@ class LocalStream(RowStream):
 
     async def _blocks(self) -> AsyncIterator[memoryview]:
         job = self.job
-        for block in self.gen.blocks(job.table, job.first_id, job.last_id, job.shard, job.shards):
+        for block in self.gen.blocks(job.table, job.first_id, job.last_id, job.shard, job.shards, job.placement):
             yield block
             self.progress.value += len(block) // self.row_bytes
             await asyncio.sleep(0)  # let the other connections send
@@ -177,7 +178,7 @@ def _generator_main(conn, counter) -> None:
 def _write_range(fd: int, job: RangeJob, cache: GeneratorCache, counter) -> int:
     gen = cache.get(job)
     rows = 0
-    for block in gen.blocks(job.table, job.first_id, job.last_id, job.shard, job.shards):
+    for block in gen.blocks(job.table, job.first_id, job.last_id, job.shard, job.shards, job.placement):
         view = block
         while view:
             view = view[os.write(fd, view) :]

@@ -416,9 +416,9 @@ class OltpBase(Workload):
     async def cleanup(self, env: Env) -> None:
         await drop_tables(env, self.tables)
         if env.values.get("load_nodes", ""):  # and each node's tables (--load-nodes)
-            from ..drivers.targets import aimed, targets
+            from ..drivers.targets import DATA_ROLES, aimed, targets
 
-            for node in targets(env.values.load_nodes, "--load-nodes", roles=("data",)):
+            for node in targets(env.values.load_nodes, "--load-nodes", roles=DATA_ROLES):
                 env.say(f"On node {node.name}:")
                 await drop_tables(dataclasses.replace(env, driver=aimed(env.driver, node)), self.tables)
 

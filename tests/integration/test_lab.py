@@ -134,6 +134,8 @@ def test_spider_up_run_down(run_cli, lab_dir):
         data = [n for n in m["nodes"] if n["role"] == "data"]
         counts = [int(mariadb.sql(n["port"], "SELECT COUNT(*) FROM sbtest.sbtest1")) for n in data]
         assert counts == [1000, 1000, 1000], counts  # HASH(id): id mod 3
+        for i, n in enumerate(data):  # loaded per node (--load-nodes): each row where Spider looks for it
+            assert mariadb.sql(n["port"], f"SELECT COUNT(*) FROM sbtest.sbtest1 WHERE id % 3 <> {i}").strip() == "0"
         # a server id per node: the compute nodes' XA branches on a data node are told apart by it
         # (the same id on both gave 1440 XAER_DUPID once sessions of one thread id met there)
         assert len({mariadb.sql(n["port"], "SELECT @@server_id") for n in m["nodes"][:-1]}) == 5
@@ -212,6 +214,15 @@ def test_pgshard_up_run_down(run_cli, lab_dir):
         shards = [n for n in m["nodes"] if n["role"] == "shard"]
         before = [_pg_rows(n["port"]) for n in shards]
         assert all(count > 0 for count, _ in before) and sum(c for c, _ in before) == 1000, before
+        coord = m["nodes"][0]["port"]
+        for i in range(3):  # loaded per shard (--load-nodes): each row in the partition PostgreSQL routes it to
+            misplaced = postgres.sql(
+                coord,
+                f"WITH r AS MATERIALIZED (SELECT id FROM sbtest1_shard{i + 1}) SELECT count(*) FROM r"
+                f" WHERE NOT satisfies_hash_partition('sbtest1'::regclass, 3, {i}, id)",
+                db="sbtest",
+            )
+            assert misplaced.strip() == "0", misplaced
         run = run_cli.ok("oltp_read_write", *m["options"], *DATA, "--time=3", "--threads=2", "run", timeout=120)
         assert "transactions:" in run.stdout
         after = [_pg_rows(n["port"]) for n in shards]

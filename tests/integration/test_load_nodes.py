@@ -11,14 +11,23 @@ itself this way (tests/integration/test_lab.py runs and checks through Spider).
 * a second prepare stops on the first node that has the table, one line; --force replaces;
 * a table the front has already (a Spider table defined over the nodes) is kept;
 * cleanup with --load-nodes drops the front's tables and the nodes';
-* --load-method=insert and a PostgreSQL driver are refused, one line each.
+* --load-method=insert and SQLite are refused, one line each;
+* PostgreSQL: pysysbench's placement of ids is the server's own routing into
+  ``PARTITION BY HASH (id)`` (the lab's pgshard loads its shards this way: test_lab.py checks
+  every row with ``satisfies_hash_partition`` on a coordinator).
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
+
+import numpy as np
 import pytest
-from conftest import PGSQL_OPTS
+from conftest import PG_HOST
 from private_servers import PrivateMariaDB, free_port, running
+
+from pysysbench.load.placement import node_of
 
 pytestmark = pytest.mark.mysql
 
@@ -124,13 +133,43 @@ def test_cleanup_drops_everywhere_and_a_front_table_is_kept(run_cli, servers):
     prepare(run_cli, front, nodes, command="cleanup")
 
 
-@pytest.mark.pgsql
-def test_what_cannot_load_per_node_is_refused(run_cli, servers):
+def test_what_cannot_load_per_node_is_refused(run_cli, servers, tmp_path):
     front, *nodes = servers
     run_cli.ok(*front.options, "--tables=2", nodes_option(nodes), "oltp_read_write", "cleanup")
     insert = prepare(run_cli, front, nodes, "--load-method=insert")
     assert "--load-nodes loads with the bulk prepare" in fatal(insert)
-    pg = run_cli(*PGSQL_OPTS, "--tables=1", "--table-size=10", nodes_option(nodes), "oltp_read_write", "prepare")
-    assert "PostgreSQL's hash partitions" in fatal(pg)
+    lite = run_cli(
+        "--db-driver=sqlite", f"--sqlite-db={tmp_path / 'x.db'}", nodes_option(nodes), "oltp_read_write", "prepare"
+    )
+    assert "--load-nodes needs a MySQL/MariaDB or PostgreSQL driver" in fatal(lite)
     lab = run_cli(*front.options, "--load-nodes=lab:/nonexistent", "oltp_read_write", "prepare")
     assert "--load-nodes: no lab in '/nonexistent'" in fatal(lab)
+
+
+@pytest.mark.pgsql
+@pytest.mark.parametrize("modulus", [2, 3, 5])
+def test_postgresql_s_placement_is_the_server_s(modulus):
+    """20,051 ids (negatives too) inserted into a hash-partitioned table of the machine's
+    PostgreSQL, in a schema of this test's own: each in the partition placement.py names."""
+    schema = f"pysysbench_place_{os.getpid()}"
+    parts = "".join(
+        f"CREATE TABLE {schema}.p_{r} PARTITION OF {schema}.p FOR VALUES WITH (MODULUS {modulus}, REMAINDER {r});"
+        for r in range(modulus)
+    )
+    psql(f"CREATE SCHEMA {schema}; CREATE TABLE {schema}.p (id int) PARTITION BY HASH (id); {parts}"
+         f"INSERT INTO {schema}.p SELECT generate_series(-50, 20000);")  # fmt: skip
+    try:
+        out = psql(
+            f"SELECT id, substr(tableoid::regclass::text, length('{schema}.p_') + 1) FROM {schema}.p ORDER BY id"
+        )
+    finally:
+        psql(f"DROP SCHEMA {schema} CASCADE")
+    rows = [tuple(map(int, line.split("|"))) for line in out.split()]
+    ids = np.array([i for i, _ in rows])
+    assert len(ids) == 20051
+    assert node_of(ids, modulus, "pg-hash").tolist() == [r for _, r in rows]
+
+
+def psql(sql: str) -> str:
+    argv = ["psql", "-X", "-q", "-At", "-h", PG_HOST, "-U", "postgres", "-d", "postgres", "-v", "ON_ERROR_STOP=1"]
+    return subprocess.run([*argv, "-c", sql], capture_output=True, text=True, check=True).stdout

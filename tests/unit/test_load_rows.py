@@ -14,11 +14,13 @@ import pytest
 from pysysbench.core.errors import ConfigError
 from pysysbench.core.rand import DISTRIBUTIONS
 from pysysbench.load.layout import BLOCK_ROWS, Layout, RandParams, block_range
+from pysysbench.load.placement import count, node_of
 from pysysbench.load.rows import RowGenerator, VectorRand, digit_bytes
 from pysysbench.load.sizing import derived_options, table_size_for
-from pysysbench.load.source import RangeJob, ranges, shard_rows
+from pysysbench.load.source import RangeJob, ranges
 
 ROWS = 4000
+PG_MODULUS_3 = [2, 0, 1, 0, 2, 0, 1, 0, 2, 1, 2, 2]  # PostgreSQL 15, ids 1..12, MODULUS 3
 BOUNDS = [(1, 1), (1, 7), (1, 1000), (1, 1_000_000), (5, 50_000)]
 
 
@@ -162,29 +164,41 @@ def test_same_seed_same_rows_whatever_the_split():
     assert other_table != whole
 
 
+@pytest.mark.parametrize("placement", ["mod", "pg-hash"])
 @pytest.mark.parametrize("shards", [2, 3, 7])
 @pytest.mark.parametrize("fmt", ["tsv", "sql"])
-def test_a_node_gets_the_records_of_its_ids_from_the_whole_table(shards, fmt):
-    """--load-nodes: node i's rows are the whole table's records with id % shards == i,
+def test_a_node_gets_the_records_of_its_ids_from_the_whole_table(shards, fmt, placement):
+    """--load-nodes: node i's rows are the whole table's records the placement puts on node i,
     over any range split, and RangeJob counts them."""
     size = 2 * BLOCK_ROWS + 77
     gen = RowGenerator(size, RandParams(), 9, fmt)
     width = gen.layout.row_bytes
     whole = b"".join(bytes(b) for b in gen.blocks(1, 1, size))
     records = [whole[i : i + width] for i in range(0, len(whole), width)]
+    where = node_of(np.arange(1, size + 1), shards, placement)
     for shard in range(shards):
-        mine = b"".join(bytes(b) for lo, hi in ranges(size, 2) for b in gen.blocks(1, lo, hi, shard, shards))
-        assert mine == b"".join(r for i, r in enumerate(records, 1) if i % shards == shard)
-        job = RangeJob(1, 1, size, size, RandParams(), 9, fmt, shard, shards)
-        assert job.rows == len(mine) // width == sum(1 for i in range(1, size + 1) if i % shards == shard)
+        blocks = (gen.blocks(1, lo, hi, shard, shards, placement) for lo, hi in ranges(size, 2))
+        mine = b"".join(bytes(b) for part in blocks for b in part)
+        assert mine == b"".join(r for r, w in zip(records, where) if w == shard)
+        job = RangeJob(1, 1, size, size, RandParams(), 9, fmt, shard, shards, placement)
+        assert job.rows == len(mine) // width == int(np.count_nonzero(where == shard)) > 0
 
 
 @pytest.mark.parametrize("first,last", [(1, 1), (1, 10), (5, 5), (16385, 40000), (3, 2)])
-def test_shard_rows_counts_the_ids(first, last):
+def test_a_node_s_rows_are_counted(first, last):
     for shards in (1, 2, 3, 5):
         for shard in range(shards):
             want = sum(1 for i in range(first, last + 1) if i % shards == shard)
-            assert shard_rows(first, last, shard, shards) == want
+            assert count(first, last, shard, shards, "mod") == want
+            ids = np.arange(first, last + 1)
+            assert count(first, last, shard, shards, "pg-hash") == int(np.sum(node_of(ids, shards, "pg-hash") == shard))
+
+
+def test_postgresql_s_placement_of_known_ids():
+    """PostgreSQL 15's routing of ids 1..12 into PARTITION BY HASH (id) with MODULUS 3 (read off
+    the server: ``SELECT id, tableoid::regclass``); tests/integration/test_load_nodes.py
+    compares 20,000 ids against a live server for several moduli."""
+    assert node_of(np.arange(1, 13), 3, "pg-hash").tolist() == PG_MODULUS_3
 
 
 @pytest.mark.parametrize(
