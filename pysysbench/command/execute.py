@@ -43,6 +43,11 @@ def execute(inv: Invocation, out: Printer, command_line: list[str]) -> int:
     out(header())
     cls = inv.workload_cls
     _check_luajit_cmd(v, cls)
+    if v.get("load_nodes") and inv.command in ("prepare", "cleanup") and not cls.loads_per_node:
+        raise ConfigError(
+            f"--load-nodes: '{inv.test}' prepares its own tables through the front; "
+            "only the bundled oltp_* workloads load per node"
+        )
     if cls.runs_own_commands:  # a Lua script: sysbench's own command dispatch
         validate(v)  # the run's options, as configure() checks a built-in test's
         driver_name = v.db_driver if v.is_set("db_driver") else choose_driver(v)

@@ -96,6 +96,7 @@ class Traits:
         bool, "prepare/cleanup lines are log lines (--verbosity applies), not a script's print()"
     ] = False
     accepts_unknown_options: Annotated[bool, "an unknown option is a WARNING, not an error (sysbench 0.5)"] = False
+    loads_per_node: Annotated[bool, "prepare and cleanup honour --load-nodes (the bulk loader's sbtest tables)"] = False
     inert_options: Annotated[dict[str, str], "option name -> why it has no effect (a WARNING when given)"] = {}
 
 

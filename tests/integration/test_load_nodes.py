@@ -11,7 +11,7 @@ itself this way (tests/integration/test_lab.py runs and checks through Spider).
 * a second prepare stops on the first node that has the table, one line; --force replaces;
 * a table the front has already (a Spider table defined over the nodes) is kept;
 * cleanup with --load-nodes drops the front's tables and the nodes';
-* --load-method=insert and SQLite are refused, one line each;
+* --load-method=insert, SQLite and a Lua script of one's own are refused, one line each;
 * PostgreSQL: pysysbench's placement of ids is the server's own routing into
   ``PARTITION BY HASH (id)`` (the lab's pgshard loads its shards this way: test_lab.py checks
   every row with ``satisfies_hash_partition`` on a coordinator).
@@ -142,6 +142,10 @@ def test_what_cannot_load_per_node_is_refused(run_cli, servers, tmp_path):
         "--db-driver=sqlite", f"--sqlite-db={tmp_path / 'x.db'}", nodes_option(nodes), "oltp_read_write", "prepare"
     )
     assert "--load-nodes needs a MySQL/MariaDB or PostgreSQL driver" in fatal(lite)
+    script = tmp_path / "own.lua"  # a script of one's own prepares itself: it cannot honour the option
+    script.write_text("function prepare() print('prepared') end\nfunction event() end\n")
+    own = run_cli(*front.options, nodes_option(nodes), str(script), "prepare")
+    assert "only the bundled oltp_* workloads load per node" in fatal(own) and "prepared" not in own.stdout
     lab = run_cli(*front.options, "--load-nodes=lab:/nonexistent", "oltp_read_write", "prepare")
     assert "--load-nodes: no lab in '/nonexistent'" in fatal(lab)
 
