@@ -43,11 +43,7 @@ def execute(inv: Invocation, out: Printer, command_line: list[str]) -> int:
     out(header())
     cls = inv.workload_cls
     _check_luajit_cmd(v, cls)
-    if v.get("load_nodes") and inv.command in ("prepare", "cleanup") and not cls.loads_per_node:
-        raise ConfigError(
-            f"--load-nodes: '{inv.test}' prepares its own tables through the front; "
-            "only the bundled oltp_* workloads load per node"
-        )
+    _check_load_nodes(v, inv.command, inv.test, cls)
     if cls.runs_own_commands:  # a Lua script: sysbench's own command dispatch
         validate(v)  # the run's options, as configure() checks a built-in test's
         driver_name = v.db_driver if v.is_set("db_driver") else choose_driver(v)
@@ -101,6 +97,15 @@ def _check_luajit_cmd(v, cls: type[Workload]) -> None:
 
         if (failed := check_luajit_command(v.luajit_cmd)) is not None:
             raise WorkloadError(failed)
+
+
+def _check_load_nodes(v, command: str, test: str, cls: type[Workload]) -> None:
+    """--load-nodes with a workload that prepares its own tables (a Lua script of one's own)."""
+    if v.get("load_nodes") and command in ("prepare", "cleanup") and not cls.loads_per_node:
+        raise ConfigError(
+            f"--load-nodes: '{test}' prepares its own tables through the front; "
+            "only the bundled oltp_* workloads load per node"
+        )
 
 
 def _check_driver_name(v, command: str) -> None:
