@@ -21,6 +21,17 @@ M32 = 0xFFFFFFFF
 HASH_PARTITION_SEED = 0x7A5B22367996DCFD  # PostgreSQL's partition/partbounds.h
 COMBINE = 0x49A0F4DD15E5A8E3  # hash_combine64's constant (common/hashfn.h)
 CHUNK = 1 << 20  # ids per step when counting a range's rows
+# lookup3's mix(): (x, z, y, k) for each step x -= z; x ^= rot(z, k); z += y
+MIX = (
+    ("a", "c", "b", 4),
+    ("b", "a", "c", 6),
+    ("c", "b", "a", 8),
+    ("a", "c", "b", 16),
+    ("b", "a", "c", 19),
+    ("c", "b", "a", 4),
+)
+# lookup3's final(): (x, y, k) for each step x ^= y; x -= rot(y, k)
+FINAL = (("c", "b", 14), ("a", "c", 11), ("b", "a", 25), ("c", "b", 16), ("a", "c", 4), ("b", "a", 14), ("c", "b", 24))
 
 
 def _rot(x: int, k: int) -> int:
@@ -32,19 +43,11 @@ def _seeded() -> tuple[int, int, int]:
     a = b = c = (0x9E3779B9 + 4 + 3923095) & M32  # + sizeof(uint32) + 3923095
     a = (a + (HASH_PARTITION_SEED >> 32)) & M32
     b = (b + (HASH_PARTITION_SEED & M32)) & M32
-    # mix(a, b, c)
-    a = ((a - c) & M32) ^ _rot(c, 4)
-    c = (c + b) & M32
-    b = ((b - a) & M32) ^ _rot(a, 6)
-    a = (a + c) & M32
-    c = ((c - b) & M32) ^ _rot(b, 8)
-    b = (b + a) & M32
-    a = ((a - c) & M32) ^ _rot(c, 16)
-    c = (c + b) & M32
-    b = ((b - a) & M32) ^ _rot(a, 19)
-    a = (a + c) & M32
-    c = ((c - b) & M32) ^ _rot(b, 4)
-    b = (b + a) & M32
+    v = {"a": a, "b": b, "c": c}
+    for x, z, y, k in MIX:  # mix(a, b, c): x -= z; x ^= rot(z, k); z += y
+        v[x] = ((v[x] - v[z]) & M32) ^ _rot(v[z], k)
+        v[z] = (v[z] + v[y]) & M32
+    a, b, c = v["a"], v["b"], v["c"]
     return a, b, c
 
 
@@ -61,21 +64,11 @@ def pg_hash(ids: np.ndarray) -> np.ndarray:
         a = np.uint32(A0) + ids.astype(np.int64).astype(np.uint32)
         b = np.full_like(a, B0)
         c = np.full_like(a, C0)
-        # final(a, b, c)
-        c ^= b
-        c -= _rotv(b, 14)
-        a ^= c
-        a -= _rotv(c, 11)
-        b ^= a
-        b -= _rotv(a, 25)
-        c ^= b
-        c -= _rotv(b, 16)
-        a ^= c
-        a -= _rotv(c, 4)
-        b ^= a
-        b -= _rotv(a, 14)
-        c ^= b
-        c -= _rotv(b, 24)
+        v = {"a": a, "b": b, "c": c}
+        for x, y, k in FINAL:  # final(a, b, c): x ^= y; x -= rot(y, k)
+            v[x] ^= v[y]
+            v[x] -= _rotv(v[y], k)
+        a, b, c = v["a"], v["b"], v["c"]
         return ((b.astype(np.uint64) << np.uint64(32)) | c.astype(np.uint64)) + np.uint64(COMBINE)
 
 
