@@ -21,7 +21,7 @@ from pathlib import Path
 
 from . import postgres, sharded
 from .manifest import Manifest, Node
-from .procs import LabError, alive, free_ports, start_detached, wait_for
+from .procs import LabError, alive, start_detached, wait_for
 
 NEEDS = ("postgres", "psql", "haproxy")
 COORDINATORS = 2
@@ -41,13 +41,7 @@ IGNORE = "--pgsql-ignore-errors=40P01,23505,40001,55P03"
 
 
 def plan(base: Path, shards: int) -> list[Node]:
-    names = [(f"coord{i + 1}", "coordinator") for i in range(COORDINATORS)]
-    names += [(f"shard{i + 1}", "shard") for i in range(shards)]
-    ports = free_ports(len(names))
-    return [
-        Node(name, role, port, data_dir=str(base / name / "data"), log=str(base / name / "postgres.log"))
-        for (name, role), port in zip(names, ports)
-    ]
+    return sharded.plan(base, [("coord", "coordinator", COORDINATORS), ("shard", "shard", shards)], "postgres.log")
 
 
 def start_all(m: Manifest, save: Callable[[], None], say: Callable[[str], None]) -> None:

@@ -33,6 +33,17 @@ class Steps:
     load_line: str  # progress while loading: {tables}, {table_size}
 
 
+def plan(base: Path, groups: list[tuple[str, str, int]], log: str) -> list[Node]:
+    """The nodes of ``groups`` ((name prefix, role, count), front first), on free ports, each
+    in ``base/NAME`` with its data dir and its server's log file ``log``."""
+    names = [(f"{prefix}{i + 1}", role) for prefix, role, count in groups for i in range(count)]
+    ports = free_ports(len(names))
+    return [
+        Node(name, role, port, data_dir=str(base / name / "data"), log=str(base / name / log))
+        for (name, role), port in zip(names, ports)
+    ]
+
+
 def up(m: Manifest, count: int, save: Callable[[], None], say: Say, tables: int, table_size: int, steps: Steps) -> None:
     base = Path(m.dir)
     m.nodes.extend(steps.plan(base, count))

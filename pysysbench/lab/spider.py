@@ -18,7 +18,7 @@ from pathlib import Path
 
 from . import mariadb, sharded, spider_xa
 from .manifest import Manifest, Node
-from .procs import LabError, alive, free_ports, start_detached, stop, wait_for
+from .procs import LabError, alive, start_detached, stop, wait_for
 
 NEEDS = ("mariadbd", "mariadb", "spider", "haproxy")
 COMPUTE_NODES = 2
@@ -40,13 +40,7 @@ COLUMNS = (
 
 
 def plan(base: Path, data_nodes: int) -> list[Node]:
-    names = [(f"compute{i + 1}", "compute") for i in range(COMPUTE_NODES)]
-    names += [(f"data{i + 1}", "data") for i in range(data_nodes)]
-    ports = free_ports(len(names))
-    return [
-        Node(name, role, port, data_dir=str(base / name / "data"), log=str(base / name / "error.log"))
-        for (name, role), port in zip(names, ports)
-    ]
+    return sharded.plan(base, [("compute", "compute", COMPUTE_NODES), ("data", "data", data_nodes)], "error.log")
 
 
 def start_all(m: Manifest, save: Callable[[], None], say: Callable[[str], None]) -> None:

@@ -39,13 +39,18 @@ async def check_complete(conn, tables: list[str], target: str) -> None:
         )
 
 
+async def existing_tables(conn, tables: int) -> list[int]:
+    """The numbers of the sbtest1..``tables`` tables that exist on ``conn``."""
+    return [t for t in range(1, tables + 1) if await conn.table_exists(f"sbtest{t}")]
+
+
 async def drop_existing(env, tables: int, conn=None) -> list[int]:
     """Drop the sbtest tables that exist (``--force``); returns their numbers."""
     own = conn is None
     conn = conn or await env.driver.connect()
     say = getattr(env, "observer", None).say if getattr(env, "observer", None) else env.say
     try:
-        existing = [t for t in range(1, tables + 1) if await conn.table_exists(f"sbtest{t}")]
+        existing = await existing_tables(conn, tables)
         for t in existing:
             say(f"Dropping table 'sbtest{t}'...")
             await conn.query(f"DROP TABLE IF EXISTS sbtest{t}")

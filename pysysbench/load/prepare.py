@@ -49,7 +49,7 @@ from ..drivers.base import literal
 from ..drivers.targets import DATA_ROLES, NodeTarget, aimed, targets
 from ..runtime.aio import all_or_nothing
 from .layout import RandParams
-from .marker import drop_existing
+from .marker import drop_existing, existing_tables
 from .methods import METHODS, LoadMethod, choose
 from .source import Counter, GeneratorCache, GeneratorProcess, LocalStream, PipeStream, RangeJob, ranges
 
@@ -331,7 +331,7 @@ class Loader:
         if self.v.get("force", False):
             await drop_existing(self.env, self.tables, conn)
             return
-        existing = [t for t in range(1, self.tables + 1) if await conn.table_exists(f"sbtest{t}")]
+        existing = await existing_tables(conn, self.tables)
         if self.nodes:  # the front's own tables (Spider's, defined over the nodes) are kept
             self.kept = set(existing)
             if existing:
@@ -352,7 +352,7 @@ class Loader:
             if self.v.get("force", False):
                 await drop_existing(self.env, self.tables, s.conn)
                 continue
-            existing = [t for t in range(1, self.tables + 1) if await s.conn.table_exists(f"sbtest{t}")]
+            existing = await existing_tables(s.conn, self.tables)
             if existing:
                 self._exists(existing, f"node {self.nodes[s.node].name} ({s.driver.target()})")
 
