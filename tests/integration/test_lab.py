@@ -139,9 +139,13 @@ def test_spider_up_run_down(run_cli, lab_dir):
         # a server id per node: the compute nodes' XA branches on a data node are told apart by it
         # (the same id on both gave 1440 XAER_DUPID once sessions of one thread id met there)
         assert len({mariadb.sql(n["port"], "SELECT @@server_id") for n in m["nodes"][:-1]}) == 5
+        # --max-retries: a lock wait across data nodes (1205) leaves Spider's XA transaction
+        # rollback-only, and a restart without ROLLBACK then dies on 1399 (sysbench 1.0.20 too,
+        # docs/lab.md); seen in 3 of 7 runs of this test at 8 threads on 3,000 rows
         run = run_cli.ok(
-            "oltp_read_write", *m["options"], "--tables=1", "--table-size=3000", "--time=3", "--threads=8", "run"
-        )
+            "oltp_read_write", *m["options"], "--tables=1", "--table-size=3000", "--time=3", "--threads=8",
+            "--max-retries=10", "run",
+        )  # fmt: skip
         assert "transactions:" in run.stdout
         for n in data:  # transactions over several shards committed in two phases (Spider's XA)
             assert int(mariadb.status(n["port"], "Com_xa_prepare")) > 0, n["name"]
