@@ -5,7 +5,9 @@ The lab's manifest replaces the file's connection (driver, proxy address, user, 
 the lab's ignore list); the campaign's other connection options stay.  A look-alike that
 loaded its tables itself (spider, pgshard: pysysbench's prepare cannot make sharded tables)
 replaces the prepare step, so it must hold at least the tables and rows the campaign asks
-for; one whose tables prepare can make through the proxy (galera) keeps the step.  Every
+for; one whose tables prepare can make through the proxy (galera) keeps the step.  On a
+sharded look-alike the bundled OLTP workloads count their write transactions that span
+nodes (``--shard-nodes``).  Every
 result is labelled with the look-alike (``lab``), and the results go to their own folder.
 """
 
@@ -14,8 +16,10 @@ from __future__ import annotations
 import dataclasses
 
 from ..core.errors import UsageError
+from ..drivers.targets import DATA_ROLES
 from ..lab import manifest
 from ..lab.procs import LabError
+from ..workloads import REGISTRY
 from .spec import Campaign, canonical
 
 # the connection options a lab decides: the file's own are dropped
@@ -43,7 +47,23 @@ def attach(c: Campaign, directory: str) -> Campaign:
     if m.tables:
         _check_data(c, m, directory)
         prepare = None
-    return dataclasses.replace(c, connection={**kept, **lab}, labels=labels, prepare=prepare)
+    workloads = _count_spans(c, m, directory)
+    return dataclasses.replace(c, connection={**kept, **lab}, labels=labels, prepare=prepare, workloads=workloads)
+
+
+def _count_spans(c: Campaign, m: manifest.Manifest, directory: str) -> tuple:
+    """On a sharded lab, each bundled OLTP workload counts its write transactions that span
+    nodes (--shard-nodes, engine/spans.py: those a distributed database commits in two phases)."""
+    if not any(n.role in DATA_ROLES for n in m.nodes):
+        return c.workloads
+    out = []
+    for w in c.workloads:
+        cls = REGISTRY.get(w.test)
+        counts = cls is not None and cls.write_ids is not None and "run" in cls.commands
+        if counts and not any(canonical(k) == "shard-nodes" for k in w.options):
+            w = dataclasses.replace(w, options={**w.options, "shard-nodes": f"lab:{directory}"})
+        out.append(w)
+    return tuple(out)
 
 
 def results_name(c: Campaign, directory: str) -> str:

@@ -108,6 +108,16 @@ GENERAL_OPTIONS = c_ints(ENGINE_OPTIONS) + c_ints(
             extra=True,
         ),
         Option(
+            "shard-nodes",
+            OptType.STRING,
+            "",
+            "the nodes the sbtest tables are hash-partitioned over: lab:DIR (a lab's data nodes or shards) or "
+            "HOST:PORT,...; count the write transactions whose rows are on more than one of them (those a "
+            "distributed database commits with two-phase commit); bundled OLTP workloads",
+            G,
+            extra=True,
+        ),
+        Option(
             "fault",
             OptType.STRING,
             "",

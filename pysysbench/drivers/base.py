@@ -89,12 +89,15 @@ class Counters:
         "reopened",
         "retried",
         "failed",
+        "write_trx",
+        "spanning_trx",
     )
 
     def __init__(self) -> None:
         self.reads = self.writes = self.others = 0
         self.errors = self.reconnects = self.reopened = 0
         self.retried = self.failed = 0  # --max-retries: transactions retried, failed after the last retry
+        self.write_trx = self.spanning_trx = 0  # --shard-nodes: write transactions, those on several nodes
         self.errors_by_code: dict[str, int] = {}
         self.reconnect_failures: dict[str, int] = {}
         self.reconnect_error = ""

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 LAB_PREFIX = "lab:"
 LAB_FORMAT = "pysysbench-lab/"  # lab/manifest.py's FORMAT, any version
 DATA_ROLES = ("data", "shard")  # a lab's nodes that hold the rows (spider's data nodes, pgshard's shards)
+# where a driver family's PARTITION BY HASH (id) puts a row (load/placement.py): the placement
+# --load-nodes loads by and --shard-nodes counts by
+PLACEMENT = {"mysql": "mod", "postgresql": "pg-hash"}
 
 
 @record(frozen=True)

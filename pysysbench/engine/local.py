@@ -449,6 +449,7 @@ class LocalRun:
             percentile=self.percentile,
             unfinished=unfinished,
             retries=bool(self.spec.max_retries),
+            spans=self.spec.shard_nodes is not None,
         )
 
     def _outcome(self, started_at: str) -> RunOutcome:

@@ -61,6 +61,7 @@ class RunSpec:
     server_context: bool  # measure the server's context (engine/servercontext.py)
     metrics_addr: str  # --metrics-addr: serve live metrics (engine/metrics.py)
     server_nodes: tuple[NodeTarget, ...] = ()  # --server-nodes: the nodes to sample (engine/nodes.py)
+    shard_nodes: tuple[int, str] | None = None  # --shard-nodes: (nodes, placement) (engine/spans.py)
 
     @classmethod
     def build(
@@ -121,6 +122,7 @@ class RunSpec:
             server_context=server_context,
             metrics_addr=values.get("metrics_addr", "") or "",
             server_nodes=server_nodes(values.get("server_nodes", "") or ""),
+            shard_nodes=shard_nodes(values.get("shard_nodes", "") or "", driver, workload),
         )
 
     def parts(self, workload: Workload | None = None, driver: Driver | None = None) -> tuple[Workload, Driver]:
@@ -151,6 +153,23 @@ def server_nodes(text: str) -> tuple[NodeTarget, ...]:
     from ..drivers.targets import targets
 
     return targets(text)
+
+
+def shard_nodes(text: str, driver: Driver, workload: Workload | None) -> tuple[int, str] | None:
+    """--shard-nodes' node count and placement (the one --load-nodes loads by), or None."""
+    if not text:
+        return None
+    from ..drivers.targets import DATA_ROLES, PLACEMENT, targets
+
+    placement = PLACEMENT.get(getattr(driver.dialect, "family", ""))
+    if placement is None:
+        raise ConfigError("--shard-nodes needs a MySQL/MariaDB or PostgreSQL driver (--db-driver=mysql or pgsql)")
+    if workload is not None and workload.write_ids is None:
+        raise ConfigError(
+            f"--shard-nodes counts the rows the bundled OLTP workloads write; '{workload.name}' does not say "
+            "which ids it writes"
+        )
+    return len(targets(text, "--shard-nodes", roles=DATA_ROLES)), placement
 
 
 def worker_count(requested: int, threads: int, blocking: bool) -> int:

@@ -71,6 +71,15 @@ from ..runtime.native import WirePoll as _WirePoll
 WIRE_POLL = _WIRE_POLL_SWITCH.on()
 
 
+def _shard_spans(shard_nodes: tuple[int, str] | None) -> Any:
+    """--shard-nodes' counting of write transactions over nodes (imported only with it)."""
+    if shard_nodes is None:
+        return None
+    from .spans import ShardSpans
+
+    return ShardSpans(*shard_nodes)
+
+
 class WirePump:
     """The worker's wires read in C while its threads run (drivers/wire.c's WirePoll): a
     callback of the event loop (never a Task: the strands it resumes run as they do under
@@ -256,6 +265,7 @@ class Worker:
         self.reconnect_every = spec.reconnect_every
         self.max_retries = spec.max_retries  # --max-retries (events(), _c_loop)
         self.compat = compat_streams(spec.values, threads)  # --rand-compat=sysbench, else None
+        self.spans = _shard_spans(spec.shard_nodes)  # --shard-nodes (engine/spans.py), else None
         self._connections: dict[str, int] | None = None
         self._counted = 0
 
@@ -283,6 +293,8 @@ class Worker:
                 self.contexts.append(ctx)
                 with user_code(self.workload, "thread_init"):
                     await self.workload.thread_init(ctx)
+                if self.spans is not None:  # after the workload's own after_event (rand_compat)
+                    self.spans.attach(ctx, self.workload)
                 return ctx
 
         # the first failure is the run's error; the threads still connecting are stopped
@@ -739,6 +751,8 @@ class Worker:
                 self.counters.reopened += 1
                 ctx.stmts.clear()
                 await self.workload.thread_init(ctx)
+                if self.spans is not None:
+                    self.spans.attach(ctx, self.workload)
                 if self.pump is not None:
                     self.pump.take(ctx)
                 return True

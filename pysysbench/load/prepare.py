@@ -46,7 +46,7 @@ from typing import Any
 from ..core.errors import BulkLoadRefused, ConfigError, FatalSQLError, TableExistsError
 from ..core.record import record
 from ..drivers.base import literal
-from ..drivers.targets import DATA_ROLES, NodeTarget, aimed, targets
+from ..drivers.targets import DATA_ROLES, PLACEMENT, NodeTarget, aimed, targets
 from ..runtime.aio import all_or_nothing
 from .layout import RandParams
 from .marker import drop_existing, existing_tables
@@ -491,9 +491,6 @@ class Loader:
 async def _run_all(conn, statements: list[str]) -> None:
     for sql in statements:
         await conn.query(sql)
-
-
-PLACEMENT = {"mysql": "mod", "postgresql": "pg-hash"}  # a driver family's PARTITION BY HASH (id)
 
 
 def load_nodes(text: str, driver) -> tuple[tuple[NodeTarget, ...], str]:

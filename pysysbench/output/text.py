@@ -16,7 +16,7 @@ rounds like glibc's printf (exact binary value, half to even), so ``%.0f``,
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pysysbench.stats.histogram import bucket_value_ms
 from pysysbench.stats.records import IntervalStat, Summary
@@ -164,7 +164,20 @@ def _sql_section(s: Summary) -> list[str]:
             if s.retried is None  # --max-retries off: sysbench's rows only
             else (rate_row("retried transactions:", s.retried), rate_row("failed transactions:", s.failed or 0))
         ),
+        *_spans_rows(s, rate_row),
     ]
+
+
+def _spans_rows(s: Summary, rate_row: Callable[[str, int], str]) -> tuple[str, ...]:
+    """--shard-nodes' rows (none without it): write transactions, those on several nodes, the share."""
+    if s.write_trx is None:
+        return ()
+    share = f"{100 * (s.spanning_trx or 0) / s.write_trx:.2f}%" if s.write_trx else "-"
+    return (
+        rate_row("write transactions:", s.write_trx),
+        rate_row("multi-node write transactions:", s.spanning_trx or 0),
+        f"    {'multi-node share of writes:':<37}{share}",
+    )
 
 
 def _forced_shutdown_section(s: Summary) -> list[str]:

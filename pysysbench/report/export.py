@@ -41,6 +41,7 @@ RUN_COLUMNS = (
     "reconnects_per_s",
     "retried",
     "failed",
+    "multi_node_write_share",
     "lat_min_ms",
     "lat_avg_ms",
     "lat_max_ms",
@@ -123,6 +124,7 @@ def run_row(r: Run) -> dict[str, Any]:
         reconnects_per_s=s.get("reconnects_per_s"),
         retried=s.get("retried"),  # --max-retries (absent without it)
         failed=s.get("failed"),
+        multi_node_write_share=s.get("multi_node_write_share"),  # --shard-nodes (the same)
     )
     for name in ("min", "avg", "max", "p50", "p90", "p95", "p99", "p99.9"):
         row[f"lat_{name}_ms"] = lat.get(name)

@@ -426,6 +426,7 @@ def runs_table(cell_list: list[Cell]) -> TableData:
     runs = [r for c in cell_list for r in c.runs]
     derived = [k for k, _, _ in SERVER_COLUMNS if any(k in r.derived for r in runs)]
     retries = any("retried" in r.summary for r in runs)  # --max-retries: its counts, where a run had it
+    spans = any("write_trx" in r.summary for r in runs)  # --shard-nodes
     headers = ([", ".join(keys)] if keys else []) + [
         "Threads",
         "Run",
@@ -438,6 +439,7 @@ def runs_table(cell_list: list[Cell]) -> TableData:
     ]
     headers += [title for k, title, _ in SERVER_COLUMNS if k in derived]
     headers += ["Retried", "Failed"] if retries else []
+    headers += ["Multi-node writes"] if spans else []
     headers += ["Flags"]
     rows = []
     for c in cell_list:
@@ -459,11 +461,20 @@ def runs_table(cell_list: list[Cell]) -> TableData:
                 fmt(d[k]) if isinstance(d.get(k), (int, float)) else "-" for k, _, fmt in SERVER_COLUMNS if k in derived
             ]
             row += [str(r.summary.get(k, "-")) for k in ("retried", "failed")] if retries else []
+            row += [spans_text(r.summary)] if spans else []
             row.append(", ".join(run_flags(r)) or "-")
             rows.append(row)
     right = ([False] if keys else []) + [True, False, True, False, True, True, True, True]
-    right += [True] * (len(derived) + 2 * retries) + [False]
+    right += [True] * (len(derived) + 2 * retries + spans) + [False]
     return TableData(headers, rows, right)
+
+
+def spans_text(summary: dict) -> str:
+    """--shard-nodes: the share of write transactions on more than one node, of how many."""
+    share = summary.get("multi_node_write_share")
+    if share is None:
+        return "-"
+    return f"{share:.1%} of {summary.get('write_trx', 0):,}"
 
 
 def run_warnings(cell_list: list[Cell], keys: list[str]) -> list[str]:

@@ -124,6 +124,8 @@ def _snapshot(c: Any, state: tuple[Any, ...]) -> Snapshot:
         reopened=c.reopened,
         retried=c.retried,
         failed=c.failed,
+        write_trx=c.write_trx,
+        spanning_trx=c.spanning_trx,
     )
 
 

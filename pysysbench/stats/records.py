@@ -34,6 +34,8 @@ _COUNTERS = (
     "reopened",
     "retried",
     "failed",
+    "write_trx",
+    "spanning_trx",
 )
 
 
@@ -71,6 +73,8 @@ class Snapshot:
     reopened: int = 0  # lost connections re-opened (a reconnect that succeeded)
     retried: int = 0  # --max-retries: transactions retried at least once
     failed: int = 0  # --max-retries: transactions that still failed after the last retry
+    write_trx: int = 0  # --shard-nodes: transactions that wrote a row
+    spanning_trx: int = 0  # --shard-nodes: those whose rows are on more than one node
 
     @property
     def failed_reconnects(self) -> int:
@@ -182,6 +186,8 @@ class Summary:
     reconnect_error: str = ""  # the last failed reconnect's message
     retried: int | None = None  # --max-retries: transactions retried (None: the option is off)
     failed: int | None = None  # --max-retries: transactions failed after their last retry
+    write_trx: int | None = None  # --shard-nodes: transactions that wrote (None: the option is off)
+    spanning_trx: int | None = None  # --shard-nodes: those that wrote on more than one node
 
     @property
     def lat_avg_ns(self) -> int:
@@ -243,6 +249,7 @@ def summary_from(
     percentile: int,
     unfinished: int | None = None,
     retries: bool = False,
+    spans: bool = False,
 ) -> Summary:
     """Build the cumulative report from *snap* minus *base* (zero or last checkpoint).
 
@@ -277,4 +284,6 @@ def summary_from(
         reconnect_error=d.reconnect_error if d.failed_reconnects else "",
         retried=d.retried if retries else None,
         failed=d.failed if retries else None,
+        write_trx=d.write_trx if spans else None,
+        spanning_trx=d.spanning_trx if spans else None,
     )

@@ -116,7 +116,18 @@ def summary_dict(s: Summary) -> dict[str, Any]:
         "thread_latency_ms": [ns / 1e6 for ns in s.thread_lat_ns],
         "unfinished": s.unfinished,
         **_retries(s),
+        **_spans(s),
     }
+
+
+def _spans(s: Summary) -> dict[str, Any]:
+    """--shard-nodes' counts (absent when the option was off)."""
+    if s.write_trx is None:
+        return {}
+    out: dict[str, Any] = {"write_trx": s.write_trx, "multi_node_write_trx": s.spanning_trx or 0}
+    if s.write_trx:
+        out["multi_node_write_share"] = (s.spanning_trx or 0) / s.write_trx
+    return out
 
 
 def _retries(s: Summary | IntervalStat) -> dict[str, int]:
@@ -378,6 +389,9 @@ _SUMMARY = {
     "reconnect_failures_by_code": _TABLE,
     "retried": _INT,
     "failed": _INT,
+    "write_trx": _INT,
+    "multi_node_write_trx": _INT,
+    "multi_node_write_share": _NUMBER,
     "thread_events": _LIST,
     "thread_latency_ms": _LIST,
 }

@@ -62,6 +62,8 @@ class ThreadContext:
     state: dict[str, Any] = field(default_factory=dict)  # free for user workloads
     # called by the worker after each recorded event (--rand-compat=sysbench: the histogram draw)
     after_event: Callable[[], None] | None = None
+    # --shard-nodes (engine/spans.py): the ids this thread's writes went to since its BEGIN
+    written: list[int] | None = None
     # the engine's worker running this thread (limits, recorder): for a workload that runs
     # its own event loop (a Lua script's thread_run)
     engine: Any = None

@@ -97,6 +97,11 @@ class Traits:
     ] = False
     accepts_unknown_options: Annotated[bool, "an unknown option is a WARNING, not an error (sysbench 0.5)"] = False
     loads_per_node: Annotated[bool, "prepare and cleanup honour --load-nodes (the bulk loader's sbtest tables)"] = False
+    write_ids: Annotated[
+        dict[str, int] | None,
+        "its writing statements (ctx.stmts names) -> the position of the row's id among their arguments, "
+        "for --shard-nodes (engine/spans.py); None: it does not say",
+    ] = None
     inert_options: Annotated[dict[str, str], "option name -> why it has no effect (a WARNING when given)"] = {}
 
 

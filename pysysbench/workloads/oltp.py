@@ -240,6 +240,7 @@ class OltpInsert(Oltp):
     name = "oltp_insert"
     transactional = False
     row_count_rule = AT_LEAST
+    write_ids: dict[str, int] | None = {}  # its INSERT is text: the event notes its row (ctx.written)
 
     def configure(self) -> None:
         super().configure()
@@ -257,6 +258,8 @@ class OltpInsert(Oltp):
         k = r.default(1, self.table_size)
         c = r.string(C_TEMPLATE)
         pad = r.string(PAD_TEMPLATE)
+        if ctx.written is not None:  # --shard-nodes: one row, one transaction (its node does not matter)
+            ctx.written.append(0)
         if self.omit_id:
             await ctx.conn.query(f"INSERT INTO sbtest{t} (k, c, pad) VALUES ({k}, '{c}', '{pad}')")
             return

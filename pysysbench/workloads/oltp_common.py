@@ -323,6 +323,7 @@ class OltpBase(Workload):
     options = OLTP_OPTIONS
     commands = ("prepare", "prewarm", "run", "cleanup", "help", "check")  # sysbench's order, then ours
     loads_per_node = True  # --load-nodes (load/prepare.py)
+    write_ids = {"index": 0, "non_index": 1, "delete": 0, "insert": 0}  # SQL's writes: where the id is
     prepare_table_size: int | None = None  # oltp_insert overrides for auto_inc=off
     # options accepted and ignored, as sysbench 1.0.20's oltp_common.lua does (its code tests a Lua
     # global the option never sets); pysysbench's own face warns when one is given (command/cmdline.py)

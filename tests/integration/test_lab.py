@@ -19,6 +19,7 @@ from __future__ import annotations
 import getpass
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -84,8 +85,15 @@ def test_galera_up_run_down(run_cli, lab_dir):
         run_cli.ok("oltp_read_write", *m["options"], *DATA, "prepare", timeout=120)
         galera_nodes = [n for n in m["nodes"] if n["role"] == "galera"]
         before = _row_state(galera_nodes[0]["port"])
-        run = run_cli.ok("oltp_read_write", *m["options"], *DATA, "--time=3", "--threads=2", "run", timeout=120)
+        run = run_cli.ok(
+            "oltp_read_write", *m["options"], *DATA, "--time=3", "--threads=2", f"--shard-nodes=lab:{directory}",
+            "run", timeout=120,
+        )  # fmt: skip
         assert "transactions:" in run.stdout
+        # --shard-nodes: the shards of the lab's manifest, PostgreSQL's hash: three random ids
+        # written per transaction are on one shard 1 time in 9
+        share = re.search(r"multi-node share of writes: +([\d.]+)%", run.stdout)
+        assert share and 75 < float(share.group(1)) < 98, run.stdout
         status = run_cli.ok("lab", "status", f"--dir={directory}")
         assert status.stdout.count("Synced, group of 3") == 3
         for n in galera_nodes:
@@ -144,9 +152,11 @@ def test_spider_up_run_down(run_cli, lab_dir):
         # docs/lab.md); seen in 3 of 7 runs of this test at 8 threads on 3,000 rows
         run = run_cli.ok(
             "oltp_read_write", *m["options"], "--tables=1", "--table-size=3000", "--time=3", "--threads=8",
-            "--max-retries=10", "run",
+            "--max-retries=10", f"--shard-nodes=lab:{directory}", "run",
         )  # fmt: skip
         assert "transactions:" in run.stdout
+        share = re.search(r"multi-node share of writes: +([\d.]+)%", run.stdout)  # id mod 3: 8 in 9
+        assert share and 75 < float(share.group(1)) < 98, run.stdout
         for n in data:  # transactions over several shards committed in two phases (Spider's XA)
             assert int(mariadb.status(n["port"], "Com_xa_prepare")) > 0, n["name"]
         sums = [int(mariadb.sql(n["port"], "SELECT SUM(k) FROM sbtest.sbtest1")) for n in data]
@@ -227,8 +237,15 @@ def test_pgshard_up_run_down(run_cli, lab_dir):
                 db="sbtest",
             )
             assert misplaced.strip() == "0", misplaced
-        run = run_cli.ok("oltp_read_write", *m["options"], *DATA, "--time=3", "--threads=2", "run", timeout=120)
+        run = run_cli.ok(
+            "oltp_read_write", *m["options"], *DATA, "--time=3", "--threads=2", f"--shard-nodes=lab:{directory}",
+            "run", timeout=120,
+        )  # fmt: skip
         assert "transactions:" in run.stdout
+        # --shard-nodes: the shards of the lab's manifest, PostgreSQL's hash: three random ids
+        # written per transaction are on one shard 1 time in 9
+        share = re.search(r"multi-node share of writes: +([\d.]+)%", run.stdout)
+        assert share and 75 < float(share.group(1)) < 98, run.stdout
         after = [_pg_rows(n["port"]) for n in shards]
         assert sum(c for c, _ in after) == 1000, after
         assert sum(k for _, k in after) != sum(k for _, k in before)  # the run's updates reached the shards

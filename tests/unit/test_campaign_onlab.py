@@ -91,3 +91,21 @@ def test_check_prints_the_lab_commands_and_no_lab_is_one_line(tmp_path, capsys):
     assert main(["campaign", "check", str(EXAMPLES / "kunlunbase.toml"), "--lab", str(tmp_path / "none")]) != 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no lab in" in err[0] and "Traceback" not in err[0]
+
+
+def test_a_sharded_lab_counts_the_writes_that_span_nodes(tmp_path):
+    """On a lab with data nodes every bundled OLTP workload gets --shard-nodes=lab:D (one that
+    sets its own keeps it); on one without (galera) none does."""
+    c = spec.load(str(EXAMPLES / "tidb.toml"))
+    w0 = dataclasses.replace(c.workloads[0], options={**c.workloads[0].options, "shard_nodes": "a:1,b:2"})
+    c = dataclasses.replace(c, workloads=(w0, *c.workloads[1:]))
+    on = onlab.attach(c, _lab(tmp_path, "spider", SPIDER, [8, 10000]))
+    assert on.workloads[0].options["shard_nodes"] == "a:1,b:2" and "shard-nodes" not in on.workloads[0].options
+    assert {w.test for w in on.workloads[1:]} >= {"oltp_read_write", "oltp_insert"}
+    assert all(w.options["shard-nodes"] == f"lab:{tmp_path}" for w in on.workloads[1:])
+    galera = tmp_path / "galera"
+    galera.mkdir()
+    nodes = [Node("node1", "galera", 40021), Node("proxy", "proxy", 40020)]
+    m = Manifest("galera", str(galera), nodes, options=SPIDER, state="up")
+    manifest.write(m)
+    assert onlab.attach(c, str(galera)).workloads == c.workloads
