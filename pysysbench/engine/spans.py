@@ -82,13 +82,16 @@ class ShardSpans:
 
 
 def _watched(stmt: Any, at: int, ids: list[int]) -> Callable[..., Any]:
-    """``stmt`` noting its id argument (position ``at``) in ``ids``."""
+    """``stmt`` noting its id argument (position ``at``) in ``ids`` once it succeeded (a
+    statement that failed wrote nothing: in autocommit its event is restarted, and no BEGIN
+    clears what it would have left)."""
     if stmt is None or getattr(stmt, "shard_spans", False):
         return stmt
 
-    def call(*args: Any) -> Any:
+    async def call(*args: Any) -> Any:
+        result = await stmt(*args)
         ids.append(args[at])
-        return stmt(*args)
+        return result
 
     call.shard_spans = True  # type: ignore[attr-defined]
     return call

@@ -258,13 +258,13 @@ class OltpInsert(Oltp):
         k = r.default(1, self.table_size)
         c = r.string(C_TEMPLATE)
         pad = r.string(PAD_TEMPLATE)
-        if ctx.written is not None:  # --shard-nodes: one row, one transaction (its node does not matter)
-            ctx.written.append(0)
         if self.omit_id:
             await ctx.conn.query(f"INSERT INTO sbtest{t} (k, c, pad) VALUES ({k}, '{c}', '{pad}')")
-            return
-        ident = 0 if self.values.auto_inc else ctx.state["unique"].next() - 2147483648
-        await ctx.conn.query(f"INSERT INTO sbtest{t} (id, k, c, pad) VALUES ({ident}, {k}, '{c}', '{pad}')")
+        else:
+            ident = 0 if self.values.auto_inc else ctx.state["unique"].next() - 2147483648
+            await ctx.conn.query(f"INSERT INTO sbtest{t} (id, k, c, pad) VALUES ({ident}, {k}, '{c}', '{pad}')")
+        if ctx.written is not None:  # --shard-nodes: one row, one transaction (its node does not matter)
+            ctx.written.append(0)
 
 
 @register

@@ -26,7 +26,7 @@ WRITES = ("UPDATE", "DELETE", "INSERT")
 
 @pytest.fixture
 def sent(monkeypatch):
-    """Every statement the dry-run sessions send (sql, args), BEGIN and COMMIT included."""
+    """Every statement the dry-run sessions ran without an error (sql, args), BEGIN and COMMIT included."""
     log: list[tuple[str, tuple]] = []
     prepare, query = dry.DryRunConnection.prepare, dry.DryRunConnection.query
 
@@ -34,14 +34,16 @@ def sent(monkeypatch):
         stmt = await prepare(self, sql)
 
         async def run(*args):
+            result = await stmt(*args)
             log.append((sql, args))
-            return await stmt(*args)
+            return result
 
         return run
 
     async def recording_query(self, sql):
+        result = await query(self, sql)
         log.append((sql, ()))
-        return await query(self, sql)
+        return result
 
     monkeypatch.setattr(dry.DryRunConnection, "prepare", recording_prepare)
     monkeypatch.setattr(dry.DryRunConnection, "query", recording_query)
@@ -114,6 +116,17 @@ def test_autocommit_writes_are_one_node_each(sent):
     assert (outcome.summary.write_trx, outcome.summary.spanning_trx) == (writes, 0) == (200, 0)
     outcome = pysysbench.run("oltp_insert", [*MY, "--events=30", NODES3])
     assert (outcome.summary.write_trx, outcome.summary.spanning_trx) == (30, 0)
+
+
+def test_a_failed_autocommit_write_is_not_counted(sent, monkeypatch):
+    """An ignored error restarts the event: the UPDATE that failed wrote nothing."""
+    monkeypatch.setenv(FAULTS_ENV, "1213,1213,1213")
+    args = [*MY, "--events=20", "--mysql-ignore-errors=1213", NODES3]
+    outcome = pysysbench.run("oltp_update_non_index", args)
+    assert outcome.exit_code == 0, outcome.error
+    assert outcome.summary.errors == 3
+    writes = sum(sql.startswith(WRITES) for sql, _ in sent)
+    assert (outcome.summary.write_trx, outcome.summary.spanning_trx) == (writes, 0) == (20, 0)
 
 
 def test_without_the_option_nothing_changes():
