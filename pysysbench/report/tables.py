@@ -469,6 +469,21 @@ def runs_table(cell_list: list[Cell]) -> TableData:
     return TableData(headers, rows, right)
 
 
+def spans_sentence(cell_list: list[Cell]) -> list[str]:
+    """--shard-nodes: one line with the range of the runs' multi-node shares (none without it)."""
+    shares = [
+        r.summary["multi_node_write_share"] for c in cell_list for r in c.runs if "multi_node_write_share" in r.summary
+    ]
+    if not shares:
+        return []
+    lo, hi = min(shares), max(shares)
+    span = f"{lo:.1%}" if f"{lo:.1%}" == f"{hi:.1%}" else f"{lo:.1%} to {hi:.1%}"
+    return [
+        f"write transactions on more than one node: {span} of them over {len(shares)} run(s) "
+        "(--shard-nodes: those a sharded database commits in two phases)"
+    ]
+
+
 def spans_text(summary: dict) -> str:
     """--shard-nodes: the share of write transactions on more than one node, of how many."""
     share = summary.get("multi_node_write_share")
