@@ -103,7 +103,8 @@ class Fault:
         doc: dict[str, Any] = {"node": self.node, "lab": self.lab, "dir": self.dir, "at_s": self.at_s}
         doc.update(down_s=self.down_s, **self.times, error=self.error, notes=list(self.notes))
         if self.times["killed_s"] is not None and outcome is not None:
-            doc["recovery"] = recovery([interval_dict(st) for st in outcome.intervals], self.times["killed_s"])
+            ivs = [interval_dict(st) for st in outcome.intervals]
+            doc["recovery"] = recovery(ivs, self.times["killed_s"], self.times.get("answered_s"))
         return doc
 
     def lines(self, outcome: Any) -> list[str]:

@@ -23,10 +23,12 @@ def _start(iv: dict[str, Any]) -> float:
     return float(iv["time_s"]) - float(iv["interval_s"])
 
 
-def recovery(intervals: Sequence[dict[str, Any]], kill_s: float) -> dict[str, Any]:
+def recovery(intervals: Sequence[dict[str, Any]], kill_s: float, answered_s: float | None = None) -> dict[str, Any]:
     """The recovery figures of a result file's ``intervals`` for a kill at ``kill_s``:
     baseline_qps, recovered_s, time_to_recover_s (None when the run did not recover, or
-    had no interval before the kill), and errors_by_code in the fault window."""
+    had no interval before the kill), and errors_by_code in the fault window: from the kill
+    until QPS is back and the node answers again (``answered_s``; the other nodes may carry
+    the QPS while a session still finds its connection to the killed one gone)."""
     before = [float(iv["qps"]) for iv in intervals if float(iv["time_s"]) <= kill_s + SLACK_S]
     baseline = statistics.median(before) if before else None
     recovered = None
@@ -34,7 +36,7 @@ def recovery(intervals: Sequence[dict[str, Any]], kill_s: float) -> dict[str, An
         after = [iv for iv in intervals if _start(iv) >= kill_s - SLACK_S]
         back = next((iv for iv in after if float(iv["qps"]) >= RECOVERED_SHARE * baseline), None)
         recovered = None if back is None else max(kill_s, _start(back))
-    end = recovered if recovered is not None else float("inf")
+    end = max(recovered, answered_s or 0.0) if recovered is not None else float("inf")
     codes: dict[str, int] = {}
     for iv in intervals:
         if float(iv["time_s"]) > kill_s and _start(iv) < end:

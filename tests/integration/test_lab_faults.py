@@ -101,7 +101,7 @@ def _run_with_a_fault(
     assert 2.0 <= fault["killed_s"] < 2.3, fault
     assert fault["restarted_s"] - fault["killed_s"] >= 1.0 and fault["answered_s"] >= fault["restarted_s"]
     rec = fault["recovery"]
-    assert rec["baseline_qps"] > 0 and rec == recovery(doc["intervals"], fault["killed_s"])
+    assert rec["baseline_qps"] > 0 and rec == recovery(doc["intervals"], fault["killed_s"], fault["answered_s"])
     after = [iv["qps"] for iv in doc["intervals"] if iv["time_s"] - iv["interval_s"] >= fault["killed_s"] - 0.05]
     if rec["time_to_recover_s"] is None:  # every interval after the kill stayed below 90 % (a loaded machine)
         assert max(after) < 0.9 * rec["baseline_qps"] and "not recovered by the end" in run.stdout, run.stdout

@@ -41,6 +41,17 @@ def test_not_recovered_by_the_end_and_no_interval_before_the_kill():
     assert early["baseline_qps"] is None and early["time_to_recover_s"] is None
 
 
+def test_the_window_lasts_until_the_node_answers_again():
+    """QPS back at once (the other nodes carry it), a session finding its connection to the
+    killed node gone 1.5 s later: its error is the fault's while the node is still down."""
+    ivs = series([100, 100, 100, 100, 100, 100], {3: {"2013": 1}, 5: {"1213": 1}})
+    assert recovery(ivs, 2.05)["errors_by_code"] == {}  # the old window: the kill's interval only
+    r = recovery(ivs, 2.05, answered_s=3.6)
+    assert r["recovered_s"] == 2.05 and r["time_to_recover_s"] == 0.0
+    assert r["errors_by_code"] == {"2013": 1}  # 3-4 s began before 3.6; 5-6 s is after the fault
+    assert recovery(ivs, 2.05, answered_s=None)["errors_by_code"] == {}
+
+
 def test_half_second_intervals():
     ivs = series([50, 50, 50, 50, 0, 0, 46, 50], every=0.5)
     r = recovery(ivs, 2.0)
