@@ -55,7 +55,12 @@ def test_spider_kill_start_and_a_run_with_a_fault(run_cli, lab_dir):  # noqa: F8
         started = run_cli.ok("lab", "start", "data2", f"--dir={directory}", timeout=120)
         assert "data2 started again in" in started.stdout
         run_cli.ok("lab", "status", f"--dir={directory}")
-        _run_with_a_fault(run_cli, m, directory, "compute1", IGNORE, wall_s=15, late_s=SPIDER_LATE_S)
+        # --max-retries: a lock wait left by the killed node's branches (1205) leaves Spider's XA
+        # transaction rollback-only, and a restart without ROLLBACK dies on 1399 for its BEGIN
+        # (sysbench 1.0.20 too; docs/lab.md); 2 of 10 runs here did
+        _run_with_a_fault(
+            run_cli, m, directory, "compute1", IGNORE, 15, SPIDER_LATE_S, "--max-retries=10"
+        )  # fmt: skip
         for n in m["nodes"]:
             if n["role"] == "data":
                 assert mariadb.sql(n["port"], "XA RECOVER").strip() == "", n["name"]  # none left in doubt
