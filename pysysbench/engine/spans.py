@@ -20,7 +20,6 @@ its ids); without it nothing here is imported.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -81,7 +80,7 @@ class ShardSpans:
         ctx.after_event = tally
 
 
-def _watched(stmt: Any, at: int, ids: list[int]) -> Callable[..., Any]:
+def _watched(stmt: Any, at: int, ids: list[int]) -> Any:
     """``stmt`` noting its id argument (position ``at``) in ``ids`` once it succeeded (a
     statement that failed wrote nothing: in autocommit its event is restarted, and no BEGIN
     clears what it would have left)."""
@@ -97,7 +96,7 @@ def _watched(stmt: Any, at: int, ids: list[int]) -> Callable[..., Any]:
     return call
 
 
-def _starting(stmt: Any, ids: list[int]) -> Callable[..., Any]:
+def _starting(stmt: Any, ids: list[int]) -> Any:
     """BEGIN: a new transaction (an attempt that failed left its ids behind)."""
     if stmt is None or getattr(stmt, "shard_spans", False):
         return stmt
