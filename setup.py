@@ -30,6 +30,7 @@ SOURCES = [
     "pysysbench/drivers/pgsql/wire.c",
     "pysysbench/engine/strand.c",
     "pysysbench/engine/event_loop.c",
+    "pysysbench/engine/arrivals.c",
     "pysysbench/lua/bridge.c",
     "pysysbench/runtime/memory.c",
     "pysysbench/workloads/builtin.c",

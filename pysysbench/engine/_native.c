@@ -25,7 +25,7 @@ PyInit__native(void)
         recorder_init(m) < 0 ||                                                    /* stats */
         wire_init(m) < 0 || mysql_init(m) < 0 || pg_init(m) < 0 ||                 /* drivers */
         builtin_init(m) < 0 || bridge_init(m) < 0 ||                               /* workloads */
-        strand_init(m) < 0 || event_loop_init(m) < 0) {                            /* engine */
+        strand_init(m) < 0 || event_loop_init(m) < 0 || arrivals_init(m) < 0) {      /* engine */
         Py_DECREF(m);
         return NULL;
     }

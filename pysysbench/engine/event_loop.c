@@ -37,7 +37,11 @@
  * `start`, unrecorded), or with True (the event stopped its thread).  A source's event may
  * send no statement at all (a Lua event doing arithmetic), so the loop yields None (a turn
  * for the event loop: the reporter, signals, the worker's heartbeat) after an event every
- * turn_ns, as the Python loop does. */
+ * turn_ns, as the Python loop does.
+ *
+ * In rate mode (arrive_by(ticket)) each event waits for an arrival (engine/arrivals.c) once the
+ * rule lets it start: it starts at the arrival's stamp, and with none due the loop yields the
+ * ticket, on which the strand parks until the timer hands it one (True) or the end (None). */
 
 #define MAX_STMTS 4      /* statements of one step */
 #define MAX_VALUES 8     /* draws of one repetition */
@@ -92,6 +96,8 @@ typedef struct {
     int first;                           /* source: the event has not asked for a statement yet */
     int kept;                            /* 1: ended with kept_value; 2: with the kept exception (el_step) */
     PyObject *kept_value, *kept_type, *kept_exc, *kept_tb;
+    PyObject *ticket;                    /* rate mode: the thread's Ticket (engine/arrivals.c), or NULL */
+    int awaiting;                        /* parked on the ticket: the next send is its answer */
 } EventLoop;
 
 static PySendResult el_step(PyObject *self, PyObject *value, PyObject **yielded);
@@ -300,6 +306,17 @@ el_source_next(EventLoop *p, PySendResult *r, PyObject **res, PyObject **handove
     return rc == SOURCE_PYTHON ? 2 : -1;
 }
 
+/* an event begins (its start set) */
+static void
+el_begin(EventLoop *p)
+{
+    p->in_event = 1;
+    p->first = 1;
+    p->pc = -1;
+    p->left = 0;
+    p->call = -1;
+}
+
 /* go on from the outcome `r` (`res`) of the awaited statement's last step; PYGEN_RETURN with res
  * NULL on entry between events */
 static PySendResult
@@ -325,15 +342,32 @@ el_run(EventLoop *p, PySendResult r, PyObject *res, PyObject **out)
             if ((admitted = limits_admit(p->limits, p->start, 1)) < 0)
                 return PYGEN_ERROR;
             if (admitted == 0) {
+                if (p->ticket != NULL)
+                    ticket_idle(p->ticket);
                 Py_INCREF(Py_None);
                 *out = Py_None;
                 return PYGEN_RETURN;
             }
-            p->in_event = 1;
-            p->first = 1;
-            p->pc = -1;
-            p->left = 0;
-            p->call = -1;
+            if (p->ticket != NULL) {
+                switch (ticket_take(p->ticket, p->start, &p->start)) {
+                case 0:                                    /* none due: park on the ticket */
+                    p->awaiting = 1;
+                    p->turn = 0;
+                    Py_INCREF(p->ticket);
+                    *out = p->ticket;
+                    strand_offer((PyObject *)p, el_step);
+                    return PYGEN_NEXT;
+                case 1:
+                    break;
+                case 2:
+                    Py_INCREF(Py_None);
+                    *out = Py_None;
+                    return PYGEN_RETURN;
+                default:
+                    return PYGEN_ERROR;
+                }
+            }
+            el_begin(p);
         }
         switch (p->source != NULL ? el_source_next(p, &r, &res, out) : el_next(p, &r, &res)) {
         case 0:
@@ -386,7 +420,17 @@ el_send(PyObject *self, PyObject *arg, PyObject **out)
         p->kept_type = p->kept_exc = p->kept_tb = NULL;
         return PYGEN_ERROR;
     }
-    if (p->sub != NULL) {
+    if (p->awaiting) {                   /* the ticket's answer: an arrival (True), or the end */
+        p->awaiting = 0;
+        if (arg != Py_True) {
+            Py_INCREF(Py_None);
+            *out = Py_None;
+            return PYGEN_RETURN;
+        }
+        p->start = ticket_stamp(p->ticket);
+        el_begin(p);
+    }
+    else if (p->sub != NULL) {
         if (!wire_is_pending(p->sub) && handoff_ensure_task() < 0)
             r = PYGEN_ERROR;
         else
@@ -457,6 +501,10 @@ el_throw(PyObject *self, PyObject *args)
 {
     EventLoop *p = (EventLoop *)self;
     PyObject *y, *meth, *out = NULL, *value;
+    if (p->awaiting) {                   /* parked on the ticket: it waits no longer */
+        p->awaiting = 0;
+        ticket_forget(p->ticket);
+    }
     if (p->sub == NULL) {
         PyObject *typ, *val = NULL, *tb = NULL;
         if (!PyArg_ParseTuple(args, "O|OO", &typ, &val, &tb))
@@ -487,6 +535,10 @@ el_close(PyObject *self, PyObject *Py_UNUSED(unused))
     PyObject *sub = p->sub;
     p->sub = NULL;
     el_drop_event(p);
+    if (p->awaiting) {
+        p->awaiting = 0;
+        ticket_forget(p->ticket);
+    }
     if (sub != NULL) {
         PyObject *r = PyObject_CallMethod(sub, "close", NULL);
         Py_DECREF(sub);
@@ -535,6 +587,7 @@ el_traverse(EventLoop *p, visitproc visit, void *arg)
     Py_VISIT(p->kept_type);
     Py_VISIT(p->kept_exc);
     Py_VISIT(p->kept_tb);
+    Py_VISIT(p->ticket);
     return 0;
 }
 
@@ -563,6 +616,7 @@ el_clear(EventLoop *p)
     Py_CLEAR(p->kept_type);
     Py_CLEAR(p->kept_exc);
     Py_CLEAR(p->kept_tb);
+    Py_CLEAR(p->ticket);
     return 0;
 }
 
@@ -762,6 +816,20 @@ el_new(PyTypeObject *type, PyObject *args, PyObject *Py_UNUSED(kw))
     return (PyObject *)p;
 }
 
+/* arrive_by(ticket): rate mode, each event starting at an arrival of the ticket's Arrivals */
+static PyObject *
+el_arrive_by(PyObject *self, PyObject *ticket)
+{
+    EventLoop *p = (EventLoop *)self;
+    if (!Py_IS_TYPE(ticket, &TicketType)) {
+        PyErr_SetString(PyExc_TypeError, "arrive_by needs a Ticket (Arrivals.ticket())");
+        return NULL;
+    }
+    Py_INCREF(ticket);
+    Py_XSETREF(p->ticket, ticket);
+    Py_RETURN_NONE;
+}
+
 static PyAsyncMethods el_async = {
     .am_await = el_await,
     .am_send = el_send,
@@ -771,6 +839,7 @@ static PyMethodDef el_methods[] = {
     {"send", el_send_method, METH_O, NULL},
     {"throw", el_throw, METH_VARARGS, NULL},
     {"close", el_close, METH_NOARGS, NULL},
+    {"arrive_by", el_arrive_by, METH_O, "rate mode: each event waits for an arrival of this ticket"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -163,7 +163,7 @@ class InProcessGroup:
         return Sample(
             w.snapshot(),
             w.running(),
-            w.inflight,
+            w.busy(),
             w.queue_length(),
             time.process_time() - self.cpu0,
             connections=w.connections(),

@@ -2,7 +2,8 @@
  *
  *   engine/strand.c       the strand's driving half                          (engine/strand.py)
  *   engine/event_loop.c   the time-limited loop of the bundled OLTP events   (engine/worker.py)
- *                         and the --events counter in shared memory          (engine/budget.py) */
+ *                         and the --events counter in shared memory          (engine/budget.py)
+ *   engine/arrivals.c     rate mode's Poisson arrivals                       (engine/worker.py) */
 
 #ifndef PYSYSBENCH_NATIVE_ENGINE_H
 #define PYSYSBENCH_NATIVE_ENGINE_H
@@ -26,5 +27,21 @@ int strand_init(PyObject *module);
 /* ------------------------------------------------------- engine/event_loop.c --- */
 
 int event_loop_init(PyObject *module);
+
+/* --------------------------------------------------------- engine/arrivals.c --- */
+
+/* a thread's place in rate mode's arrivals: what strand.c parks a strand on */
+extern PyTypeObject TicketType;
+/* the next arrival for the ticket's thread at now: 1 (*stamp, its time), 0 (none due: the
+ * current strand is parked on the ticket until resumed with True, an arrival, or None, the
+ * end), 2 (no more: the end), -1 (an exception).  Ends the ticket's previous event. */
+int ticket_take(PyObject *ticket, long long now, long long *stamp);
+/* the arrival handed to the ticket last (after a resume with True) */
+long long ticket_stamp(PyObject *ticket);
+/* the ticket's thread holds no arrival (it ended its event and leaves the loop) */
+void ticket_idle(PyObject *ticket);
+/* a throw or close reached the ticket's waiter: it waits no longer */
+void ticket_forget(PyObject *ticket);
+int arrivals_init(PyObject *module);
 
 #endif

@@ -153,13 +153,14 @@ strand_as_task(void)
     return 0;
 }
 
-/* wait for what the coroutine (or the inner awaitable) yielded (consumed): a wire resumes us
- * itself (keeping an inner awaitable's offer); anything else goes to the Python methods */
+/* wait for what the coroutine (or the inner awaitable) yielded (consumed): a wire or a rate-mode
+ * ticket (engine/arrivals.c) resumes us itself (keeping an inner awaitable's offer); anything
+ * else goes to the Python methods */
 static PyObject *
 strand_wait(StrandCore *self, PyObject *y)
 {
     PyObject *r;
-    if (PyObject_TypeCheck(y, &WireCoreType)) {
+    if (PyObject_TypeCheck(y, &WireCoreType) || Py_IS_TYPE(y, &TicketType)) {
         Py_XSETREF(self->waiting, y);
         Py_RETURN_NONE;
     }

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import random
 import threading
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from time import perf_counter_ns
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +64,7 @@ BATCH_EVENTS = 1 << 40
 
 
 from ..core.switches import WIRE_POLL as _WIRE_POLL_SWITCH
+from ..runtime.native import Arrivals as _CArrivals
 from ..runtime.native import EventLoop as _CEventLoop
 from ..runtime.native import WirePoll as _WirePoll
 
@@ -254,8 +255,10 @@ class Worker:
         self.later: list[Any] = []  # connections to close with the threads' own (close_later)
         self._later_timer: asyncio.TimerHandle | None = None
         self._later_tasks: set[asyncio.Future[Any]] = set()
-        self.arrivals: asyncio.Queue[Any] | None = None
+        self.arrivals: asyncio.Queue[Any] | None = None  # rate mode's in Python (_generate)
         self.generator: asyncio.Task[Any] | None = None
+        self.c_arrivals: Any = None  # rate mode's in C (engine/arrivals.c): threads await their tickets
+        self._tickets: dict[int, Any] = {}
         self.pump: WirePump | None = None
         self.loop: asyncio.AbstractEventLoop | None = None  # the engine's, set by start()
         self.os_threads: ThreadStrands | None = None  # a blocking driver's, made by init_threads()
@@ -319,7 +322,13 @@ class Worker:
     def start(self, rate: float = 0.0) -> None:
         """Start every thread; with ``rate`` > 0 also the arrival generator."""
         loop = self.loop = asyncio.get_running_loop()
-        if rate:
+        if rate and _CArrivals is not None and self.os_threads is None:
+            seed = self.spec.rand_seed
+            self.c_arrivals = _CArrivals(
+                rate, seed * 7919 + self.tids.start if seed else 0, self.limits, self._queue_full, EVENT_QUEUE_SLOTS
+            )
+            loop.add_reader(self.c_arrivals.fileno(), self.c_arrivals.fire)
+        elif rate:
             self.arrivals = SharedQueue(EVENT_QUEUE_SLOTS, loop)
         self.alive = len(self.contexts)
         if self.os_threads is not None:
@@ -330,17 +339,43 @@ class Worker:
                 pump = WirePump(self)
                 if pump.start(loop):
                     self.pump = pump
-        if rate:
+        if self.arrivals is not None:
             self.generator = asyncio.create_task(self._generate(rate))
 
+    def _queue_full(self) -> None:
+        self.fail(RunAborted(QUEUE_FULL))
+
     def queue_length(self) -> int:
+        if self.c_arrivals is not None:
+            return int(self.c_arrivals.queue_length)
         return self.arrivals.qsize() if self.arrivals is not None else 0
 
+    def _arrivals_for(self, ctx: ThreadContext) -> Callable[[], Awaitable[int | None]] | None:
+        """Rate mode: what the thread awaits for its next event's arrival (its stamp, or None
+        at the end): the Python queue's get, or the thread's ticket of the C arrivals."""
+        if self.arrivals is not None:
+            return self.arrivals.get
+        ticket = self._ticket(ctx)
+        return None if ticket is None else lambda: ticket
+
+    def _ticket(self, ctx: ThreadContext) -> Any:
+        """The thread's ticket of the C arrivals (made once; idle again when its loop ends), or None."""
+        if self.c_arrivals is None:
+            return None
+        ticket = self._tickets.get(ctx.tid)
+        if ticket is None:
+            ticket = self._tickets[ctx.tid] = self.c_arrivals.ticket()
+        return ticket
+
+    def busy(self) -> int:
+        """The events running now (rate mode's concurrency)."""
+        return int(self.c_arrivals.inflight) if self.c_arrivals is not None else self.inflight
+
     async def _generate(self, rate: float) -> None:
-        """Open-loop Poisson arrivals (spec 5.4).  Each event is stamped with the
-        moment it is enqueued, as sysbench does, so the time it waits for a free
-        thread is part of its latency; the event loop's timer granularity (up to
-        a millisecond) is not."""
+        """Open-loop Poisson arrivals (spec 5.4), without the C extension (its twin:
+        engine/arrivals.c).  Each event is stamped with the moment it is enqueued, as
+        sysbench does, so the time it waits for a free thread is part of its latency;
+        the event loop's timer granularity (up to a millisecond) is not."""
         q = self.arrivals
         assert q is not None  # made with the rate, before this task
         seed = self.spec.rand_seed
@@ -359,7 +394,8 @@ class Worker:
                         return
                     q.put_nowait(now)
                     due += int(rng.expovariate(1.0) * mean_ns) + 1
-                await asyncio.sleep((due - now) / NS)
+                until = min(due, lim.deadline_ns) if lim.deadline_ns else due  # a low rate ends on time too
+                await asyncio.sleep(max(until - now, 0) / NS)
         finally:
             self.wake_all()
 
@@ -390,6 +426,9 @@ class Worker:
             self.fail(raised(self.workload, "event", exc))
         finally:
             self.alive -= 1
+            ticket = self._tickets.pop(ctx.tid, None)
+            if ticket is not None:  # its last arrival is no longer running
+                ticket.idle()
 
     def fail(self, exc: BaseException) -> None:
         """Record the first fatal error and stop every thread."""
@@ -446,6 +485,8 @@ class Worker:
 
     def wake_all(self) -> None:
         """Release threads waiting for a rate-mode arrival (None = stop)."""
+        if self.c_arrivals is not None:
+            self.c_arrivals.stop()
         q = self.arrivals
         if q is None:
             return
@@ -457,7 +498,8 @@ class Worker:
     def _loop(self, ctx: ThreadContext) -> Coroutine[Any, Any, None]:
         """The coroutine that runs this thread's events: returned, not awaited here,
         so a suspended statement has one Python frame fewer to resume through."""
-        if self.workload.batched and self.arrivals is None and not self.reconnect_every and ctx.after_event is None:
+        rated = self.arrivals is not None or self.c_arrivals is not None
+        if self.workload.batched and not rated and not self.reconnect_every and ctx.after_event is None:
             return self._batch_loop(ctx)
         if (
             self.arrivals is None
@@ -485,7 +527,7 @@ class Worker:
         record = self.recorder.record
         tid = ctx.tid
         clock = perf_counter_ns
-        arrivals = self.arrivals
+        arrivals = self._arrivals_for(ctx)
         reconnect_every = self.reconnect_every
         after_event = ctx.after_event
         done = 0
@@ -498,7 +540,7 @@ class Worker:
             if not admit(start):
                 break
             if arrivals is not None:
-                start = await arrivals.get()  # stamped when it arrived (rate mode)
+                start = await arrivals()  # stamped when it arrived (rate mode)
                 if start is None:
                     break
             self.inflight += 1
@@ -542,6 +584,7 @@ class Worker:
         tid = ctx.tid
         r = ctx.rand
         kept: list[Any] = []  # --max-retries: the generator's state at the current event's start
+        ticket = self._ticket(ctx)
         if self.max_retries:
             target = _keeping(record, r, kept)
         self.inflight += 1
@@ -549,6 +592,8 @@ class Worker:
         try:
             while True:
                 run = _CEventLoop(steps, r.uniform, r.default, r.string, w.tables, w.table_size, target, tid, lim)
+                if ticket is not None:
+                    run.arrive_by(ticket)
                 try:
                     await run
                     return
@@ -593,11 +638,14 @@ class Worker:
         record = rec.record
         target = rec.core if isinstance(rec, CRecorder) else record
         tid = ctx.tid
+        ticket = self._ticket(ctx)
         self.inflight += 1
         try:
             run: Any  # the C loop; None once it ended
             while True:
                 run = _CEventLoop(source.events, target, tid, lim, YIELD_EVERY_NS)
+                if ticket is not None:
+                    run.arrive_by(ticket)
                 try:
                     outcome = await run
                 except SQLError as exc:  # a statement's error: the workload's to answer
@@ -772,6 +820,10 @@ class Worker:
             self.pump.stop()
         if self.generator is not None:
             self.generator.cancel()
+        if self.c_arrivals is not None:
+            if self.loop is not None:
+                self.loop.remove_reader(self.c_arrivals.fileno())
+            self.c_arrivals.close()
         if self.os_threads is not None:
             self.os_threads.close()
         if self._later_timer is not None:

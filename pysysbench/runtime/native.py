@@ -91,6 +91,8 @@ splitmix64_state: Callable[[int], tuple[int, int]] | None = getattr(_c, "splitmi
 Recorder: type[_native.Recorder] | None = getattr(_c, "Recorder", None)
 # engine/worker.py (engine/event_loop.c): the event loop of events given as steps (workloads/base.py)
 EventLoop: type[_native.EventLoop] | None = getattr(_c, "EventLoop", None)
+# engine/worker.py (engine/arrivals.c): rate mode's Poisson arrivals, handed to threads' tickets
+Arrivals: type[_native.Arrivals] | None = getattr(_c, "Arrivals", None)
 # runtime/limits.py (native_util.c): the event-limit rule, as every C loop asks it
 limits_admit: Callable[[Any, int, int], int] | None = getattr(_c, "limits_admit", None)
 # engine/budget.py (engine/event_loop.c): the --events counter, an atomic over shared memory

@@ -71,6 +71,10 @@ limits_time_up(long long deadline_ns, long long now_ns)
 /* the whole rule on a runtime/limits.py Limits (its stop, deadline_ns, budget, warming): how
  * many of n events may start at now_ns, taken from its --events budget; -1 with an exception */
 long long limits_admit(PyObject *limits, long long now_ns, long long n);
+/* the rule's end alone (the stop, the time limit) at now_ns: 0, 1, or -1 with an exception */
+int limits_ended(PyObject *limits, long long now_ns);
+/* its deadline_ns (0: no time limit), or -1 with an exception */
+long long limits_deadline(PyObject *limits);
 
 /* ------------------------------------------------------------------ handoff.c --- */
 

@@ -124,6 +124,24 @@ lim_take(PyObject *budget, long long n)
     return got;
 }
 
+int
+limits_ended(PyObject *limits, long long now_ns)
+{
+    return lim_ended(limits, now_ns);
+}
+
+long long
+limits_deadline(PyObject *limits)
+{
+    PyObject *v = lim_get(limits, LIM_DEADLINE);
+    long long deadline;
+    if (v == NULL)
+        return -1;
+    deadline = PyLong_AsLongLong(v);
+    Py_DECREF(v);
+    return deadline;
+}
+
 long long
 limits_admit(PyObject *limits, long long now_ns, long long n)
 {
