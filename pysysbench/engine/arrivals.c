@@ -165,7 +165,7 @@ arr_arm(Arrivals *a, long long now)
         at = a->wcount > 0 || a->due > now + IDLE_CHECK_NS ? a->due : now + IDLE_CHECK_NS;
         if ((deadline = limits_deadline(a->limits)) < 0 && PyErr_Occurred())
             return -1;
-        if (deadline > 0 && deadline < at)
+        if (limits_time_up(deadline, at))      /* the time limit comes first: wake for it */
             at = deadline;
         if (at <= 0)
             at = 1;

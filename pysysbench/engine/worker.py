@@ -26,7 +26,7 @@ from ..core.rand import Rand
 from ..core.rand_compat import compat_streams
 from ..drivers.base import Counters, Driver
 from ..runtime.aio import all_or_nothing, close_quietly
-from ..runtime.limits import Limits
+from ..runtime.limits import Limits, time_up
 from ..stats.recorder import CRecorder, make_recorder
 from ..stats.records import Snapshot
 from ..workloads.base import ThreadContext, Workload, raised, user_code
@@ -394,7 +394,7 @@ class Worker:
                         return
                     q.put_nowait(now)
                     due += int(rng.expovariate(1.0) * mean_ns) + 1
-                until = min(due, lim.deadline_ns) if lim.deadline_ns else due  # a low rate ends on time too
+                until = lim.deadline_ns if time_up(lim.deadline_ns, due) else due  # a low rate ends on time too
                 await asyncio.sleep(max(until - now, 0) / NS)
         finally:
             self.wake_all()

@@ -89,19 +89,42 @@ lim_flag(PyObject *limits, int field)
     return r;
 }
 
+/* limits.deadline_ns as a number, or -1 with an exception.  A deadline of nanoseconds is an
+ * int of two digits, whose conversion takes CPython's slow path (a quarter of a rate-limited
+ * event's cost in C): the last one converted is kept, with a reference, so the same object
+ * (ints do not change) is not converted again. */
+static long long
+lim_deadline(PyObject *limits)
+{
+    static PyObject *last;
+    static long long last_value;
+    PyObject *v = lim_get(limits, LIM_DEADLINE);
+    long long deadline;
+    if (v == NULL)
+        return -1;
+    if (v == last) {
+        Py_DECREF(v);
+        return last_value;
+    }
+    deadline = PyLong_AsLongLong(v);
+    if (deadline == -1 && PyErr_Occurred()) {
+        Py_DECREF(v);
+        return -1;
+    }
+    Py_XSETREF(last, v);                 /* our reference moves to the cache */
+    last_value = deadline;
+    return deadline;
+}
+
 /* the stop, or the time limit at now_ns: 0, 1, or -1 with an exception */
 static int
 lim_ended(PyObject *limits, long long now_ns)
 {
-    PyObject *v;
     long long deadline;
     int stop = lim_flag(limits, LIM_STOP);
     if (stop != 0)
         return stop;
-    if ((v = lim_get(limits, LIM_DEADLINE)) == NULL)
-        return -1;
-    deadline = PyLong_AsLongLong(v);
-    Py_DECREF(v);
+    deadline = lim_deadline(limits);
     if (deadline == -1 && PyErr_Occurred())
         return -1;
     return limits_time_up(deadline, now_ns);
@@ -133,13 +156,7 @@ limits_ended(PyObject *limits, long long now_ns)
 long long
 limits_deadline(PyObject *limits)
 {
-    PyObject *v = lim_get(limits, LIM_DEADLINE);
-    long long deadline;
-    if (v == NULL)
-        return -1;
-    deadline = PyLong_AsLongLong(v);
-    Py_DECREF(v);
-    return deadline;
+    return lim_deadline(limits);
 }
 
 long long
