@@ -763,6 +763,7 @@ typedef struct {
     int epfd;
     int tfd;             /* the turn's end: a timer in the epoll set (its entry's ptr is NULL) */
     PyObject *wires;     /* set: the wires registered (the references their epoll entries use) */
+    PyObject *watch;     /* watch(fd, callback): called when fd is readable (its entry's ptr), or NULL */
 } WirePoll;
 
 static unsigned char poll_buffer[POLL_BUFFER];   /* used with the GIL held only */
@@ -805,6 +806,7 @@ static int
 wirepoll_traverse(WirePoll *p, visitproc visit, void *arg)
 {
     Py_VISIT(p->wires);
+    Py_VISIT(p->watch);
     return 0;
 }
 
@@ -821,6 +823,7 @@ wirepoll_clear(WirePoll *p)
         p->tfd = -1;
     }
     Py_CLEAR(p->wires);
+    Py_CLEAR(p->watch);
     return 0;
 }
 
@@ -869,6 +872,30 @@ wirepoll_add(WirePoll *p, PyObject *wire)
         return NULL;
     }
     Py_RETURN_TRUE;
+}
+
+/* watch(fd, callback): callback() whenever fd is readable while run waits (rate mode's timer,
+ * engine/arrivals.c: the arrivals are handed out here, not after a trip through the event
+ * loop); one fd at a time, kept until the poll closes */
+static PyObject *
+wirepoll_watch(WirePoll *p, PyObject *args)
+{
+    struct epoll_event ev;
+    int fd;
+    PyObject *callback;
+    if (!PyArg_ParseTuple(args, "iO", &fd, &callback) || !wirepoll_usable(p))
+        return NULL;
+    if (p->watch != NULL || !PyCallable_Check(callback)) {
+        PyErr_SetString(PyExc_ValueError, "WirePoll.watch: one callable, once");
+        return NULL;
+    }
+    memset(&ev, 0, sizeof ev);
+    ev.events = EPOLLIN;
+    ev.data.ptr = callback;
+    if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+        return PyErr_SetFromErrno(PyExc_OSError);
+    p->watch = Py_NewRef(callback);
+    Py_RETURN_NONE;
 }
 
 /* take w out (its socket may be closed already: the kernel then dropped the entry) */
@@ -978,6 +1005,12 @@ wirepoll_run(WirePoll *p, PyObject *args)
                 }
                 continue;
             }
+            if (wire == p->watch) {     /* the watched fd: its callback */
+                if ((r = PyObject_CallNoArgs(wire)) == NULL)
+                    failed = 1;
+                Py_XDECREF(r);
+                continue;
+            }
             has = PySet_Contains(p->wires, wire);   /* an earlier response may have taken it out */
             if (has <= 0) {
                 failed = has < 0;
@@ -1041,6 +1074,8 @@ static PyMethodDef wirepoll_methods[] = {
     {"add", (PyCFunction)wirepoll_add, METH_O,
      "add(wire) -> bool: read the wire's socket here (False: it has none, or is in already)"},
     {"remove", (PyCFunction)wirepoll_remove, METH_O, "remove(wire) -> bool: no longer read it here"},
+    {"watch", (PyCFunction)wirepoll_watch, METH_VARARGS,
+     "watch(fd, callback): call callback() when fd is readable while run waits (one fd, kept until closed)"},
     {"fileno", (PyCFunction)wirepoll_fileno, METH_NOARGS,
      "the epoll descriptor: readable while a registered wire is (for the event loop's add_reader)"},
     {"run", (PyCFunction)wirepoll_run, METH_VARARGS,

@@ -460,8 +460,20 @@ static PyMethodDef arr_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+/* the threads parked on their tickets (engine/worker.py's WirePump waits in C while every
+ * live thread waits on a wire or here) */
+static PyObject *
+arr_waiting(Arrivals *a, void *Py_UNUSED(closure))
+{
+    Py_ssize_t n = 0;
+    for (Py_ssize_t i = 0; i < a->wcount; i++)
+        n += a->waiters[(a->whead + i) % a->wcap]->strand != Py_None;
+    return PyLong_FromSsize_t(n);
+}
+
 static PyGetSetDef arr_getset[] = {
     {"queue_length", (getter)arr_queue_length, NULL, "arrivals due and not taken", NULL},
+    {"waiting", (getter)arr_waiting, NULL, "threads parked on their tickets", NULL},
     {NULL},
 };
 

@@ -92,7 +92,8 @@ class WirePump:
     Python call, and the GIL's release and retake around every wait; here the GIL is
     released only while another thread of the process may want it.  A wire that leaves
     (its library takes it back, it closes, its connection ends) goes back to the loop
-    (Wire.unpoll), and so does every wire when the pump stops."""
+    (Wire.unpoll), and so does every wire when the pump stops.  In rate mode the poll also
+    watches the arrivals' timer, so a thread waiting for its next arrival waits here too."""
 
     def __init__(self, worker: Worker):
         self.worker = worker
@@ -112,6 +113,9 @@ class WirePump:
             self.take(ctx)
         if not self.wires:
             return False
+        arrivals = self.worker.c_arrivals
+        if arrivals is not None:  # rate mode: the arrivals' timer is read here too (engine/arrivals.c)
+            self.poll.watch(arrivals.fileno(), arrivals.fire)
         self.handle = loop.call_soon(self._step)
         return True
 
@@ -138,10 +142,12 @@ class WirePump:
             self._wait_with_loop(False)
             self.handle = self.loop.call_later(YIELD_EVERY_NS / NS, self._step)
             return
-        # every live thread waits on a polled wire: wait here for a turn; else a thread is
+        # every live thread waits on a polled wire (or, in rate mode, on its ticket, whose
+        # timer the poll watches): wait here for a turn; else a thread is
         # ready to run or waits on the loop (Python code, a reconnect, a socket the loop
         # reads): read what has come, and let the loop wait, with the poll as one of its readers
-        wait_here = poll.waiting >= w.alive
+        arrivals = w.c_arrivals
+        wait_here = poll.waiting + (arrivals.waiting if arrivals is not None else 0) >= w.alive
         self.waits += wait_here
         try:
             back = poll.run(perf_counter_ns() + YIELD_EVERY_NS if wait_here else 0, threading.active_count() > 1)
@@ -335,7 +341,7 @@ class Worker:
             self.tasks = self.os_threads.start([self._thread(ctx) for ctx in self.contexts])
         else:
             self.tasks = [Strand(self._thread(ctx), loop, name=f"thread-{ctx.tid}") for ctx in self.contexts]
-            if WIRE_POLL and _WirePoll is not None and not rate:
+            if WIRE_POLL and _WirePoll is not None and self.arrivals is None:
                 pump = WirePump(self)
                 if pump.start(loop):
                     self.pump = pump
