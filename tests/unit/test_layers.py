@@ -389,7 +389,7 @@ C_LAYERS = [
         "workloads/builtin.c",
         "lua/bridge.c",
     ),  # built-in tests' loops, a Lua state's events
-    ("engine/native_engine.h", "engine/strand.c", "engine/event_loop.c"),  # the strand, the event loop
+    ("engine/native_engine.h", "engine/strand.c", "engine/event_loop.c", "engine/arrivals.c"),  # strand, loops, rate
     ("engine/_native.c",),  # the module init: wiring only
 ]
 C_RANK = {name: i for i, names in enumerate(C_LAYERS) for name in names}
