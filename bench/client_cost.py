@@ -57,7 +57,7 @@ OWN_SCRIPT = str(REPO / "bench" / "ten_statements.lua")
 PYSYSBENCH = [sys.executable, "-m", "pysysbench"]
 SEED = "--rand-seed=7"
 RATE_TIME_S, PLAIN_TIME_S = 10, 5
-RATES = {"point_select": 40, "read_write": 5, "ten_statements": 5}  # and 3x: the server's fsyncs cap the writers
+RATES = {"point_select": 200, "read_write": 20, "ten_statements": 20}  # and 3x: the server's fsyncs cap the writers
 DOC = REPO / "docs" / "performance.md"
 BEGIN, END = "<!-- client_cost.py: begin -->", "<!-- client_cost.py: end -->"
 

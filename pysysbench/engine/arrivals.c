@@ -117,12 +117,24 @@ arr_end(Arrivals *a)
     a->ended = 1;
 }
 
-/* every arrival due by now into the queue: 0, or -1 with an exception */
+/* every arrival due by now into the queue (the rule asked once, then its time limit per
+ * arrival); `asked`: the caller has just asked the rule at now (a thread's loop).  0, or -1
+ * with an exception */
 static int
-arr_generate(Arrivals *a, long long now)
+arr_generate(Arrivals *a, long long now, int asked)
 {
+    long long deadline = 0;
+    int asked_here = 0;
     while (!a->ended && a->due <= now) {
-        int ended = limits_ended(a->limits, a->due);
+        int ended;
+        if (!asked_here) {
+            asked_here = 1;
+            ended = limits_ended(a->limits, a->due);
+            if (ended == 0 && (deadline = limits_deadline(a->limits)) == -1 && PyErr_Occurred())
+                ended = -1;
+        }
+        else
+            ended = limits_time_up(deadline, a->due);
         if (ended < 0)
             return -1;
         if (ended) {
@@ -142,7 +154,7 @@ arr_generate(Arrivals *a, long long now)
             return -1;
         a->due += (long long)(arr_expo(a) * a->mean_ns) + 1;
     }
-    if (!a->ended) {                             /* the time limit between two arrivals */
+    if (!a->ended && !asked) {                   /* the time limit between two arrivals */
         int ended = limits_ended(a->limits, now);
         if (ended < 0)
             return -1;
@@ -257,7 +269,7 @@ ticket_take(PyObject *ticket, long long now, long long *stamp)
     Arrivals *a = t->arr;
     PyObject *strand;
     ticket_idle(ticket);
-    if (arr_generate(a, now) < 0)
+    if (arr_generate(a, now, 1) < 0)
         return -1;
     if (a->count > 0) {
         ticket_hold(t, arr_pop(a));
@@ -357,7 +369,7 @@ arr_fire(Arrivals *a, PyObject *Py_UNUSED(unused))
         return NULL;
     }
     a->armed = 0;                                /* a fired timer is off */
-    if (arr_generate(a, now) < 0 || arr_dispatch(a) < 0 || (a->fd >= 0 && arr_arm(a, now_ns()) < 0))
+    if (arr_generate(a, now, 0) < 0 || arr_dispatch(a) < 0 || (a->fd >= 0 && arr_arm(a, now_ns()) < 0))
         return NULL;
     Py_RETURN_NONE;
 }
@@ -409,7 +421,7 @@ static PyObject *
 arr_queue_length(Arrivals *a, void *Py_UNUSED(closure))
 {
     long long now = now_ns();
-    if (arr_generate(a, now) < 0 || (a->fd >= 0 && arr_arm(a, now) < 0))
+    if (arr_generate(a, now, 0) < 0 || (a->fd >= 0 && arr_arm(a, now) < 0))
         return NULL;
     return PyLong_FromSsize_t(a->count);
 }

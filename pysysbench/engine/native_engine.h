@@ -34,7 +34,8 @@ int event_loop_init(PyObject *module);
 extern PyTypeObject TicketType;
 /* the next arrival for the ticket's thread at now: 1 (*stamp, its time), 0 (none due: the
  * current strand is parked on the ticket until resumed with True, an arrival, or None, the
- * end), 2 (no more: the end), -1 (an exception).  Ends the ticket's previous event. */
+ * end), 2 (no more: the end), -1 (an exception).  Ends the ticket's previous event.  The caller
+ * has asked the rule (limits_admit) at now. */
 int ticket_take(PyObject *ticket, long long now, long long *stamp);
 /* the arrival handed to the ticket last (after a resume with True) */
 long long ticket_stamp(PyObject *ticket);
