@@ -315,3 +315,53 @@ def test_a_session_held_for_the_runs_end_closes_after_a_grace_if_the_run_goes_on
     assert main([str(script), *db.opts, "--threads=2", "--workers=1", "--time=1", "run"]) == 0
     # thread 0's closed within the grace, thread 1's (its last event outlasting the limit) by close()
     assert len(later) == 2 and closed == [[True, False], [True, True]]
+
+
+AFTER_QUERY = """
+function thread_init()
+   con = sysbench.sql.driver():connect()
+   st = con:prepare(ONE)
+   p = st:bind_create(sysbench.sql.type.INT)
+   st:bind_param(p)
+   seen = 0
+end
+function event()
+   local rs = con:query(TWO)               -- a plain query: the Python bridge serves it
+   seen = seen + tonumber(rs:fetch_row()[1])
+   for i = 1, 3 do                          -- then the C loop again
+      p:set(i)
+      st:execute()
+   end
+end
+function thread_done()
+   print(string.format("thread %d: seen=%d", sysbench.tid, seen))
+end
+"""
+TWO = {"mysql": "SELECT 2", "pgsql": "SELECT 2"}
+
+
+@pytest.mark.skipif(native.LuaEvents is None, reason="the C extension is not built")
+@pytest.mark.parametrize("stacks", ["on", "off"])
+def test_an_event_goes_on_in_c_after_a_request_python_answered(server_db, tmp_path, capfd, monkeypatch, stacks):
+    # the plain query is answered in Python (the answer is held for sysbench.lua's yield) and the
+    # event's prepared statements after it are sent by the C loop, not by the Python bridge; the
+    # answer reaches the script (rs:fetch_row) and the counts are the Python twin's
+    monkeypatch.setenv(lua_state.STACKS_ENV, stacks)
+    db = server_db
+    script = tmp_path / "after_query.lua"
+    script.write_text(AFTER_QUERY.replace("ONE", repr(ONE[db.name]).replace("'", '"')).replace(
+        "TWO", repr(TWO[db.name]).replace("'", '"')))  # fmt: skip
+    sources = _kept_sources(monkeypatch)
+    assert main([str(script), *db.opts, "--threads=2", "--workers=1", "--time=1", "run"]) == 0
+    out = capfd.readouterr().out
+    events = int(re.search(r"total number of events:\s+(\d+)", out).group(1))
+    assert events > 50, out
+    assert len(sources) == 2
+    handed = sum(s.handovers for s in sources)
+    in_c = sum(s.statements for s in sources)
+    assert events <= handed <= events + 2, (handed, events)  # one plain query per event
+    assert 3 * events <= in_c <= 3 * events + 6, (in_c, events)  # and every execute in C
+    seen = [int(n) for n in re.findall(r"^thread \d+: seen=(\d+)$", out, re.M)]
+    assert len(seen) == 2 and sum(seen) >= 2 * events, out
+    summary = re.search(r"read:\s+(\d+)", out).group(1)
+    assert int(summary) >= 4 * events, out
