@@ -19,7 +19,7 @@ engine (the sysbench package's ``oltp_*.lua``, ``--lua-bundled=on``), and
 bench/ten_statements.lua (a script of our own: ten statements per event through the sql API);
 sysbench runs the ``.lua`` file each time.  MariaDB and PostgreSQL, 1 and 8 threads.
 
-    python bench/client_cost.py --quick                 # MariaDB, 1 thread (about 10 min)
+    python bench/client_cost.py --quick                 # MariaDB, 1 thread (about 25 min)
     python bench/client_cost.py                         # every case
     python bench/client_cost.py --quick --write-doc     # and the table into docs/performance.md
 
@@ -37,6 +37,7 @@ import fcntl
 import math
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -140,11 +141,16 @@ def instructions(cmd: list[str]) -> tuple[int, int]:
     return total, int(QUERIES_RE.search(text).group(1))  # type: ignore[union-attr]
 
 
-def per_query_instructions(base: list[str], rate: int) -> float:
-    """(Ir(3R) - Ir(R)) / (queries(3R) - queries(R)) at the same --time: every per-second cost cancels."""
-    low = instructions([*base, f"--time={RATE_TIME_S}", f"--rate={rate}", "run"])
-    high = instructions([*base, f"--time={RATE_TIME_S}", f"--rate={3 * rate}", "run"])
-    return (high[0] - low[0]) / max(high[1] - low[1], 1)
+def per_query_instructions(base: list[str], rate: int, repeats: int = 1) -> float:
+    """(Ir(3R) - Ir(R)) / (queries(3R) - queries(R)) at the same --time: every per-second cost
+    cancels; the median over ``repeats`` pairs (a pair's figure moves by a few percent with
+    how the wake-ups of the two runs fell, for sysbench as for pysysbench)."""
+    out = []
+    for _ in range(repeats):
+        low = instructions([*base, f"--time={RATE_TIME_S}", f"--rate={rate}", "run"])
+        high = instructions([*base, f"--time={RATE_TIME_S}", f"--rate={3 * rate}", "run"])
+        out.append((high[0] - low[0]) / max(high[1] - low[1], 1))
+    return statistics.median(out)
 
 
 def perf_counts(base: list[str]) -> tuple[float, float]:
@@ -169,14 +175,16 @@ def tree_run(base: list[str], seconds: int) -> tuple[float, float]:
     return m.rss_mb, m.cpu_s
 
 
-def figures(case: Case, tool: str, port: int, grind: bool) -> Figures:
+def figures(case: Case, tool: str, port: int, grind: bool, repeats: int = 1) -> Figures:
     f = Figures()
     base = case.argv(tool, port)
     steps = (
         [
             (
                 "instructions",
-                lambda: setattr(f, "instructions_per_query", per_query_instructions(base, RATES[case.workload])),
+                lambda: setattr(
+                    f, "instructions_per_query", per_query_instructions(base, RATES[case.workload], repeats)
+                ),
             )
         ]
         if grind
@@ -274,13 +282,14 @@ def parse() -> argparse.Namespace:
     p.add_argument("--threads", default="1,8", help="thread counts (1,8)")
     p.add_argument("--port", type=int, default=0, help="the server's port (a private server for 1000 threads)")
     p.add_argument("--no-valgrind", action="store_true", help="skip the instruction counts (the slow part)")
+    p.add_argument("--repeats", type=int, default=3, help="instruction pairs per case; their median (3)")
     p.add_argument("--write-doc", action="store_true", help="write the table into docs/performance.md")
     p.add_argument("--cleanup", action="store_true", help="drop the database clientcost at the end")
     a = p.parse_args()
     a.servers = ["mysql"] if a.quick else [s for s in a.servers.split(",") if s]
     a.threads = [1] if a.quick else [int(t) for t in a.threads.split(",") if t]
-    if any(s not in ("mysql", "pgsql") for s in a.servers) or any(t < 1 for t in a.threads):
-        p.error("--servers: mysql and/or pgsql; --threads: positive numbers")
+    if any(s not in ("mysql", "pgsql") for s in a.servers) or any(t < 1 for t in a.threads) or a.repeats < 1:
+        p.error("--servers: mysql and/or pgsql; --threads, --repeats: positive numbers")
     return a
 
 
@@ -292,7 +301,8 @@ def main() -> int:
     subprocess.run([sys.executable, "-m", "compileall", "-q", "pysysbench"], cwd=REPO, check=True)
     command = "python bench/client_cost.py " + " ".join(sys.argv[1:])
     lines = [f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average {os.getloadavg()[0]:.2f}; "
-             f"instructions: cachegrind, --time={RATE_TIME_S} at --rate=R and 3R (R: {RATES}); "
+             f"instructions: cachegrind, --time={RATE_TIME_S} at --rate=R and 3R (R: {RATES}), "
+             f"median of {a.repeats} pair(s); "
              f"perf and RSS: --time={PLAIN_TIME_S} unthrottled", *header()]  # fmt: skip
     print("\n".join(lines), flush=True)
     notes: list[str] = []
@@ -302,8 +312,8 @@ def main() -> int:
         for case in [c for c in cases(a) if c.server == server]:
             key = (case.workload, case.server, case.threads)
             if key not in sysbench_cache:
-                sysbench_cache[key] = figures(case, "sysbench", a.port, not a.no_valgrind)
-            sb, py = sysbench_cache[key], figures(case, "pysysbench", a.port, not a.no_valgrind)
+                sysbench_cache[key] = figures(case, "sysbench", a.port, not a.no_valgrind, a.repeats)
+            sb, py = sysbench_cache[key], figures(case, "pysysbench", a.port, not a.no_valgrind, a.repeats)
             lines.append(row(case, sb, py))
             notes += [f"# {case.name}: {n}" for n in py.notes + sb.notes]
             print(lines[-1], flush=True)
