@@ -548,26 +548,11 @@ ticket_send(PyObject *self, PyObject *arg, PyObject **out)
 }
 
 static PyObject *
-ticket_result(PySendResult r, PyObject *res)
-{
-    if (r == PYGEN_NEXT)
-        return res;
-    if (r == PYGEN_RETURN) {
-        if (res == Py_None)
-            PyErr_SetNone(PyExc_StopIteration);
-        else
-            _PyGen_SetStopIterationValue(res);
-        Py_DECREF(res);
-    }
-    return NULL;
-}
-
-static PyObject *
 ticket_iternext(PyObject *self)
 {
     PyObject *res = NULL;
     PySendResult r = ticket_send(self, Py_None, &res);
-    return ticket_result(r, res);
+    return native_send_result(r, res);
 }
 
 static PyObject *
@@ -575,21 +560,14 @@ ticket_send_method(PyObject *self, PyObject *arg)
 {
     PyObject *res = NULL;
     PySendResult r = ticket_send(self, arg, &res);
-    return ticket_result(r, res);
+    return native_send_result(r, res);
 }
 
 static PyObject *
 ticket_throw(PyObject *self, PyObject *args)
 {
-    PyObject *typ, *val = NULL, *tb = NULL;
     ticket_forget(self);
-    if (!PyArg_ParseTuple(args, "O|OO", &typ, &val, &tb))
-        return NULL;
-    if (PyExceptionInstance_Check(typ))
-        PyErr_SetObject((PyObject *)Py_TYPE(typ), typ);
-    else
-        PyErr_SetObject(typ, val == NULL ? Py_None : val);
-    return NULL;
+    return native_raise_thrown(args);
 }
 
 static PyObject *

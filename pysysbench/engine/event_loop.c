@@ -461,23 +461,13 @@ el_step(PyObject *self, PyObject *value, PyObject **yielded)
     return PYGEN_RETURN;
 }
 
-/* a PySendResult as an iterator's return: the value yielded, or NULL with StopIteration / the error.
- * It takes the value's address, read only here: in el_result(el_send(.., &res), res) C leaves the
- * order of the two arguments open, and a compiler may read res before el_send has set it. */
+/* native_send_result, taking the value's address, read only here: in
+ * el_result(el_send(.., &res), res) C leaves the order of the two arguments open, and a
+ * compiler may read res before el_send has set it. */
 static PyObject *
 el_result(PySendResult r, PyObject **value)
 {
-    PyObject *res = *value;
-    if (r == PYGEN_NEXT)
-        return res;
-    if (r == PYGEN_RETURN) {
-        if (res == Py_None)
-            PyErr_SetNone(PyExc_StopIteration);
-        else
-            _PyGen_SetStopIterationValue(res);
-        Py_DECREF(res);
-    }
-    return NULL;
+    return native_send_result(r, *value);
 }
 
 static PyObject *
@@ -505,16 +495,8 @@ el_throw(PyObject *self, PyObject *args)
         p->awaiting = 0;
         ticket_forget(p->ticket);
     }
-    if (p->sub == NULL) {
-        PyObject *typ, *val = NULL, *tb = NULL;
-        if (!PyArg_ParseTuple(args, "O|OO", &typ, &val, &tb))
-            return NULL;
-        if (PyExceptionInstance_Check(typ))
-            PyErr_SetObject((PyObject *)Py_TYPE(typ), typ);
-        else
-            PyErr_SetObject(typ, val == NULL ? Py_None : val);
-        return NULL;
-    }
+    if (p->sub == NULL)
+        return native_raise_thrown(args);
     meth = PyObject_GetAttrString(p->sub, "throw");
     if (meth == NULL)
         return el_result(el_run(p, PYGEN_ERROR, NULL, &out), &out);

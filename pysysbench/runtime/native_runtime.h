@@ -33,6 +33,12 @@ int native_util_init(PyObject *module);
 Py_ssize_t native_slot_offset(PyObject *obj, PyObject *name);
 /* a tuple of n new references; NULL (and every item released) if one is NULL */
 PyObject *native_tuple_of(Py_ssize_t n, PyObject **items);
+/* a C awaitable's am_send outcome as its iterator's answer (send, __next__): the value
+ * yielded (PYGEN_NEXT), or NULL with StopIteration(value) (PYGEN_RETURN: value consumed) or
+ * the error already set (PYGEN_ERROR) */
+PyObject *native_send_result(PySendResult r, PyObject *value);
+/* throw(type[, value[, tb]]) of a C awaitable with nothing inside to throw into: raises it */
+PyObject *native_raise_thrown(PyObject *args);
 
 /* An event source: what an EventLoop (engine/event_loop.c) runs instead of steps -- a
  * workload that draws its statements itself (lua/bridge.c: a Lua state's event).  Its

@@ -210,3 +210,31 @@ native_util_init(PyObject *module)
         return -1;
     return PyModule_AddFunctions(module, util_methods);
 }
+
+PyObject *
+native_send_result(PySendResult r, PyObject *value)
+{
+    if (r == PYGEN_NEXT)
+        return value;
+    if (r == PYGEN_RETURN) {
+        if (value == Py_None)
+            PyErr_SetNone(PyExc_StopIteration);
+        else
+            _PyGen_SetStopIterationValue(value);
+        Py_DECREF(value);
+    }
+    return NULL;
+}
+
+PyObject *
+native_raise_thrown(PyObject *args)
+{
+    PyObject *typ, *val = NULL, *tb = NULL;
+    if (!PyArg_ParseTuple(args, "O|OO", &typ, &val, &tb))
+        return NULL;
+    if (PyExceptionInstance_Check(typ))
+        PyErr_SetObject((PyObject *)Py_TYPE(typ), typ);
+    else
+        PyErr_SetObject(typ, val == NULL ? Py_None : val);
+    return NULL;
+}
