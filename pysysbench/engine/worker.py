@@ -546,9 +546,10 @@ class Worker:
             if not admit(start):
                 break
             if arrivals is not None:
-                start = await arrivals()  # stamped when it arrived (rate mode)
-                if start is None:
+                stamp = await arrivals()  # stamped when it arrived (rate mode)
+                if stamp is None:
                     break
+                start = stamp
             self.inflight += 1
             try:
                 result = await event(ctx)
