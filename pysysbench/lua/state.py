@@ -253,17 +253,8 @@ end, function(src, legacy)
          if type(_G[k]) ~= "function" then _G[k] = v end
       end
    end
-end, function(...)
-   -- the registry hand-over with lua/bridge.c.  No argument: what the C left for Python, n,
-   -- then the values the event coroutine yielded; with arguments: the host's answer to it,
-   -- for the coroutine to take (the function below) when the C loop resumes it with
-   -- ANSWER_HELD (sysbench.lua's ask).  One function: a LuaState attribute more made every
-   -- `self.` lookup of the Python bridge slower (its instance dict grew past a size)
-   local n = select("#", ...)
-   if n > 0 then
-      registry[ANSWER] = {n = n, ...}
-      return
-   end
+end, function()
+   -- what lua/bridge.c left for Python: n, then the values the event coroutine yielded
    local t = registry[HELD]
    registry[HELD] = nil
    return t.n, unpack(t, 1, t.n)
@@ -274,6 +265,10 @@ end, function(path)
 end, function()
    -- a held state whose events the runner does not run (the script's own thread_run)
    if jit_held then jit_held = false; jit_on() end
+end, function(...)
+   -- the host's answer to a request lua/bridge.c left for Python, for the coroutine to take
+   -- when the C loop resumes it with ANSWER_HELD (sysbench.lua's yield)
+   registry[ANSWER] = {n = select("#", ...), ...}
 end, function()
    local t = registry[ANSWER]
    registry[ANSWER] = nil
@@ -529,8 +524,7 @@ class LuaState:
         many = len(_open_states) >= HUGE_PAGE_STATES
         if many:
             huge_heap()  # the states' heaps in 2 MiB pages (memory.py)
-        rt, take_answer = self._open_runtime(module)
-        self.rt = rt
+        self.rt = rt = self._open_runtime(module)
         jit_cmd = services.values.get("luajit_cmd") or None
         if jit_cmd is not None and (failed := luajit_command(rt, jit_cmd)) is not None:
             raise WorkloadError(failed)  # sysbench 1.1: before the state has its API
@@ -541,7 +535,7 @@ class LuaState:
         self._address: Any = None  # lua/bridge.c's function naming a coroutine's lua_State (False: none)
         self._load_api(
             _api(rt),
-            self._host(script_path, argv or [], command, take_answer),
+            self._host(script_path, argv or [], command),
             JIT_OPTIONS_MANY if many else JIT_OPTIONS,
             self._held,
             JIT_ON_OPTIONS,
@@ -554,10 +548,9 @@ class LuaState:
         _open_states.add(self)
         self._ops = self._op_table()
 
-    def _open_runtime(self, module: Any) -> tuple[Any, Any]:
+    def _open_runtime(self, module: Any) -> Any:
         """The state's LuaRuntime with the wrappers the Python side calls, the C bridge bound
-        when it can be, and the script search path set; and the Lua function sysbench.lua's
-        ask takes a held answer with (its host table's take_answer)."""
+        when it can be, and the script search path set."""
         # max_memory=0 (no limit): lupa's allocator, the C library's malloc, instead of
         # LuaJIT's own, which maps each state's heap in segments of its own: 1000 states
         # took about 32 MB less this way (bench/journal/2026-12-03.md, "Lua at 1000 threads")
@@ -572,13 +565,14 @@ class LuaState:
             self._take_held,
             self._address_loader,
             self._jit_release,
-            take_answer,
+            self._hold_answer,
+            self._take_answer,
         ) = rt.execute(_WRAP)
         self._bridged = bool(NATIVE_PATH and self.jit and _bind(module))
         path, cpath = package_path()
         package = rt.globals().package
         package.path, package.cpath = path, cpath
-        return rt, take_answer
+        return rt
 
     def _op_table(self) -> dict[int, Any]:
         """The Python half of each operation the Lua API asks for, by its code."""
@@ -595,7 +589,7 @@ class LuaState:
             OP_MORE_RESULTS: self._more_results,
         }
 
-    def _host(self, script_path: str | None, argv: list[str], command: str | None, take_answer: Any) -> Any:
+    def _host(self, script_path: str | None, argv: list[str], command: str | None) -> Any:
         s, v, rt = self.services, self.services.values, self.rt
         c = self.counters
         seed = s.seeds.for_tid(self.tid)
@@ -621,7 +615,7 @@ class LuaState:
                 "tid": self.tid,
                 "seed": rt.table_from(list(seed)),
                 "log": s.log,
-                "take_answer": take_answer,
+                "take_answer": self._take_answer,
                 "counter_inc": counter_inc,
                 "counter_val": counter_val,
                 "unique": s.unique,
@@ -760,7 +754,7 @@ class LuaState:
             op = req[0]
             if op != OP_DONE and op != OP_EXEC:  # a request only the host serves: answered here,
                 answer = await self._ops[op](req)  # and the event goes on in the C loop
-                self._take_held(*(answer if isinstance(answer, tuple) else (answer,)))  # held for Lua
+                self._hold_answer(*(answer if isinstance(answer, tuple) else (answer,)))
                 source.answer_held()
                 return GOES_ON
         return await self._drive(runner, req, failed)
@@ -1021,6 +1015,7 @@ class LuaState:
             # outlive their runtime's teardown and crash the process (SIGSEGV)
             self._call = self._runner_fn = self._load_api = self._loader = self._finish = self._export = None
             self._take_held = self._address_loader = self._jit_release = self._address = None
+            self._hold_answer = self._take_answer = None
             self.sysbench = None
             self.rt = None
 

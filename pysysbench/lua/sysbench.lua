@@ -7,16 +7,15 @@
 -- the coroutine with the answer; nothing here blocks the event loop.
 
 local H = ...
-local yield = coroutine.yield
+local co_yield = coroutine.yield
 -- lua/bridge.c resumes a request the host answered in Python with ANSWER_HELD: the answer
--- waits in the registry (H.take_answer), and the event goes on in the C loop.  Every request
--- but a statement's execute (which the C loop answers itself) asks through `ask`.
+-- waits in the registry (H.take_answer), and the event goes on in the C loop
 local ANSWER_HELD, take_answer = -7, H.take_answer
 local function answered(first, ...)
    if first == ANSWER_HELD then return take_answer() end
    return first, ...
 end
-local function ask(...) return answered(yield(...)) end
+local function yield(...) return answered(co_yield(...)) end
 local type, tostring, tonumber, error, pcall, select, setmetatable =
    type, tostring, tonumber, error, pcall, select, setmetatable
 local floor, log, exp = math.floor, math.log, math.exp
@@ -398,7 +397,7 @@ if ffi then
    end
    local function usleep(us)
       us = c_num(us, 1, "usleep", "unsigned int")
-      if coroutine.isyieldable() then ask(OP_SLEEP, us / 1e6) end   -- LuaJIT 2.1 has it
+      if coroutine.isyieldable() then yield(OP_SLEEP, us / 1e6) end   -- LuaJIT 2.1 has it
       return 0
    end
    local function wrap0(f) return function() return f() end end
@@ -613,7 +612,7 @@ function sql.driver(name)
    name = name or H.db_driver
    local d = drivers[name]
    if d then return d end
-   local ok, lname = ask(OP_DRIVER, name)
+   local ok, lname = yield(OP_DRIVER, name)
    if not ok then error("failed to initialize the DB driver", 2) end
    d = new_handle("driver", {sname = name, lname = lname})
    drivers[name] = d
@@ -627,7 +626,7 @@ local function new_result()
 end
 
 function Driver:connect()
-   local id = ask(OP_CONNECT, self.sname)
+   local id = yield(OP_CONNECT, self.sname)
    if not id then error("connection creation failed", 2) end
    local con = new_handle("conn", {cid = id, driver = self, error = 0, sql_errno = 0, sql_state = nil,
                                    sql_errmsg = nil, closed = false})
@@ -673,7 +672,7 @@ local function send_query(con, query)
       error("SQL API error", 4)
    end
    free_rs(con)
-   local r, a, b, c, d = ask(OP_QUERY, con.cid, query)
+   local r, a, b, c, d = yield(OP_QUERY, con.cid, query)
    if r == 0 or r == 1 then
       ok_state(con)
       return r, a, b, c
@@ -709,13 +708,13 @@ function Conn:disconnect()
    end
    free_rs(self)
    self.closed = true
-   ask(OP_DISCONNECT, self.cid)
+   yield(OP_DISCONNECT, self.cid)
    return true
 end
 
 function Conn:reconnect()
    free_rs(self)
-   local ok = ask(OP_RECONNECT, self.cid)
+   local ok = yield(OP_RECONNECT, self.cid)
    assert(ok)
    return true
 end
@@ -735,7 +734,7 @@ local function bulk_flush(con, b)
    local q = concat(b.parts)
    b.parts, b.n, b.len = {b.prefix}, 0, #b.prefix
    free_rs(con)
-   local r, a, _, c = ask(OP_QUERY, con.cid, q)
+   local r, a, _, c = yield(OP_QUERY, con.cid, q)
    return r == 0 or r == 1
 end
 
@@ -776,7 +775,7 @@ function Conn:prepare(query)
       error("SQL API error", 2)
    end
    free_rs(self)
-   local id = ask(OP_PREPARE, self.cid, query)
+   local id = yield(OP_PREPARE, self.cid, query)
    if not id then error("SQL API error", 2) end
    -- cf: the connection's field table, read directly on the hot path (each field of a
    -- cdata handle is a metamethod call)
@@ -946,7 +945,7 @@ function Stmt:execute()
 end
 
 function Stmt:close()
-   ask(OP_CLOSE_STMT, self.id)
+   yield(OP_CLOSE_STMT, self.id)
    return 0
 end
 
@@ -961,7 +960,7 @@ if SB_11 then
          error("SQL API error", 3)
       end
       free_rs(con)
-      local r, nfields, nrows, data = ask(OP_NEXT_RESULT, con.cid)
+      local r, nfields, nrows, data = yield(OP_NEXT_RESULT, con.cid)
       ok_state(con)
       if r == 0 then return NO_RESULT end
       local rs = con.rs
@@ -983,7 +982,7 @@ if SB_11 then
       end
       -- 1.1 answers true only while a result set is the connection's current result
       if not self.rs.valid then return false end
-      return ask(OP_MORE_RESULTS, self.cid) == true
+      return yield(OP_MORE_RESULTS, self.cid) == true
    end
 end
 
@@ -1194,7 +1193,7 @@ end
 
 local function legacy_run(con, query)
    free_rs(con)
-   local r, a, b, c, d = ask(OP_QUERY, con.cid, query)
+   local r, a, b, c, d = yield(OP_QUERY, con.cid, query)
    if r == 0 or r == 1 then free_rs(con); return end
    local e = sql_failure(con, query, a, b, c, d)
    if type(e) == "table" then error({errcode = 1}, 0) end
