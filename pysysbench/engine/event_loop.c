@@ -798,25 +798,6 @@ el_new(PyTypeObject *type, PyObject *args, PyObject *Py_UNUSED(kw))
     return (PyObject *)p;
 }
 
-/* go_on(start): a source's event that started at `start` and left a request to Python, which
- * has answered it (the source holds the answer): the first await goes on with that event */
-static PyObject *
-el_go_on(PyObject *self, PyObject *arg)
-{
-    EventLoop *p = (EventLoop *)self;
-    long long start = PyLong_AsLongLong(arg);
-    if (start == -1 && PyErr_Occurred())
-        return NULL;
-    if (p->source == NULL || p->in_event) {
-        PyErr_SetString(PyExc_ValueError, "go_on: a fresh EventLoop of an event source");
-        return NULL;
-    }
-    el_begin(p);
-    p->first = 0;
-    p->start = start;
-    Py_RETURN_NONE;
-}
-
 /* arrive_by(ticket): rate mode, each event starting at an arrival of the ticket's Arrivals */
 static PyObject *
 el_arrive_by(PyObject *self, PyObject *ticket)
@@ -841,7 +822,6 @@ static PyMethodDef el_methods[] = {
     {"throw", el_throw, METH_VARARGS, NULL},
     {"close", el_close, METH_NOARGS, NULL},
     {"arrive_by", el_arrive_by, METH_O, "rate mode: each event waits for an arrival of this ticket"},
-    {"go_on", el_go_on, METH_O, "go_on(start): the first await goes on with a source's event begun at start"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -29,7 +29,7 @@ from ..runtime.aio import all_or_nothing, close_quietly
 from ..runtime.limits import Limits, time_up
 from ..stats.recorder import CRecorder, make_recorder
 from ..stats.records import Snapshot
-from ..workloads.base import GOES_ON, ThreadContext, Workload, raised, user_code
+from ..workloads.base import ThreadContext, Workload, raised, user_code
 from ..workloads.held import interrupted, park
 from .spec import RunSpec
 from .strand import Strand
@@ -646,7 +646,6 @@ class Worker:
         target = rec.core if isinstance(rec, CRecorder) else record
         tid = ctx.tid
         ticket = self._ticket(ctx)
-        going_on: int | None = None  # the start of an event whose request Python answered (GOES_ON)
         self.inflight += 1
         try:
             run: Any  # the C loop; None once it ended
@@ -654,9 +653,6 @@ class Worker:
                 run = _CEventLoop(source.events, target, tid, lim, YIELD_EVERY_NS)
                 if ticket is not None:
                     run.arrive_by(ticket)
-                if going_on is not None:
-                    run.go_on(going_on)
-                    going_on = None
                 try:
                     outcome = await run
                 except SQLError as exc:  # a statement's error: the workload's to answer
@@ -679,9 +675,6 @@ class Worker:
                     if result is _GONE:
                         return
                 outcome = None
-                if result is GOES_ON:  # its request answered: the event goes on in C
-                    going_on = started
-                    continue
                 if result:  # sysbench does not count the event that stops its thread
                     return
                 record(tid, perf_counter_ns() - started)

@@ -9,11 +9,8 @@
  * directly (strand_offer) -- no Python frame per statement.  Anything else the coroutine
  * yields (a plain query, a prepare, a sleep, a failed event, parameters of other types) is
  * left for the Python bridge: the values are moved into a table in the registry
- * (HELD_KEY), which LuaState.take_held() reads through lupa, and the EventLoop's await ends.
- * The Python answers a request (a plain query, a prepare, a sleep) and holds the answer in
- * the registry (answer_held): a new EventLoop goes on with the event (go_on), whose resume
- * gives the coroutine ANSWER_HELD, and sysbench.lua's yield takes the answer from there; a
- * failed event the Python finishes.  A statement that fails ends the await with its
+ * (HELD_KEY), which LuaState.take_held() reads through lupa, and the EventLoop's await ends
+ * so that the Python finishes the event.  A statement that fails ends the await with its
  * exception; the Python gives Lua the error as _drive does (`last`: the statement's id).
  *
  * lupa hands out no lua_State: the Lua C API is taken from lupa's own LuaJIT module (its
@@ -75,7 +72,6 @@ typedef ptrdiff_t lua_Integer;
 
 #define HELD_KEY "pysysbench.held"
 enum { OP_DONE = 0, OP_EXEC = 1 };    /* lua/state.py */
-#define ANSWER_HELD (-7)                /* sysbench.lua's yield: the answer is in the registry */
 
 static struct {
     int (*resume)(lua_State *, int);
@@ -396,7 +392,6 @@ typedef struct {
     sigjmp_buf recover;      /* in le_entry, around its lua_resume: where the watchdog's signal leaves a trace */
     volatile sig_atomic_t armed;   /* 1: inside that lua_resume (recover is valid) */
     int dead;                /* left by the watchdog inside compiled code: never entered again */
-    int held;                /* answer_held(): the next resume is ANSWER_HELD (the host answered in Python) */
 } LuaEvents;
 
 /* the source whose state runs on its own stack now (between le_enter and the switch back) */
@@ -1109,17 +1104,7 @@ le_next(PyObject *self, int first, PyObject **stmt, PyObject **args, Py_ssize_t 
         return -1;
     }
     nres = 0;
-    if (!first && e->held) {                /* a request the host answered (LuaState.finish_event) */
-        e->held = 0;
-        if (e->parked) {
-            PyErr_SetString(lua_error_type, "the Lua event coroutine is waiting inside a statement");
-            return -1;
-        }
-        lua.settop(co, 0);
-        lua.pushinteger(co, ANSWER_HELD);
-        nres = 1;
-    }
-    else if (!first) {                      /* the statement's answer: 1 = it returned rows (a read) */
+    if (!first) {                           /* the statement's answer: 1 = it returned rows (a read) */
         PyObject *now = le_reads(e);
         if (now == NULL)
             return -1;
@@ -1322,18 +1307,7 @@ static PyMemberDef le_members[] = {
     {NULL},
 };
 
-/* answer_held(): the request the last await left to Python is answered (its values in the
- * registry): the next le_next resumes the coroutine with ANSWER_HELD, and the event goes on */
-static PyObject *
-le_answer_held(PyObject *self, PyObject *Py_UNUSED(unused))
-{
-    ((LuaEvents *)self)->held = 1;
-    Py_RETURN_NONE;
-}
-
 static PyMethodDef le_methods[] = {
-    {"answer_held", le_answer_held, METH_NOARGS,
-     "The request left to Python is answered: the next resume gives the coroutine ANSWER_HELD."},
     {"unwind", le_unwind, METH_NOARGS,
      "A state waiting inside pysysbench_exec yields its statement instead (before Python resumes it)."},
     {NULL, NULL, 0, NULL},

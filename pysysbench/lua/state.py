@@ -38,7 +38,6 @@ from ..runtime.memory import huge_heap
 from ..runtime.native import FILE as NATIVE_PATH
 from ..runtime.native import LuaEvents, lua_bind, lua_watch
 from ..version import SYSBENCH_RELEASES
-from ..workloads.base import GOES_ON
 from ..workloads.held import is_interrupt, park
 from ..workloads.stock import package_path
 from .log import ALERT, DEBUG, FATAL, Log
@@ -265,16 +264,8 @@ end, function(path)
 end, function()
    -- a held state whose events the runner does not run (the script's own thread_run)
    if jit_held then jit_held = false; jit_on() end
-end, function(...)
-   -- the host's answer to a request lua/bridge.c left for Python, for the coroutine to take
-   -- when the C loop resumes it with ANSWER_HELD (sysbench.lua's yield)
-   registry[ANSWER] = {n = select("#", ...), ...}
-end, function()
-   local t = registry[ANSWER]
-   registry[ANSWER] = nil
-   return unpack(t, 1, t.n)
 end
-""".replace("HELD", '"pysysbench.held"').replace("ANSWER", '"pysysbench.answer"')
+""".replace("HELD", '"pysysbench.held"')
 
 
 _api_file: str | None = None
@@ -565,8 +556,6 @@ class LuaState:
             self._take_held,
             self._address_loader,
             self._jit_release,
-            self._hold_answer,
-            self._take_answer,
         ) = rt.execute(_WRAP)
         self._bridged = bool(NATIVE_PATH and self.jit and _bind(module))
         path, cpath = package_path()
@@ -615,7 +604,6 @@ class LuaState:
                 "tid": self.tid,
                 "seed": rt.table_from(list(seed)),
                 "log": s.log,
-                "take_answer": self._take_answer,
                 "counter_inc": counter_inc,
                 "counter_val": counter_val,
                 "unique": s.unique,
@@ -739,10 +727,7 @@ class LuaState:
         """The rest of an event the C event loop of ``source`` (:meth:`native_events`) left to
         Python: ``outcome`` the exception its statement ended with, or ``...`` (what the
         coroutine yielded is in the registry: a request the C does not serve, or a failed
-        event); the event's result as :meth:`event` gives it, or ``GOES_ON``: the request was
-        answered and the C loop resumes the event (``source.answer_held``: sysbench.lua's
-        yield takes the answer from the registry), so its statements after a plain query
-        are sent from C as before it."""
+        event); the event's result as :meth:`event` gives it."""
         runner = self._events()
         if isinstance(outcome, BaseException):
             if not isinstance(outcome, SQLError):
@@ -751,12 +736,6 @@ class LuaState:
             req = runner.send(await self._exec_failed(outcome, source.last))
         else:
             req = self._take_held()[1:]
-            op = req[0]
-            if op != OP_DONE and op != OP_EXEC:  # a request only the host serves: answered here,
-                answer = await self._ops[op](req)  # and the event goes on in the C loop
-                self._hold_answer(*(answer if isinstance(answer, tuple) else (answer,)))
-                source.answer_held()
-                return GOES_ON
         return await self._drive(runner, req, failed)
 
     def export(self, source: str, legacy: bool) -> None:
@@ -1015,7 +994,6 @@ class LuaState:
             # outlive their runtime's teardown and crash the process (SIGSEGV)
             self._call = self._runner_fn = self._load_api = self._loader = self._finish = self._export = None
             self._take_held = self._address_loader = self._jit_release = self._address = None
-            self._hold_answer = self._take_answer = None
             self.sysbench = None
             self.rt = None
 

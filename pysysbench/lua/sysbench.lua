@@ -7,15 +7,7 @@
 -- the coroutine with the answer; nothing here blocks the event loop.
 
 local H = ...
-local co_yield = coroutine.yield
--- lua/bridge.c resumes a request the host answered in Python with ANSWER_HELD: the answer
--- waits in the registry (H.take_answer), and the event goes on in the C loop
-local ANSWER_HELD, take_answer = -7, H.take_answer
-local function answered(first, ...)
-   if first == ANSWER_HELD then return take_answer() end
-   return first, ...
-end
-local function yield(...) return answered(co_yield(...)) end
+local yield = coroutine.yield
 local type, tostring, tonumber, error, pcall, select, setmetatable =
    type, tostring, tonumber, error, pcall, select, setmetatable
 local floor, log, exp = math.floor, math.log, math.exp

@@ -31,8 +31,6 @@ from ..drivers.base import Connection, Counters, Driver
 from .contract import Traits, check
 
 Say = Callable[[str], None]
-# an event source's finish: the request was answered, the event goes on in the C loop (go_on)
-GOES_ON = object()
 
 
 @record
@@ -181,8 +179,7 @@ class Workload(Traits):
     def native_source(self, ctx: ThreadContext) -> Any:
         """An event source for the engine's C event loop (native_runtime.h: the workload hands out
         each event's statements itself, lua/bridge.c), with ``finish(outcome)``, the
-        coroutine that finishes an event the source left to Python (or answers its request and
-        returns ``GOES_ON``: the C loop goes on with the event); None: ``event`` runs."""
+        coroutine that finishes an event the source left to Python; None: ``event`` runs."""
         return None
 
     def implementation(self) -> dict[str, str]:
