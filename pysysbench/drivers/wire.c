@@ -567,16 +567,7 @@ pending_iternext(PyObject *self)
 {
     PyObject *result = NULL;
     PySendResult r = pending_send(self, Py_None, &result);
-    if (r == PYGEN_NEXT)
-        return result;
-    if (r == PYGEN_RETURN) {
-        if (result == Py_None)
-            PyErr_SetNone(PyExc_StopIteration);
-        else
-            _PyGen_SetStopIterationValue(result);
-        Py_DECREF(result);
-    }
-    return NULL;
+    return native_send_result(r, result);
 }
 
 static PyObject *
