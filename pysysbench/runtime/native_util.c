@@ -56,20 +56,36 @@ static PyObject *lim_name[LIM_FIELDS], *s_take;
 static PyTypeObject *lim_type;             /* the type lim_off was taken from (a strong reference) */
 static Py_ssize_t lim_off[LIM_FIELDS];     /* its slot offsets (-1: read by name) */
 
-/* limits.<field> (a new reference): read in place while limits is of the type the offsets are of */
+/* the slots' offsets taken from limits' type when it is not the one they were taken from */
+static void
+lim_adopt(PyObject *limits)
+{
+    PyTypeObject *old = lim_type;
+    Py_INCREF(Py_TYPE(limits));
+    lim_type = Py_TYPE(limits);
+    Py_XDECREF(old);
+    for (int i = 0; i < LIM_FIELDS; i++)
+        lim_off[i] = native_slot_offset(limits, lim_name[i]);
+}
+
+/* limits.<field> read in place (a borrowed reference), or NULL: not of the type the offsets
+ * are of, or unset -- then lim_get.  Several reads per event, each with no reference taken */
+static inline PyObject *
+lim_peek(PyObject *limits, int field)
+{
+    if (Py_IS_TYPE(limits, lim_type) && lim_off[field] >= 0)
+        return SLOT(limits, lim_off[field]);
+    return NULL;
+}
+
+/* limits.<field> (a new reference): in place while limits is of the type the offsets are of */
 static PyObject *
 lim_get(PyObject *limits, int field)
 {
     PyObject *v;
-    if (!Py_IS_TYPE(limits, lim_type)) {
-        PyTypeObject *old = lim_type;
-        Py_INCREF(Py_TYPE(limits));
-        lim_type = Py_TYPE(limits);
-        Py_XDECREF(old);
-        for (int i = 0; i < LIM_FIELDS; i++)
-            lim_off[i] = native_slot_offset(limits, lim_name[i]);
-    }
-    if (lim_off[field] >= 0 && (v = SLOT(limits, lim_off[field])) != NULL) {
+    if (!Py_IS_TYPE(limits, lim_type))
+        lim_adopt(limits);
+    if ((v = lim_peek(limits, field)) != NULL) {
         Py_INCREF(v);
         return v;
     }
@@ -80,11 +96,15 @@ lim_get(PyObject *limits, int field)
 static int
 lim_flag(PyObject *limits, int field)
 {
-    PyObject *v = lim_get(limits, field);
+    PyObject *v = lim_peek(limits, field);
     int r;
-    if (v == NULL)
+    if (v == Py_False)
+        return 0;
+    if (v == Py_True)
+        return 1;
+    if ((v = lim_get(limits, field)) == NULL)
         return -1;
-    r = v == Py_False ? 0 : v == Py_True ? 1 : PyObject_IsTrue(v);
+    r = PyObject_IsTrue(v);
     Py_DECREF(v);
     return r;
 }
@@ -98,9 +118,11 @@ lim_deadline(PyObject *limits)
 {
     static PyObject *last;
     static long long last_value;
-    PyObject *v = lim_get(limits, LIM_DEADLINE);
+    PyObject *v = lim_peek(limits, LIM_DEADLINE);
     long long deadline;
-    if (v == NULL)
+    if (v != NULL && v == last)
+        return last_value;
+    if ((v = lim_get(limits, LIM_DEADLINE)) == NULL)
         return -1;
     if (v == last) {
         Py_DECREF(v);
@@ -167,6 +189,8 @@ limits_admit(PyObject *limits, long long now_ns, long long n)
     int ended = lim_ended(limits, now_ns), warming;
     if (ended != 0)
         return ended < 0 ? -1 : 0;
+    if (lim_peek(limits, LIM_BUDGET) == Py_None)
+        return n;                        /* no --events: all n may start */
     if ((budget = lim_get(limits, LIM_BUDGET)) == NULL)
         return -1;
     warming = budget == Py_None ? 1 : lim_flag(limits, LIM_WARMING);   /* not counted: all n may start */
