@@ -53,6 +53,16 @@ xoro_seed_splitmix64(uint64_t *s, uint64_t seed)
     s[1] = splitmix64(&seed);
 }
 
+static int
+xoro_params_ok(XoroParams p)
+{
+    if (p.a < 1 || p.a > 63 || p.b < 0 || p.b > 63 || p.c < 1 || p.c > 63 || p.double_bits < 1 || p.double_bits > 53) {
+        PyErr_SetString(PyExc_ValueError, "xoroshiro128+: rotations in 1..63, a shift in 0..63, double bits in 1..53");
+        return 0;
+    }
+    return 1;
+}
+
 /* xoro_draws(s0, s1, (a, b, c, double_bits), n, doubles=False): the next n outputs (or doubles)
  * from the state (s0, s1), for the twin test */
 static PyObject *
@@ -62,11 +72,11 @@ xoro_draws(PyObject *Py_UNUSED(self), PyObject *args)
     XoroParams p;
     Py_ssize_t n;
     int doubles = 0;
-    if (!PyArg_ParseTuple(args, "KK(iiii)n|p", &s0, &s1, &p.a, &p.b, &p.c, &p.double_bits, &n, &doubles))
+    if (!PyArg_ParseTuple(args, "KK(iiii)n|p", &s0, &s1, &p.a, &p.b, &p.c, &p.double_bits, &n, &doubles) ||
+        !xoro_params_ok(p))
         return NULL;
-    if (p.a < 1 || p.a > 63 || p.b < 0 || p.b > 63 || p.c < 1 || p.c > 63 || p.double_bits < 1 ||
-        p.double_bits > 53 || n < 0) {
-        PyErr_SetString(PyExc_ValueError, "xoro_draws: rotations in 1..63, a shift in 0..63, double bits in 1..53");
+    if (n < 0) {
+        PyErr_SetString(PyExc_ValueError, "xoro_draws: n must not be negative");
         return NULL;
     }
     uint64_t s[2] = {s0, s1};
@@ -93,88 +103,97 @@ splitmix64_state(PyObject *Py_UNUSED(self), PyObject *args)
     return Py_BuildValue("(KK)", (unsigned long long)s[0], (unsigned long long)s[1]);
 }
 
-/* ------------------------------------------------------- Mersenne Twister --- *
- * random.Random().random() without a Python call per draw: the MT19937 state
- * lives in the instance (CPython's _random.Random: index, then 624 words), and a
- * double is built from two 32-bit outputs as random() builds it.  Only used when
- * mt_selftest() found this layout and arithmetic to give random()'s exact
- * sequence on this interpreter (rand.py checks at import); otherwise the draws
- * call the source. */
-
-#define MT_N 624
-#define MT_M 397
+/* ------------------------------------------------------------------- Xoro --- *
+ * A xoroshiro128+ generator as an object: rand.Rand's stream (its Python twin is rand.py's
+ * Xoroshiro128Plus, the same outputs and doubles), whose state the draws below step in place,
+ * without a Python call per draw.  Sysbench's own generator is a xoroshiro128+ too; a
+ * special() draw takes 13 doubles, which the Mersenne Twister behind random.Random made of
+ * 26 words (about 480 instructions of a point select's 5,000). */
 
 typedef struct {
     PyObject_HEAD
-    int index;
-    uint32_t state[MT_N];
-} MTObject;
+    uint64_t s[2];
+    XoroParams p;
+} XoroObject;
 
-static uint32_t
-mt_next(MTObject *o)
-{
-    static const uint32_t mag01[2] = {0x0u, 0x9908b0dfu};
-    uint32_t y, *mt = o->state;
-    if (o->index >= MT_N) {
-        int k;
-        for (k = 0; k < MT_N - MT_M; k++) {
-            y = (mt[k] & 0x80000000u) | (mt[k + 1] & 0x7fffffffu);
-            mt[k] = mt[k + MT_M] ^ (y >> 1) ^ mag01[y & 1u];
-        }
-        for (; k < MT_N - 1; k++) {
-            y = (mt[k] & 0x80000000u) | (mt[k + 1] & 0x7fffffffu);
-            mt[k] = mt[k + (MT_M - MT_N)] ^ (y >> 1) ^ mag01[y & 1u];
-        }
-        y = (mt[MT_N - 1] & 0x80000000u) | (mt[0] & 0x7fffffffu);
-        mt[MT_N - 1] = mt[MT_M - 1] ^ (y >> 1) ^ mag01[y & 1u];
-        o->index = 0;
-    }
-    y = mt[o->index++];
-    y ^= y >> 11;
-    y ^= (y << 7) & 0x9d2c5680u;
-    y ^= (y << 15) & 0xefc60000u;
-    y ^= y >> 18;
-    return y;
-}
+static PyTypeObject XoroType;
 
-static double
-mt_double(MTObject *o)
-{
-    uint32_t a = mt_next(o) >> 5, b = mt_next(o) >> 6;
-    return (a * 67108864.0 + b) * (1.0 / 9007199254740992.0);
-}
-
-/* mt_selftest(rng_a, rng_b, n): draw n doubles from rng_a's state directly and n from
- * rng_b.random() (two generators seeded alike); True when all are equal */
+/* Xoro(s0, s1, (a, b, c, double_bits)) */
 static PyObject *
-mt_selftest(PyObject *Py_UNUSED(self), PyObject *args)
+xoroobj_new(PyTypeObject *type, PyObject *args, PyObject *Py_UNUSED(kw))
 {
-    PyObject *a, *b, *random_b;
-    Py_ssize_t n;
-    if (!PyArg_ParseTuple(args, "OOn", &a, &b, &n))
+    unsigned long long s0, s1;
+    XoroParams p;
+    XoroObject *o;
+    if (!PyArg_ParseTuple(args, "KK(iiii)", &s0, &s1, &p.a, &p.b, &p.c, &p.double_bits) || !xoro_params_ok(p))
         return NULL;
-    if (Py_TYPE(a)->tp_basicsize < (Py_ssize_t)sizeof(MTObject) || Py_TYPE(a) != Py_TYPE(b))
-        Py_RETURN_FALSE;
-    random_b = PyObject_GetAttrString(b, "random");
-    if (random_b == NULL)
+    if ((o = (XoroObject *)type->tp_alloc(type, 0)) == NULL)
         return NULL;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *r = PyObject_CallNoArgs(random_b);
-        double x;
-        if (r == NULL) {
-            Py_DECREF(random_b);
-            return NULL;
-        }
-        x = PyFloat_AsDouble(r);
-        Py_DECREF(r);
-        if (mt_double((MTObject *)a) != x) {
-            Py_DECREF(random_b);
-            Py_RETURN_FALSE;
-        }
-    }
-    Py_DECREF(random_b);
-    Py_RETURN_TRUE;
+    o->s[0] = s0;
+    o->s[1] = s1;
+    o->p = p;
+    return (PyObject *)o;
 }
+
+static PyObject *
+xoroobj_double(PyObject *self, PyObject *Py_UNUSED(unused))
+{
+    XoroObject *o = (XoroObject *)self;
+    return PyFloat_FromDouble(xoro_double(o->s, o->p));
+}
+
+static PyObject *
+xoroobj_next(PyObject *self, PyObject *Py_UNUSED(unused))
+{
+    XoroObject *o = (XoroObject *)self;
+    return PyLong_FromUnsignedLongLong(xoro_next(o->s, o->p));
+}
+
+static PyObject *
+xoroobj_skip(PyObject *self, PyObject *Py_UNUSED(unused))
+{
+    XoroObject *o = (XoroObject *)self;
+    xoro_next(o->s, o->p);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+xoroobj_getstate(PyObject *self, PyObject *Py_UNUSED(unused))
+{
+    XoroObject *o = (XoroObject *)self;
+    return Py_BuildValue("(KK)", (unsigned long long)o->s[0], (unsigned long long)o->s[1]);
+}
+
+static PyObject *
+xoroobj_setstate(PyObject *self, PyObject *state)
+{
+    XoroObject *o = (XoroObject *)self;
+    unsigned long long s0, s1;
+    if (!PyArg_ParseTuple(state, "KK", &s0, &s1))
+        return NULL;
+    o->s[0] = s0;
+    o->s[1] = s1;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef xoroobj_methods[] = {
+    {"double", xoroobj_double, METH_NOARGS, "a double in [0, 1) from the next output's top bits"},
+    {"next", xoroobj_next, METH_NOARGS, "one raw 64-bit output"},
+    {"skip", xoroobj_skip, METH_NOARGS, "consume one output"},
+    {"getstate", xoroobj_getstate, METH_NOARGS, "the state (s0, s1)"},
+    {"setstate", xoroobj_setstate, METH_O, "setstate((s0, s1))"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject XoroType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "pysysbench._native.Xoro",
+    .tp_basicsize = sizeof(XoroObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "xoroshiro128+ on a state (s0, s1): the C twin of rand.py's Xoroshiro128Plus.",
+    .tp_new = xoroobj_new,
+    .tp_methods = xoroobj_methods,
+};
 
 /* ------------------------------------------------------------------ draws --- */
 
@@ -185,7 +204,7 @@ typedef struct {
     vectorcallfunc vectorcall;
     int kind;
     PyObject *u;          /* zero-argument callable: uniform double in [0, 1) */
-    PyObject *rng;        /* the random.Random behind u when its state can be read directly, else NULL */
+    XoroObject *rng;      /* the Xoro whose double() is u, stepped in place; else NULL (u is called) */
     PyObject *fallback;   /* the Python method, for arguments out of SMALL range */
     long spec_iter;
     double iter_mult, pct_mult, pct_2_mult, res_mult;
@@ -195,7 +214,7 @@ static int
 draw_u(Draw *d, double *out)
 {
     if (d->rng != NULL) {
-        *out = mt_double((MTObject *)d->rng);
+        *out = xoro_double(d->rng->s, d->rng->p);
         return 0;
     }
     PyObject *r = PyObject_Vectorcall(d->u, NULL, 0, NULL);
@@ -332,7 +351,7 @@ draw_dealloc(Draw *d)
 }
 
 /* Draw(kind, u, fallback, spec_iter=1, iter_mult=1.0, pct_mult=0.0, pct_2_mult=0.0, res_mult=0.0, rng=None):
- * rng, when given, is the random.Random whose random() is u, read directly (see mt_selftest) */
+ * rng, when given, is the Xoro whose double() is u, stepped in place */
 static PyObject *
 draw_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
@@ -349,8 +368,8 @@ draw_new(PyTypeObject *type, PyObject *args, PyObject *kw)
         PyErr_SetString(PyExc_ValueError, "kind must be 0 (uniform), 1 (special) or 2 (string)");
         return NULL;
     }
-    if (rng != Py_None && Py_TYPE(rng)->tp_basicsize < (Py_ssize_t)sizeof(MTObject)) {
-        PyErr_SetString(PyExc_TypeError, "rng must be a random.Random");
+    if (rng != Py_None && !Py_IS_TYPE(rng, &XoroType)) {
+        PyErr_SetString(PyExc_TypeError, "rng must be a Xoro");
         return NULL;
     }
     Draw *d = (Draw *)type->tp_alloc(type, 0);
@@ -364,7 +383,7 @@ draw_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     d->fallback = fallback;
     if (rng != Py_None) {
         Py_INCREF(rng);
-        d->rng = rng;
+        d->rng = (XoroObject *)rng;
     }
     d->spec_iter = spec_iter;
     d->iter_mult = iter_mult;
@@ -388,40 +407,7 @@ static PyTypeObject DrawType = {
     .tp_vectorcall_offset = offsetof(Draw, vectorcall),
 };
 
-/* mt_state(rng, buf, save): save (1) the MT state of rng (index, then the 624 words) into the
- * bytearray buf, or load (0) it from there: rand.Rand's getstate / setstate where the draws read
- * the state directly (mt_selftest passed), a copy instead of random.Random's 625-int tuple */
-static PyObject *
-mt_state(PyObject *Py_UNUSED(self), PyObject *args)
-{
-    PyObject *rng;
-    PyByteArrayObject *buf;
-    int save;
-    MTObject *o;
-    char *at;
-    if (!PyArg_ParseTuple(args, "OYp", &rng, &buf, &save))
-        return NULL;
-    if (Py_TYPE(rng)->tp_basicsize < (Py_ssize_t)sizeof(MTObject) ||
-        PyByteArray_GET_SIZE(buf) != (Py_ssize_t)(sizeof(int) + sizeof(uint32_t) * MT_N)) {
-        PyErr_SetString(PyExc_ValueError, "mt_state: not a random.Random and a bytearray of its state's size");
-        return NULL;
-    }
-    o = (MTObject *)rng;
-    at = PyByteArray_AS_STRING(buf);
-    if (save) {
-        memcpy(at, &o->index, sizeof(int));
-        memcpy(at + sizeof(int), o->state, sizeof o->state);
-    } else {
-        memcpy(&o->index, at, sizeof(int));
-        memcpy(o->state, at + sizeof(int), sizeof o->state);
-    }
-    Py_RETURN_NONE;
-}
-
 static PyMethodDef rand_methods[] = {
-    {"mt_selftest", mt_selftest, METH_VARARGS,
-     "mt_selftest(a, b, n): n draws read from a's state equal n calls of b.random() (a, b seeded alike)"},
-    {"mt_state", mt_state, METH_VARARGS, "mt_state(rng, buf, save): rng's MT state saved into (or loaded from) buf"},
     {"xoro_draws", xoro_draws, METH_VARARGS,
      "xoro_draws(s0, s1, (a, b, c, double_bits), n, doubles=False): n xoroshiro128+ outputs (or doubles)"},
     {"splitmix64_state", splitmix64_state, METH_VARARGS,
@@ -432,10 +418,11 @@ static PyMethodDef rand_methods[] = {
 int
 rand_init(PyObject *m)
 {
-    if (PyType_Ready(&DrawType) < 0)
+    if (PyType_Ready(&DrawType) < 0 || PyType_Ready(&XoroType) < 0)
         return -1;
     Py_INCREF(&DrawType);
-    if (PyModule_AddObject(m, "Draw", (PyObject *)&DrawType) < 0 || PyModule_AddFunctions(m, rand_methods) < 0 ||
+    Py_INCREF(&XoroType);
+    if (PyModule_AddObject(m, "Draw", (PyObject *)&DrawType) < 0 || PyModule_AddObject(m, "Xoro", (PyObject *)&XoroType) < 0 || PyModule_AddFunctions(m, rand_methods) < 0 ||
         PyModule_AddIntConstant(m, "UNIFORM", KIND_UNIFORM) < 0 ||
         PyModule_AddIntConstant(m, "SPECIAL", KIND_SPECIAL) < 0 ||
         PyModule_AddIntConstant(m, "STRING", KIND_STRING) < 0)

@@ -11,12 +11,13 @@ as sysbench's C code and truncated to an integer, so that feeding the same
 uniform doubles yields the same results. All uniform doubles are drawn
 through the single attribute ``Rand._u`` (a zero-argument callable returning
 a float in [0, 1)); ``Rand.set_source`` swaps the generator for every method
-at once, which is the seam for a bit-exact xoroshiro128+ source.
+at once, which is the seam for sysbench's bit-exact stream (``--rand-compat``).
 
 :class:`Xoroshiro128Plus` is the one xoroshiro128+ of the Python code, parameterised by
 its users (:class:`XoroParams`): sysbench's stream (``XORO_SYSBENCH``: ``--rand-compat``,
-sysbench.rand without LuaJIT) and the built-in tests' (``XORO_2018``, seeded by
-splitmix64).  Its C twin is core/rand.c's ``xoro_*`` (tests/unit/test_xoroshiro.py).
+sysbench.rand without LuaJIT), and the built-in tests' and every connection's own stream
+(``XORO_2018``, seeded by splitmix64: :func:`stream`).  Its C twins are core/rand.c's
+``xoro_*`` and ``Xoro``, whose state the C draws step in place (tests/unit/test_xoroshiro.py).
 
 ``uniform`` and ``special`` (the default distribution, drawn several times per
 event) are computed in C when runtime/native.py hands the C draws down (:func:`use_c`), with the same double operations in the same order as the Python
@@ -29,7 +30,7 @@ from __future__ import annotations
 
 import itertools
 import math
-import random
+import os
 import struct
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -92,34 +93,28 @@ class CDraws(NamedTuple):
     uniform: int
     special: int
     string: int
-    mt_selftest: Callable[[random.Random, random.Random, int], bool]
-    mt_state: Callable[[random.Random, bytearray, bool], None]
+    xoro: type  # _native.Xoro: Xoroshiro128Plus's C twin, whose state the draws step in place
 
 
-MT_STATE_BYTES = 4 + 4 * 624  # rand.c's mt_state: MT19937's index (a C int) and its 624 words
 _C: CDraws | None = None  # None: the Python methods below (PYSYSBENCH_NATIVE=off, no build)
-_MT_DIRECT = False
 
 
 def use_c(draws: CDraws | None) -> None:
     """Compute the draws of generators made from now on with ``draws`` (None: in Python)."""
-    global _C, _MT_DIRECT
+    global _C
     _C = draws
-    _MT_DIRECT = _mt_direct()
 
 
-def _mt_direct() -> bool:
-    """Can the C draws read random.Random's Mersenne Twister state directly (the
-    same doubles as random(), without a Python call per draw)?  Checked once, on
-    two generators seeded alike, over several state refills: 1,000 doubles are 2,000 words,
-    four refills of 624 (5,000 doubles were 1.75 M instructions of every run's start-up)."""
-    if _C is None:
-        return False
-    seed = 0x5EED
-    try:
-        return bool(_C.mt_selftest(random.Random(seed), random.Random(seed), 1000))
-    except Exception:  # pragma: no cover - another interpreter's layout
-        return False
+def stream(seed: int | None) -> Any:
+    """A connection's own stream (``--rand-compat=off``): xoroshiro128+ (``XORO_2018``)
+    seeded by splitmix64 from ``seed`` (None: from the system's entropy); in C where the
+    draws are (the same numbers as :class:`Xoroshiro128Plus`, which is used without it)."""
+    if seed is None:
+        seed = int.from_bytes(os.urandom(8), "little")
+    x, s0 = splitmix64(seed & _M64)
+    s1 = splitmix64(x)[1]
+    c = _C
+    return c.xoro(s0, s1, XORO_2018) if c is not None else Xoroshiro128Plus(s0, s1, XORO_2018)
 
 
 def _summer(n: int) -> Callable[[Callable[[], float]], float]:
@@ -189,13 +184,13 @@ class Rand:
     ) -> None:
         if rand_type not in DISTRIBUTIONS:
             raise ValueError(f"Invalid random numbers distribution: {rand_type}.")
-        self._rng = random.Random(seed)
+        self._rng = stream(seed)
         self._init_special(spec_iter, spec_pct, spec_res)
         self._init_pareto(pareto_h)
         self._init_zipfian(zipf_exp)
         self.rand_type = rand_type
         self.gaussian: Callable[[int, int], int] = self._gaussian_11 if release == "1.1" else self._py_gaussian
-        self.set_source(self._rng.random)
+        self.set_source(self._rng.double)
 
     @classmethod
     def from_options(cls, values: Any, seed: int | None) -> Rand:
@@ -229,12 +224,8 @@ class Rand:
         c = _C
         if c is not None:
             owner = getattr(u, "__self__", None)
-            # random.Random().random itself: the C draws step its state without calling it
-            rng = (
-                owner
-                if (_MT_DIRECT and type(owner) is random.Random and getattr(u, "__name__", "") == "random")
-                else None
-            )
+            # a Xoro's own double(): the C draws step its state without calling it
+            rng = owner if type(owner) is c.xoro and getattr(u, "__name__", "") == "double" else None
             self.uniform = c.draw(c.uniform, u, self._py_uniform, rng=rng)
             self.special = c.draw(
                 c.special,
@@ -288,26 +279,15 @@ class Rand:
         self._zipf_cache: dict[int, tuple[float, float]] = {}
 
     def getstate(self) -> Any:
-        """Where the draws' source stands (``random.Random``'s state, or a stream's with
-        ``getstate``): ``setstate`` of it makes the draws since then again, the same
-        (a transaction retried with --max-retries)."""
+        """Where the draws' source stands (its stream's ``getstate``): ``setstate`` of it
+        makes the draws since then again, the same (a transaction retried with --max-retries)."""
         owner = getattr(self._src, "__self__", None)
         if owner is None or not hasattr(owner, "getstate"):
             raise TypeError("this generator's source has no state to save (set_source with a bound method)")
-        c = _C
-        if c is not None and _MT_DIRECT and type(owner) is random.Random:  # a copy in C, not 625 ints
-            buf = bytearray(MT_STATE_BYTES)
-            c.mt_state(owner, buf, True)
-            return buf
         return owner.getstate()
 
     def setstate(self, state: Any) -> None:
-        owner: Any = self._src.__self__  # type: ignore[attr-defined]
-        if type(state) is bytearray:
-            assert _C is not None  # getstate made it in C
-            _C.mt_state(owner, state, False)
-        else:
-            owner.setstate(state)
+        self._src.__self__.setstate(state)  # type: ignore[attr-defined]
 
     # -- distributions ----------------------------------------------------
 

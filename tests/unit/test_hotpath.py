@@ -134,22 +134,23 @@ def test_strings_equal_python(seed, ts):
         assert c.special(1, 10**6) == py._py_special(1, 10**6)  # the streams stay in step
 
 
-def test_mersenne_twister_read_directly_equals_random():
-    """The C draws step random.Random's own state (no call per draw) and stay in
-    step with random() across many state refills and setstate()."""
-    import pysysbench.core.rand as rand_module
+def test_the_c_draws_step_a_xoro_in_place_in_step_with_the_python_stream():
+    """A connection's stream is a C Xoro whose state the C draws step without a call per
+    draw; the Python Xoroshiro128Plus from the same state draws the same numbers, also
+    after getstate / setstate (a retried transaction)."""
+    from pysysbench.core.rand import XORO_2018, Xoroshiro128Plus
 
-    assert rand_module._MT_DIRECT
     c, py = Rand(99), Rand(99)
+    assert type(c._rng) is native._c.Xoro
+    py.set_source(Xoroshiro128Plus(*c._rng.getstate(), XORO_2018).double)  # the Python twin
     for _ in range(20000):
         assert c.uniform(1, 2**40) == py._py_uniform(1, 2**40)
-    assert c._rng.random() == py._rng.random()  # the same state afterwards
-    state = c._rng.getstate()
-    c._rng.setstate(state)
-    py._rng.setstate(state)
-    assert [c.special(1, 100) for _ in range(1000)] == [py._py_special(1, 100) for _ in range(1000)]
-    a = random.Random(5)
-    b = random.Random(5)
-    assert native._c.mt_selftest(a, b, 3000)
-    b.random()
-    assert not native._c.mt_selftest(a, b, 10)  # out of step: seen
+    assert c._rng.getstate() == py._src.__self__.getstate()  # the same state afterwards
+    state = c.getstate()
+    specials = [c.special(1, 100) for _ in range(1000)]
+    c.setstate(state)
+    py.setstate(state)
+    assert [c.special(1, 100) for _ in range(1000)] == specials == [py._py_special(1, 100) for _ in range(1000)]
+    assert c.string("@@@-###") == py._py_string("@@@-###")
+    with pytest.raises(TypeError, match="Xoro"):
+        native._c.Draw(native._c.UNIFORM, c._rng.double, c._py_uniform, rng=object())
