@@ -26,6 +26,7 @@ from ..core.rand import Rand
 from ..core.rand_compat import compat_streams
 from ..drivers.base import Counters, Driver
 from ..runtime.aio import all_or_nothing, close_quietly
+from ..runtime.childenv import helpers_running
 from ..runtime.limits import Limits, time_up
 from ..stats.recorder import CRecorder, make_recorder
 from ..stats.records import Snapshot
@@ -59,6 +60,7 @@ NS = 1_000_000_000
 # events that never waited (C loop): at 1000 threads every event outlasts the window, and a
 # turn per event was a second trip through the loop for each one
 YIELD_EVERY_NS = 5_000_000
+IDLE_TURNS = 10  # the pump's empty turns in a row before the loop waits on the poll (WirePump._step)
 BATCH_BUDGET_NS = 5_000_000  # a built-in test's batch of C events (_batch_loop): at most 5 ms
 BATCH_EVENTS = 1 << 40
 
@@ -106,6 +108,8 @@ class WirePump:
         self.reading = False  # the event loop waits on the poll (a reader) instead of the pump
         self.reads = 0  # the poll's reads (tests/integration/test_wire_poll.py)
         self.waits = 0  # its turns spent waiting on the poll (the same)
+        self.idle_turns = 0  # turns in a row that waited and read nothing
+        self.idles = 0  # times it left the waiting to the loop (the same)
 
     def start(self, loop: asyncio.AbstractEventLoop) -> bool:
         self.loop = loop  # the worker's: what the pump's steps run on
@@ -150,7 +154,7 @@ class WirePump:
         wait_here = poll.waiting + (arrivals.waiting if arrivals is not None else 0) >= w.alive
         self.waits += wait_here
         try:
-            back = poll.run(perf_counter_ns() + YIELD_EVERY_NS if wait_here else 0, threading.active_count() > 1)
+            back = poll.run(perf_counter_ns() + YIELD_EVERY_NS if wait_here else 0, wait_here and self._others_run())
         except Exception as exc:  # pragma: no cover - epoll itself failed: the loop reads them all
             self.loop.call_exception_handler({"message": "pysysbench: the wire poll failed", "exception": exc})
             self.stop()
@@ -162,9 +166,22 @@ class WirePump:
                 self.hand_back(wire, error)
         if len(self.wires) != poll.count:  # some left on their own (released, closed, lost)
             self.wires = {wire for wire in self.wires if wire.poll is not None}
-        self._wait_with_loop(not wait_here)
-        if wait_here:
+        # IDLE_TURNS whole turns of waiting with nothing read (a slow server, long queries):
+        # the loop waits on the poll instead, as one of its readers, with its own timers'
+        # timeouts -- not a turn every YIELD_EVERY_NS (200 a second of a waiting client's
+        # CPU); a turn that reads anything, or an arrival (--rate), keeps the pump's wait
+        self.idle_turns = self.idle_turns + 1 if wait_here and back == 0 else 0
+        idle = self.idle_turns >= IDLE_TURNS
+        self.idles += idle
+        self._wait_with_loop(idle or not wait_here)
+        if wait_here and not idle:
             self.handle = self.loop.call_soon(self._step)
+
+    @staticmethod
+    def _others_run() -> bool:
+        """Whether the poll gives up the GIL while it waits: other threads run Python (SQLite's
+        strands, a user's), not only helpers that wait on their own loops (childenv)."""
+        return threading.active_count() > 1 + helpers_running()
 
     def _wait_with_loop(self, on: bool) -> None:
         """The poll as a reader of the event loop (``on``), or not."""

@@ -87,6 +87,14 @@ def pausable_for_fork(owner: Any) -> None:
     _PAUSABLE.append(owner)
 
 
+def helpers_running() -> int:
+    """How many registered helper threads run now.  They wait on their own event loops (the
+    Lua main state's: report hooks, checkpoints), so a worker's poll that waits holding the
+    GIL keeps one waiting only until its turn ends (engine/worker.py's WirePump): the GIL
+    need not be given up and taken back around every wait for them."""
+    return sum(1 for o in _PAUSABLE if getattr(getattr(o, "thread", None), "is_alive", lambda: False)())
+
+
 def not_pausable(owner: Any) -> None:
     if owner in _PAUSABLE:
         _PAUSABLE.remove(owner)

@@ -164,3 +164,31 @@ def test_a_lua_scripts_connections_are_read_by_the_pump(server_db, tmp_path, cap
     queries = _value(out, "total")
     assert queries > 100 and len(pumps) == 1 and pumps[0].taken == 2
     assert pumps[0].reads >= 0.9 * queries, (pumps[0].reads, queries)
+
+
+SLEEPY = """
+function thread_init()
+   con = sysbench.sql.driver():connect()
+end
+function event()
+   con:query("{sleep}")
+end
+"""
+
+
+def test_a_client_waiting_on_a_slow_server_leaves_the_wait_to_the_event_loop(server_db, tmp_path, capfd, monkeypatch):
+    # every query takes 0.3 s: the pump waited in turns of YIELD_EVERY_NS (5 ms), 60 turns a
+    # query, each a trip through the event loop and Python; after IDLE_TURNS empty turns the
+    # loop waits on the poll as a reader (its own timers' timeouts) until a response comes
+    pytest.importorskip("lupa")
+    db = server_db
+    pumps = _pumps(monkeypatch)
+    script = tmp_path / "sleepy.lua"
+    script.write_text(SLEEPY.replace("{sleep}", "SELECT SLEEP(0.3)" if db.name == "mysql" else "SELECT pg_sleep(0.3)"))
+    argv = [str(script), *db.opts, "--threads=1", "--workers=1", "--events=6", "--time=0", "run"]
+    assert main(argv) == 0
+    out = capfd.readouterr().out
+    assert _value(out, "total") == 6 and len(pumps) == 1
+    pump = pumps[0]
+    assert pump.idles >= 5, (pump.idles, pump.waits)  # once for nearly every query
+    assert pump.waits <= 6 * (worker.IDLE_TURNS + 8), (pump.idles, pump.waits)

@@ -273,6 +273,32 @@ def test_the_main_host_stops_for_the_worker_forks():
     assert not host.thread.is_alive()
 
 
+def test_a_waiting_poll_keeps_the_gil_for_the_main_host_but_not_for_other_threads():
+    """The main state's helper waits on its own loop: a worker's poll need not give the
+    GIL up around each wait for it (about 500 instructions a query: a mutex, a condition
+    signal, take_gil); another thread running Python (SQLite's strands) needs it given up."""
+    import threading
+
+    from pysysbench.engine.worker import WirePump
+    from pysysbench.lua.host import MainHost
+
+    assert not WirePump._others_run()
+    host = MainHost()
+    try:
+        assert threading.active_count() > 1 and not WirePump._others_run()
+        stop = threading.Event()
+        other = threading.Thread(target=stop.wait)
+        other.start()
+        try:
+            assert WirePump._others_run()
+        finally:
+            stop.set()
+            other.join()
+    finally:
+        host.close()
+    assert not WirePump._others_run()
+
+
 def test_unique_numbers_differ_in_a_forked_worker():
     """random.unique() is one sequence per process: a forked worker starts its own, as a
     spawned one does (a copy of the parent's gave both workers the same numbers)."""
