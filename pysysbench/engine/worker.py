@@ -15,7 +15,6 @@ interleaves (it switches threads only at calls and backward jumps).
 from __future__ import annotations
 
 import asyncio
-import random
 import threading
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from time import perf_counter_ns
@@ -402,6 +401,8 @@ class Worker:
         q = self.arrivals
         assert q is not None  # made with the rate, before this task
         seed = self.spec.rand_seed
+        import random  # (here: only the Python twin of the arrivals draws from it)
+
         rng = random.Random(None if not seed else seed * 7919 + self.tids.start)
         mean_ns = NS / rate
         due = perf_counter_ns()

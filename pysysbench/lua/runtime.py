@@ -14,7 +14,6 @@ sequence and sysbench's per-thread seeds (glibc ``random()`` after
 
 from __future__ import annotations
 
-import ctypes
 import importlib
 import os
 import time
@@ -50,7 +49,6 @@ def runtime_module() -> tuple[Any, bool]:
             raise WorkloadError(
                 "running a Lua script needs the 'lupa' package (pip install 'lupa>=2.8'), which is not installed"
             )
-        _unbuffer_c_stdout()
     return _module, _module.__name__.endswith("luajit21")
 
 
@@ -70,15 +68,6 @@ def fallback_warning() -> str | None:
         f"WARNING: this lupa has no LuaJIT; scripts run on {module.__name__.split('.')[-1]} "
         "without 'ffi' (scripts that use ffi fail)"
     )
-
-
-def _unbuffer_c_stdout() -> None:
-    try:
-        libc = ctypes.CDLL(None)
-        stream = ctypes.c_void_p.in_dll(libc, "stdout")
-        libc.setvbuf(stream, None, 2, 0)  # _IONBF
-    except (OSError, ValueError, AttributeError):
-        pass
 
 
 def _permute(x: int) -> int:

@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import ctypes
 import os
 import sys
-import tempfile
 import time
 import weakref
 from collections.abc import Callable
@@ -308,12 +306,24 @@ def _api(rt: Any) -> str:
             )(source)
         except Exception:  # no string.dump of chunks in this Lua: parse the source
             return API_SOURCE
-        fd, path = tempfile.mkstemp(prefix="pysysbench-sysbench-", suffix=".luac")
+        fd, path = _private_file(".luac")
         with os.fdopen(fd, "wb") as fh:
             fh.write(code)
         atexit.register(_remove, path)
         _api_file = path
     return _api_file
+
+
+def _private_file(suffix: str) -> tuple[int, str]:
+    """A new file of this user's alone in the temporary directory, as tempfile.mkstemp makes
+    one (tempfile, with random and shutil, was a tenth of a Lua run's imports)."""
+    folder = os.environ.get("TMPDIR") or "/tmp"
+    while True:
+        path = os.path.join(folder, f"pysysbench-sysbench-{os.urandom(6).hex()}{suffix}")
+        try:
+            return os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600), path
+        except FileExistsError:
+            continue
 
 
 def _remove(path: str) -> None:
@@ -974,6 +984,8 @@ class LuaState:
                 _abandoned.append(self)
                 # never freed, not even at the interpreter's exit: lua_close (lupa's runtime
                 # freed) or a proxy's unref would walk a VM left in the middle of a trace
+                import ctypes  # (here: a dead state is rare, and ctypes costs every run's start-up)
+
                 ctypes.pythonapi.Py_IncRef(ctypes.py_object(self))
             return
         native = self._native

@@ -17,6 +17,10 @@ local concat, sformat, sbyte, schar, ssub = table.concat, string.format, string.
 local OP_EXEC, OP_QUERY, OP_PREPARE, OP_CONNECT, OP_DISCONNECT, OP_RECONNECT,
       OP_SLEEP, OP_CLOSE_STMT, OP_DRIVER, OP_NEXT_RESULT, OP_MORE_RESULTS = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11
 
+-- the C stdout unbuffered (once a process would do; every state asks): a script's print and
+-- io.write go out in step with the host's Python output, as in sysbench
+if io and io.stdout then io.stdout:setvbuf("no") end
+
 local has_ffi, ffi = pcall(require, "ffi")
 if not has_ffi then ffi = nil else _G.ffi = ffi end
 local ffi_gc = ffi and ffi.gc
