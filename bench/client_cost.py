@@ -11,7 +11,9 @@ root, one table of 10,000 rows, dropped with ``--cleanup``).  Per case:
   is what a query costs, its rate-limited event's share of waiting included;
 * **context switches and system calls per query**: ``perf stat -e
   context-switches,raw_syscalls:sys_enter`` (children included) of an unthrottled run;
-* **peak RSS** of the process tree (sampled every 50 ms) of that run's twin without perf;
+* **peak RSS** of the process tree (sampled every 50 ms) of that run's twin without perf, and
+  its **peak PSS** (a page shared by several processes of the tree counts once in all: a
+  forked worker's inherited pages count twice in the RSS sum);
 * **start-up CPU**: user + system CPU of the tree of a ``--time=1`` run.
 
 Cases: point_select and read_write as pysysbench's bundled workloads and through its Lua
@@ -100,6 +102,7 @@ class Figures:
     switches_per_query: float = math.nan
     syscalls_per_query: float = math.nan
     rss_mb: float = math.nan
+    pss_mb: float = math.nan
     startup_cpu_s: float = math.nan
     notes: list[str] = field(default_factory=list)
 
@@ -166,13 +169,13 @@ def perf_counts(base: list[str]) -> tuple[float, float]:
     return counts.get("context-switches", 0) / queries, counts.get("raw_syscalls:sys_enter", 0) / queries
 
 
-def tree_run(base: list[str], seconds: int) -> tuple[float, float]:
-    """(peak RSS MB, CPU s) of the process tree of one run."""
+def tree_run(base: list[str], seconds: int) -> tuple[float, float, float]:
+    """(peak RSS MB, CPU s, peak PSS MB) of the process tree of one run."""
     with db_lock():
         m = measure([*base, f"--time={seconds}", "run"], seconds * 10 + 120)
     if isinstance(m, str):
         raise RuntimeError(m)
-    return m.rss_mb, m.cpu_s
+    return m.rss_mb, m.cpu_s, m.pss_mb
 
 
 def figures(case: Case, tool: str, port: int, grind: bool, repeats: int = 1) -> Figures:
@@ -193,7 +196,7 @@ def figures(case: Case, tool: str, port: int, grind: bool, repeats: int = 1) -> 
     steps += [
         ("perf", lambda: (setattr(f, "switches_per_query", (p := perf_counts(base))[0]),
                           setattr(f, "syscalls_per_query", p[1]))),
-        ("rss", lambda: setattr(f, "rss_mb", tree_run(base, PLAIN_TIME_S)[0])),
+        ("rss", lambda: (setattr(f, "rss_mb", (t := tree_run(base, PLAIN_TIME_S))[0]), setattr(f, "pss_mb", t[2]))),
         ("start-up", lambda: setattr(f, "startup_cpu_s", tree_run(base, 1)[1])),
     ]  # fmt: skip
     for what, step in steps:
@@ -209,6 +212,7 @@ COLUMNS = (
     ("context switches/query", "switches_per_query", "{:.2f}"),
     ("syscalls/query", "syscalls_per_query", "{:.2f}"),
     ("peak RSS MB", "rss_mb", "{:.0f}"),
+    ("peak PSS MB", "pss_mb", "{:.0f}"),
     ("start-up CPU s (--time=1)", "startup_cpu_s", "{:.3f}"),
 )
 

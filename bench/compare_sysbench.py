@@ -92,6 +92,7 @@ class Measure:
     cpu_s: float
     rss_mb: float
     server_cpu_s: float = float("nan")
+    pss_mb: float = float("nan")  # the tree's peak proportional set size (tree_memory_kb)
 
     @property
     def cpu_us_per_query(self) -> float:
@@ -153,20 +154,31 @@ def _children(pid: int) -> list[int]:
 
 
 def tree_rss_kb(root: int) -> int:
-    """Resident set of ``root`` and all its descendants.  Walks the process tree
+    """Resident set of ``root`` and all its descendants (pages shared by several of them
+    count in each: a forked worker's inherited pages twice).  Walks the process tree
     down from ``root`` instead of scanning all of /proc: with 1000 PostgreSQL
     backends a full scan every 50 ms cost the bench a third of a core, taken from
     the two tools it measures."""
-    total, stack = 0, [root]
+    return tree_memory_kb(root)[0]
+
+
+def tree_memory_kb(root: int) -> tuple[int, int]:
+    """(RSS, PSS) of ``root`` and all its descendants.  PSS divides each page among the
+    processes that map it, so the tree's sum counts a page once (libraries shared with
+    processes outside the tree in part): what the tree adds to the machine's memory."""
+    rss = pss = 0
+    stack = [root]
     while stack:
         pid = stack.pop()
         try:
             with open(f"/proc/{pid}/statm") as fh:
-                total += int(fh.read().split()[1]) * PAGE_KB
+                rss += int(fh.read().split()[1]) * PAGE_KB
+            with open(f"/proc/{pid}/smaps_rollup") as fh:
+                pss += next((int(line.split()[1]) for line in fh if line.startswith("Pss:")), 0)
         except (OSError, IndexError, ValueError):
             continue
         stack.extend(_children(pid))
-    return total
+    return rss, pss
 
 
 def measure(cmd: list[str], limit_s: float, server: str = "", pid: int | None = None) -> Measure | str:
@@ -179,7 +191,7 @@ def measure(cmd: list[str], limit_s: float, server: str = "", pid: int | None = 
     proc = subprocess.Popen(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPO, start_new_session=True
     )
-    peak = [0]
+    peak = [0, 0]
     done = threading.Event()
 
     def kill_tree() -> None:
@@ -193,7 +205,8 @@ def measure(cmd: list[str], limit_s: float, server: str = "", pid: int | None = 
 
     def sampler() -> None:
         while not done.is_set():
-            peak[0] = max(peak[0], tree_rss_kb(proc.pid))
+            rss, pss = tree_memory_kb(proc.pid)
+            peak[0], peak[1] = max(peak[0], rss), max(peak[1], pss)
             done.wait(SAMPLE_S)
 
     t = threading.Thread(target=sampler, daemon=True)
@@ -215,7 +228,9 @@ def measure(cmd: list[str], limit_s: float, server: str = "", pid: int | None = 
         print(f"# failed (exit {proc.returncode}): {' '.join(cmd)}: {last[0].strip()}", file=sys.stderr, flush=True)
         return f"failed: {last[0].strip()}"
     # wait4's usage covers the child and every descendant it waited for
-    return Measure(float(m.group(2)), int(m.group(1)), usage.ru_utime + usage.ru_stime, peak[0] / 1024, server_used)
+    return Measure(
+        float(m.group(2)), int(m.group(1)), usage.ru_utime + usage.ru_stime, peak[0] / 1024, server_used, peak[1] / 1024
+    )
 
 
 LUA_SCRIPTS = "/usr/share/sysbench"
