@@ -81,9 +81,7 @@ def describe() -> str:
 
 # core/rand.py (core/rand.c): sysbench's uniform / special / string draws, handed down
 # (the ground floor imports nothing above it)
-_rand.use_c(
-    None if _c is None else _rand.CDraws(_c.Draw, _c.UNIFORM, _c.SPECIAL, _c.STRING, _c.Xoro)
-)
+_rand.use_c(None if _c is None else _rand.CDraws(_c.Draw, _c.UNIFORM, _c.SPECIAL, _c.STRING, _c.Xoro))
 # rand.py's Xoroshiro128Plus (rand.c's xoro_*): its C twin, for the test that runs both
 xoro_draws: Callable[..., tuple[int, ...]] | None = getattr(_c, "xoro_draws", None)
 splitmix64_state: Callable[[int], tuple[int, int]] | None = getattr(_c, "splitmix64_state", None)
