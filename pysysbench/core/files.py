@@ -52,6 +52,20 @@ def problem(exc: OSError, directory: str = "") -> str:
     return text[:1].lower() + text[1:]
 
 
+def private_file(folder: str, prefix: str, what: str, suffix: str = "") -> tuple[int, str]:
+    """(fd, path) of a new file of this user's alone (0600, ``O_EXCL``) in ``folder``, named
+    ``prefix``, random hex and ``suffix``, as tempfile.mkstemp makes one without importing
+    tempfile (with random and shutil, a tenth of a Lua run's imports).  FileExistsError
+    naming ``what`` after 100 names taken."""
+    for _ in range(100):
+        path = os.path.join(folder, f"{prefix}{os.urandom(6).hex()}{suffix}")
+        try:
+            return os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600), path
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"cannot create a file for {what} in {folder}")
+
+
 def _error(what: str, path: str, reason: str) -> UsageError:
     return UsageError(f"cannot write {what} '{path}': {reason}")
 

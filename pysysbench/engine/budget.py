@@ -32,6 +32,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from ..core.files import private_file
 from ..runtime.native import Budget as _CBudget
 
 SIZE = 8  # one native-order int64: the events handed out so far
@@ -153,13 +154,7 @@ class EventBudget:
 def _create_file() -> tuple[int, str]:
     """A new private file for a shared budget: in /dev/shm (memory) where there is one."""
     where = SHM_DIR if os.path.isdir(SHM_DIR) and os.access(SHM_DIR, os.W_OK) else _tmpdir()
-    for _ in range(100):
-        path = os.path.join(where, f"pysysbench-events-{os.getpid()}-{os.urandom(6).hex()}")
-        try:
-            return os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600), path
-        except FileExistsError:
-            continue
-    raise FileExistsError(f"cannot create a file for the --events counter in {where}")
+    return private_file(where, f"pysysbench-events-{os.getpid()}-", "the --events counter")
 
 
 def _tmpdir() -> str:

@@ -28,6 +28,7 @@ from typing import Any
 
 from ..core import switches
 from ..core.errors import ConnectError, DatabaseError, IgnorableError, ReconnectError, SQLError, WorkloadError
+from ..core.files import private_file
 from ..core.rand import XORO_SYSBENCH, Xoroshiro128Plus
 from ..core.rand_compat import words_state
 from ..drivers.base import Connection, Counters, Driver
@@ -306,24 +307,14 @@ def _api(rt: Any) -> str:
             )(source)
         except Exception:  # no string.dump of chunks in this Lua: parse the source
             return API_SOURCE
-        fd, path = _private_file(".luac")
+        fd, path = private_file(
+            os.environ.get("TMPDIR") or "/tmp", "pysysbench-sysbench-", "sysbench.lua's bytecode", ".luac"
+        )
         with os.fdopen(fd, "wb") as fh:
             fh.write(code)
         atexit.register(_remove, path)
         _api_file = path
     return _api_file
-
-
-def _private_file(suffix: str) -> tuple[int, str]:
-    """A new file of this user's alone in the temporary directory, as tempfile.mkstemp makes
-    one (tempfile, with random and shutil, was a tenth of a Lua run's imports)."""
-    folder = os.environ.get("TMPDIR") or "/tmp"
-    while True:
-        path = os.path.join(folder, f"pysysbench-sysbench-{os.urandom(6).hex()}{suffix}")
-        try:
-            return os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600), path
-        except FileExistsError:
-            continue
 
 
 def _remove(path: str) -> None:

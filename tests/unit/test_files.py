@@ -9,7 +9,7 @@ import stat
 import pytest
 
 from pysysbench.core.errors import UsageError
-from pysysbench.core.files import check_writable, write_atomic
+from pysysbench.core.files import check_writable, private_file, write_atomic
 from pysysbench.stats import results
 
 
@@ -86,3 +86,15 @@ def test_a_failed_fsync_keeps_the_old_file_and_leaves_no_temporary_file(tmp_path
         write_atomic(str(path), "new")
     assert str(ei.value) == f"cannot write result file '{path}': input/output error"
     assert path.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["r.json"]
+
+
+def test_private_file_is_new_and_the_users_alone_and_gives_up_after_100_names(tmp_path, monkeypatch):
+    fd, path = private_file(str(tmp_path), "pysysbench-x-", "the test", ".luac")
+    os.close(fd)
+    name = os.path.basename(path)
+    assert name.startswith("pysysbench-x-") and name.endswith(".luac") and os.path.dirname(path) == str(tmp_path)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    monkeypatch.setattr(os, "urandom", lambda n: b"\x00" * n)  # every name the same: taken
+    (tmp_path / f"pysysbench-x-{'00' * 6}").write_text("")
+    with pytest.raises(FileExistsError, match=f"cannot create a file for the test in {tmp_path}"):
+        private_file(str(tmp_path), "pysysbench-x-", "the test")
