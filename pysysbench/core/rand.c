@@ -422,7 +422,8 @@ rand_init(PyObject *m)
         return -1;
     Py_INCREF(&DrawType);
     Py_INCREF(&XoroType);
-    if (PyModule_AddObject(m, "Draw", (PyObject *)&DrawType) < 0 || PyModule_AddObject(m, "Xoro", (PyObject *)&XoroType) < 0 || PyModule_AddFunctions(m, rand_methods) < 0 ||
+    if (PyModule_AddObject(m, "Draw", (PyObject *)&DrawType) < 0 ||
+        PyModule_AddObject(m, "Xoro", (PyObject *)&XoroType) < 0 || PyModule_AddFunctions(m, rand_methods) < 0 ||
         PyModule_AddIntConstant(m, "UNIFORM", KIND_UNIFORM) < 0 ||
         PyModule_AddIntConstant(m, "SPECIAL", KIND_SPECIAL) < 0 ||
         PyModule_AddIntConstant(m, "STRING", KIND_STRING) < 0)

@@ -111,10 +111,9 @@ def stream(seed: int | None) -> Any:
     draws are (the same numbers as :class:`Xoroshiro128Plus`, which is used without it)."""
     if seed is None:
         seed = int.from_bytes(os.urandom(8), "little")
-    x, s0 = splitmix64(seed & _M64)
-    s1 = splitmix64(x)[1]
+    py = Xoroshiro128Plus.from_splitmix64(seed, XORO_2018)
     c = _C
-    return c.xoro(s0, s1, XORO_2018) if c is not None else Xoroshiro128Plus(s0, s1, XORO_2018)
+    return py if c is None else c.xoro(*py.getstate(), XORO_2018)
 
 
 def _summer(n: int) -> Callable[[Callable[[], float]], float]:

@@ -82,8 +82,9 @@ _PAUSABLE: list[Any] = []
 
 
 def pausable_for_fork(owner: Any) -> None:
-    """Register ``owner`` (with ``pause() -> bool`` and ``resume()``) to be paused around
-    the process group's forks; unregister with :func:`not_pausable`."""
+    """Register ``owner`` (with ``pause() -> bool`` and ``resume()``, and its helper
+    ``thread``) to be paused around the process group's forks; unregister with
+    :func:`not_pausable`."""
     _PAUSABLE.append(owner)
 
 
@@ -92,7 +93,7 @@ def helpers_running() -> int:
     Lua main state's: report hooks, checkpoints), so a worker's poll that waits holding the
     GIL keeps one waiting only until its turn ends (engine/worker.py's WirePump): the GIL
     need not be given up and taken back around every wait for them."""
-    return sum(1 for o in _PAUSABLE if getattr(getattr(o, "thread", None), "is_alive", lambda: False)())
+    return sum(1 for o in _PAUSABLE if (thread := getattr(o, "thread", None)) is not None and thread.is_alive())
 
 
 def not_pausable(owner: Any) -> None:
