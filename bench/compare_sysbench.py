@@ -153,19 +153,14 @@ def _children(pid: int) -> list[int]:
     return out
 
 
-def tree_rss_kb(root: int) -> int:
-    """Resident set of ``root`` and all its descendants (pages shared by several of them
-    count in each: a forked worker's inherited pages twice).  Walks the process tree
-    down from ``root`` instead of scanning all of /proc: with 1000 PostgreSQL
-    backends a full scan every 50 ms cost the bench a third of a core, taken from
-    the two tools it measures."""
-    return tree_memory_kb(root)[0]
-
-
 def tree_memory_kb(root: int) -> tuple[int, int]:
-    """(RSS, PSS) of ``root`` and all its descendants.  PSS divides each page among the
-    processes that map it, so the tree's sum counts a page once (libraries shared with
-    processes outside the tree in part): what the tree adds to the machine's memory."""
+    """(RSS, PSS) of ``root`` and all its descendants.  The RSS sum counts a page shared by
+    several of them in each (a forked worker's inherited pages twice); PSS divides each page
+    among the processes that map it, so the tree's sum counts it once (libraries shared with
+    processes outside the tree in part): what the tree adds to the machine's memory.  Walks
+    the process tree down from ``root`` instead of scanning all of /proc: with 1000
+    PostgreSQL backends a full scan every 50 ms cost the bench a third of a core, taken from
+    the two tools it measures."""
     rss = pss = 0
     stack = [root]
     while stack:
